@@ -1,0 +1,71 @@
+# Test suites, all driven by CTest. Labels: unit, integration, fuzz, interop, style.
+enable_testing()
+pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+
+file(GLOB LD_TEST_SUPPORT_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.c)
+add_library(ld_testsupport STATIC ${LD_TEST_SUPPORT_SOURCES} ${CMAKE_SOURCE_DIR}/tests/support/empty.c)
+target_include_directories(ld_testsupport PUBLIC ${CMAKE_SOURCE_DIR}/tests/support)
+target_link_libraries(ld_testsupport PUBLIC ld_static PkgConfig::CMOCKA)
+
+# tests/unit/<layer>/test_<module>.c → executable unit_<layer>_<module>, test unit/<layer>/<module>
+file(GLOB_RECURSE LD_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/unit/*.c)
+foreach(src ${LD_UNIT_TESTS})
+  file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR}/tests/unit ${src})
+  string(REGEX REPLACE "\\.c$" "" rel ${rel})
+  string(REPLACE "test_" "" rel ${rel})
+  string(REPLACE "/" "_" exe ${rel})
+  add_executable(unit_${exe} ${src})
+  target_link_libraries(unit_${exe} PRIVATE ld_testsupport)
+  add_test(NAME unit/${rel} COMMAND unit_${exe})
+  set_tests_properties(unit/${rel} PROPERTIES LABELS unit TIMEOUT 300)
+endforeach()
+
+# tests/integration/test_<name>.c → integration/<name>
+file(GLOB LD_INTEGRATION_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/integration/test_*.c)
+foreach(src ${LD_INTEGRATION_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  string(REPLACE "test_" "" name ${name})
+  add_executable(integration_${name} ${src})
+  target_link_libraries(integration_${name} PRIVATE ld_testsupport)
+  add_test(NAME integration/${name} COMMAND integration_${name})
+  set_tests_properties(integration/${name} PROPERTIES LABELS integration TIMEOUT 600
+                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>")
+endforeach()
+
+# fuzz/<parser>.c: a libFuzzer entry point. Without LD_LIBFUZZER it is linked with a replay driver
+# and CTest replays fuzz/corpus/<parser>/ through it (under the sanitizers when LD_SANITIZE is on).
+file(GLOB LD_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/fuzz/*.c)
+list(FILTER LD_FUZZ_TARGETS EXCLUDE REGEX "replay_main\\.c$")
+foreach(src ${LD_FUZZ_TARGETS})
+  get_filename_component(name ${src} NAME_WE)
+  if(LD_LIBFUZZER)
+    add_executable(fuzz_${name} ${src})
+    target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
+    target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
+  else()
+    add_executable(fuzz_${name} ${src} ${CMAKE_SOURCE_DIR}/fuzz/replay_main.c)
+  endif()
+  target_link_libraries(fuzz_${name} PRIVATE ld_static)
+  if(NOT LD_LIBFUZZER)
+    add_test(NAME fuzz/${name} COMMAND fuzz_${name} ${CMAKE_SOURCE_DIR}/fuzz/corpus/${name})
+  else()
+    add_test(NAME fuzz/${name} COMMAND fuzz_${name} -runs=0 ${CMAKE_SOURCE_DIR}/fuzz/corpus/${name})
+  endif()
+  set_tests_properties(fuzz/${name} PROPERTIES LABELS fuzz TIMEOUT 600)
+endforeach()
+
+# tests/interop/*.test.mjs: node's test runner against real js-libp2p peers from npm.
+find_program(LD_NODE node)
+file(GLOB LD_INTEROP_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/interop/*.test.mjs)
+foreach(src ${LD_INTEROP_TESTS})
+  get_filename_component(name ${src} NAME)
+  string(REGEX REPLACE "\\.test\\.mjs$" "" name ${name})
+  add_test(NAME interop/${name} COMMAND ${LD_NODE} --test ${src}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/interop)
+  set_tests_properties(interop/${name} PROPERTIES LABELS interop TIMEOUT 900
+                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>")
+endforeach()
+
+add_test(NAME style/clang-format COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-format.sh
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(style/clang-format PROPERTIES LABELS style)

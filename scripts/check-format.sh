@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Fails when any C file tracked or added in the tree is not formatted with the repository's
+# .clang-format.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '^tests/interop/node_modules/')
+[ ${#files[@]} -eq 0 ] && exit 0
+clang-format --dry-run --Werror "${files[@]}"
+echo "clang-format: ${#files[@]} files formatted"

@@ -1,0 +1,25 @@
+#include "base/error.h"
+
+const char *ld_strerror(int err) {
+  switch (err) {
+#define LD_ERR_TEXT_(name, value, text)                                                            \
+  case value:                                                                                      \
+    return text;
+    LD_ERRNO_MAP(LD_ERR_TEXT_)
+#undef LD_ERR_TEXT_
+  default:
+    return "unknown error";
+  }
+}
+
+const char *ld_errname(int err) {
+  switch (err) {
+#define LD_ERR_NAME_(name, value, text)                                                            \
+  case value:                                                                                      \
+    return #name;
+    LD_ERRNO_MAP(LD_ERR_NAME_)
+#undef LD_ERR_NAME_
+  default:
+    return "UNKNOWN";
+  }
+}

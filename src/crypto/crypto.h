@@ -1,0 +1,127 @@
+/* The narrow crypto interface of liblogosdelivery. Everything here comes from packaged
+ * libraries: libsodium (X25519, ChaCha20-Poly1305, Ed25519, randomness), libsecp256k1
+ * (secp256k1 keys and ECDSA) and OpenSSL (SHA-256, HMAC-SHA256).
+ *
+ * All functions are thread-safe once ld_crypto_init has returned. Functions returning int give
+ * 0 on success or a negative LD_ERR_* code. */
+#ifndef LD_CRYPTO_CRYPTO_H
+#define LD_CRYPTO_CRYPTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LD_SHA256_LEN 32
+#define LD_X25519_KEY_LEN 32
+#define LD_CHACHAPOLY_KEY_LEN 32
+#define LD_CHACHAPOLY_TAG_LEN 16
+#define LD_ED25519_SEED_LEN 32
+#define LD_ED25519_PUBLIC_LEN 32
+#define LD_ED25519_SECRET_LEN 64 /* seed ‖ public, as libsodium and libp2p keep it */
+#define LD_ED25519_SIG_LEN 64
+#define LD_SECP256K1_SECRET_LEN 32
+#define LD_SECP256K1_PUBLIC_LEN 33 /* compressed SEC1 */
+#define LD_SECP256K1_UNCOMPRESSED_LEN 65
+#define LD_SECP256K1_DER_MAX 72
+
+/* Initialises the libraries (sodium_init, the secp256k1 context). Idempotent and safe to call
+ * from several threads; every other function calls it on first use as well. */
+int ld_crypto_init(void);
+
+/* ---- hashing ---------------------------------------------------------------------------- */
+
+void ld_sha256(const void *data, size_t len, uint8_t out[LD_SHA256_LEN]);
+
+/* SHA-256 of the concatenation a ‖ b (either may be empty). */
+void ld_sha256_2(const void *a, size_t alen, const void *b, size_t blen,
+                 uint8_t out[LD_SHA256_LEN]);
+
+/* Incremental SHA-256. The context is caller storage; ld_sha256_final ends it. */
+typedef struct ld_sha256_ctx {
+  void *impl;
+} ld_sha256_ctx_t;
+int ld_sha256_begin(ld_sha256_ctx_t *ctx);
+int ld_sha256_update(ld_sha256_ctx_t *ctx, const void *data, size_t len);
+int ld_sha256_final(ld_sha256_ctx_t *ctx, uint8_t out[LD_SHA256_LEN]);
+
+void ld_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
+                    uint8_t out[LD_SHA256_LEN]);
+
+/* ---- randomness ------------------------------------------------------------------------- */
+
+/* Fills `out` with cryptographically secure random bytes. */
+void ld_random_bytes(void *out, size_t len);
+
+/* Uniform random integer in [0, upper) (upper > 0). */
+uint32_t ld_random_uniform(uint32_t upper);
+
+/* ---- X25519 ----------------------------------------------------------------------------- */
+
+/* Generates a fresh key pair. */
+void ld_x25519_keypair(uint8_t pub[LD_X25519_KEY_LEN], uint8_t priv[LD_X25519_KEY_LEN]);
+
+/* Derives the public key of `priv`. */
+void ld_x25519_public(uint8_t pub[LD_X25519_KEY_LEN], const uint8_t priv[LD_X25519_KEY_LEN]);
+
+/* shared = X25519(priv, pub). LD_ERR_CRYPTO when the result is all zero (low-order point). */
+int ld_x25519(uint8_t shared[LD_X25519_KEY_LEN], const uint8_t priv[LD_X25519_KEY_LEN],
+              const uint8_t pub[LD_X25519_KEY_LEN]);
+
+/* ---- ChaCha20-Poly1305 (IETF, RFC 8439) -------------------------------------------------- */
+
+/* The 12-byte nonce is 4 zero bytes followed by `nonce` in little-endian, as Noise uses it.
+ * `out` receives len + 16 bytes (ciphertext ‖ tag); it may equal `in`. */
+void ld_chachapoly_encrypt(const uint8_t key[LD_CHACHAPOLY_KEY_LEN], uint64_t nonce,
+                           const uint8_t *ad, size_t adlen, const uint8_t *in, size_t len,
+                           uint8_t *out);
+
+/* Opens `in[0..len)` (ciphertext ‖ tag, len ≥ 16) into `out` (len − 16 bytes; may equal `in`).
+ * LD_ERR_DECRYPT when the tag does not verify or len < 16; `out` is then unspecified. */
+int ld_chachapoly_decrypt(const uint8_t key[LD_CHACHAPOLY_KEY_LEN], uint64_t nonce,
+                          const uint8_t *ad, size_t adlen, const uint8_t *in, size_t len,
+                          uint8_t *out);
+
+/* ---- Ed25519 ---------------------------------------------------------------------------- */
+
+void ld_ed25519_from_seed(const uint8_t seed[LD_ED25519_SEED_LEN],
+                          uint8_t pub[LD_ED25519_PUBLIC_LEN],
+                          uint8_t secret[LD_ED25519_SECRET_LEN]);
+void ld_ed25519_generate(uint8_t pub[LD_ED25519_PUBLIC_LEN], uint8_t secret[LD_ED25519_SECRET_LEN]);
+void ld_ed25519_sign(const uint8_t secret[LD_ED25519_SECRET_LEN], const void *msg, size_t len,
+                     uint8_t sig[LD_ED25519_SIG_LEN]);
+/* 0 when valid, LD_ERR_BAD_SIGNATURE otherwise. */
+int ld_ed25519_verify(const uint8_t pub[LD_ED25519_PUBLIC_LEN], const void *msg, size_t len,
+                      const uint8_t sig[LD_ED25519_SIG_LEN]);
+
+/* ---- secp256k1 -------------------------------------------------------------------------- */
+
+/* 0 when `secret` is a valid scalar (0 < s < n), LD_ERR_BAD_KEY otherwise. */
+int ld_secp256k1_secret_check(const uint8_t secret[LD_SECP256K1_SECRET_LEN]);
+
+/* Generates a random valid secret key. */
+void ld_secp256k1_generate(uint8_t secret[LD_SECP256K1_SECRET_LEN]);
+
+/* Compressed public key of `secret`. LD_ERR_BAD_KEY for an invalid scalar. */
+int ld_secp256k1_public(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
+                        uint8_t pub[LD_SECP256K1_PUBLIC_LEN]);
+
+/* Parses a compressed (33) or uncompressed (65) SEC1 public key and writes it compressed.
+ * LD_ERR_BAD_KEY when it is not a point on the curve. */
+int ld_secp256k1_compress(const uint8_t *pub, size_t len, uint8_t out[LD_SECP256K1_PUBLIC_LEN]);
+
+/* ECDSA over SHA-256(msg) with RFC 6979 nonces, normalised to low S, DER-encoded into `sig`
+ * (LD_SECP256K1_DER_MAX bytes of room); *siglen receives the length. */
+int ld_secp256k1_sign(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const void *msg, size_t len,
+                      uint8_t sig[LD_SECP256K1_DER_MAX], size_t *siglen);
+
+/* Verifies a DER signature over SHA-256(msg) with a 33- or 65-byte public key. High-S
+ * signatures are accepted (normalised first), as go-libp2p accepts them. 0 when valid,
+ * LD_ERR_BAD_SIGNATURE or LD_ERR_BAD_KEY otherwise. */
+int ld_secp256k1_verify(const uint8_t *pub, size_t publen, const void *msg, size_t len,
+                        const uint8_t *sig, size_t siglen);
+
+/* ECDH as libsecp256k1 defines it: SHA-256 of the compressed shared point. */
+int ld_secp256k1_ecdh(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
+                      size_t publen, uint8_t out[32]);
+
+#endif

@@ -1,0 +1,2 @@
+/* Keeps the test support library non-empty. */
+int ld_testsupport_empty_unit_(void);
