@@ -54,6 +54,15 @@ foreach(src ${LD_FUZZ_TARGETS})
   set_tests_properties(fuzz/${name} PROPERTIES LABELS fuzz TIMEOUT 600)
 endforeach()
 
+# tests/interop/peer/*.c: ld_testpeer, the C side of the interop tests (listen/dial, echo).
+file(GLOB LD_TESTPEER_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/interop/peer/*.c)
+set(LD_INTEROP_ENV "LD_BIN=$<TARGET_FILE:logosdelivery>")
+if(LD_TESTPEER_SOURCES)
+  add_executable(ld_testpeer ${LD_TESTPEER_SOURCES})
+  target_link_libraries(ld_testpeer PRIVATE ld_static)
+  list(APPEND LD_INTEROP_ENV "LD_TESTPEER=$<TARGET_FILE:ld_testpeer>")
+endif()
+
 # tests/interop/*.test.mjs: node's test runner against real js-libp2p peers from npm.
 find_program(LD_NODE node)
 file(GLOB LD_INTEROP_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/interop/*.test.mjs)
@@ -63,7 +72,7 @@ foreach(src ${LD_INTEROP_TESTS})
   add_test(NAME interop/${name} COMMAND ${LD_NODE} --test ${src}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/interop)
   set_tests_properties(interop/${name} PROPERTIES LABELS interop TIMEOUT 900
-                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>")
+                       ENVIRONMENT "${LD_INTEROP_ENV}")
 endforeach()
 
 add_test(NAME style/clang-format COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-format.sh

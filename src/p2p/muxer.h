@@ -33,15 +33,16 @@ typedef struct ld_muxer_callbacks {
 } ld_muxer_callbacks_t;
 
 typedef struct ld_muxer_config {
-  size_t max_streams;    /* live streams, both directions; extra inbound ones are reset */
-  size_t max_frame;      /* largest inbound data frame accepted (mplex: 1 MiB) */
-  size_t max_buffered;   /* yamux: per-stream receive window we grant and enforce (256 KiB) */
-  uint32_t send_window;  /* yamux: assumed initial send window (256,000 for nim peers) */
-  uint32_t keepalive_ms; /* yamux: PING interval, 0 = none */
+  size_t max_streams;       /* live streams, both directions; extra inbound ones are reset */
+  size_t max_frame;         /* largest inbound data frame accepted (mplex: 1 MiB) */
+  uint32_t recv_window;     /* yamux: initial per-stream receive window we enforce (256 KiB) */
+  uint32_t max_recv_window; /* yamux: the receive window may grow up to this (16 MiB) */
+  uint32_t send_window;     /* yamux: assumed initial send window (256,000 for nim peers) */
+  uint32_t keepalive_ms;    /* yamux: PING interval, 0 = none */
 } ld_muxer_config_t;
 
-/* Defaults: 1024 streams, 1 MiB frames, 256 KiB receive window, 256,000-byte send window,
- * 30 s keep-alive. */
+/* Defaults: 1024 streams, 1 MiB frames, 256 KiB initial receive window growing to 16 MiB,
+ * 256,000-byte initial send window, 30 s keep-alive. */
 void ld_muxer_config_default(ld_muxer_config_t *cfg);
 
 typedef struct ld_muxer ld_muxer_t;
