@@ -1,12 +1,6 @@
 /* logosdelivery: the node program. */
-#include <stdio.h>
-#include <string.h>
+#include "logosdelivery/app.h"
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-    printf("logosdelivery %s\n", LD_VERSION);
-    return 0;
-  }
-  fprintf(stderr, "logosdelivery %s: the node is not assembled yet\n", LD_VERSION);
-  return 1;
+  return ld_app_main(argc, argv);
 }

@@ -1,9 +1,16 @@
 /* The narrow crypto interface of liblogosdelivery. Everything here comes from packaged
- * libraries: libsodium (X25519, ChaCha20-Poly1305, Ed25519, randomness), libsecp256k1
- * (secp256k1 keys and ECDSA) and OpenSSL (SHA-256, HMAC-SHA256).
+ * libraries: libsodium (X25519, Ed25519, randomness), libsecp256k1 (secp256k1 keys and ECDSA)
+ * and OpenSSL (SHA-256, HMAC-SHA256, ChaCha20-Poly1305). ChaCha20-Poly1305 comes from OpenSSL
+ * for speed: its assembly seals 64 KiB frames about 2.5 times as fast as libsodium's.
  *
  * All functions are thread-safe once ld_crypto_init has returned. Functions returning int give
- * 0 on success or a negative LD_ERR_* code. */
+ * 0 on success or a negative LD_ERR_* code. Functions returning void cannot fail on valid
+ * arguments; if the libraries cannot be initialised or run out of memory they abort the process
+ * rather than return unhashed, unencrypted or non-random output.
+ *
+ * SHA-256, HMAC-SHA256 and ChaCha20-Poly1305 keep reusable OpenSSL contexts per calling thread
+ * (created on first use, freed when the thread exits), so the one-shot hashes and the AEAD do
+ * not set up a context per call. */
 #ifndef LD_CRYPTO_CRYPTO_H
 #define LD_CRYPTO_CRYPTO_H
 
@@ -36,7 +43,11 @@ void ld_sha256(const void *data, size_t len, uint8_t out[LD_SHA256_LEN]);
 void ld_sha256_2(const void *a, size_t alen, const void *b, size_t blen,
                  uint8_t out[LD_SHA256_LEN]);
 
-/* Incremental SHA-256. The context is caller storage; ld_sha256_final ends it. */
+/* Incremental SHA-256. The context is caller storage; ld_sha256_final ends it.
+ * begin: LD_ERR_NOMEM when the context cannot be allocated (nothing to release then).
+ * update/final: LD_ERR_STATE on a context not begun (or already ended), LD_ERR_CRYPTO when
+ * OpenSSL fails; a failing update releases the context, and final always ends it. A context is
+ * used by one thread at a time. */
 typedef struct ld_sha256_ctx {
   void *impl;
 } ld_sha256_ctx_t;
@@ -44,6 +55,12 @@ int ld_sha256_begin(ld_sha256_ctx_t *ctx);
 int ld_sha256_update(ld_sha256_ctx_t *ctx, const void *data, size_t len);
 int ld_sha256_final(ld_sha256_ctx_t *ctx, uint8_t out[LD_SHA256_LEN]);
 
+/* Releases a context that will not be finished (an abandoned stream). Safe on a context that was
+ * already ended, and on a zero-initialised one that was never begun. */
+void ld_sha256_clear(ld_sha256_ctx_t *ctx);
+
+/* HMAC-SHA256 (RFC 2104). `key` may be NULL when keylen is 0; keys longer than 64 bytes are
+ * hashed first, as the RFC says. */
 void ld_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
                     uint8_t out[LD_SHA256_LEN]);
 
@@ -70,13 +87,17 @@ int ld_x25519(uint8_t shared[LD_X25519_KEY_LEN], const uint8_t priv[LD_X25519_KE
 /* ---- ChaCha20-Poly1305 (IETF, RFC 8439) -------------------------------------------------- */
 
 /* The 12-byte nonce is 4 zero bytes followed by `nonce` in little-endian, as Noise uses it.
- * `out` receives len + 16 bytes (ciphertext ‖ tag); it may equal `in`. */
+ * `out` receives len + 16 bytes (ciphertext ‖ tag); it may equal `in`. `ad` and `in` may be NULL
+ * when their length is 0. len is at most 2^38 − 64 bytes (RFC 8439); more aborts. */
 void ld_chachapoly_encrypt(const uint8_t key[LD_CHACHAPOLY_KEY_LEN], uint64_t nonce,
                            const uint8_t *ad, size_t adlen, const uint8_t *in, size_t len,
                            uint8_t *out);
 
-/* Opens `in[0..len)` (ciphertext ‖ tag, len ≥ 16) into `out` (len − 16 bytes; may equal `in`).
- * LD_ERR_DECRYPT when the tag does not verify or len < 16; `out` is then unspecified. */
+/* Opens `in[0..len)` (ciphertext ‖ tag, len ≥ 16) into `out` (len − 16 bytes; may equal `in`;
+ * may be NULL when len is 16). LD_ERR_DECRYPT when the tag does not verify: the len − 16 bytes
+ * of `out` are then zeroed, so no unauthenticated plaintext is released. LD_ERR_DECRYPT also when
+ * len < 16 or the ciphertext exceeds the RFC 8439 limit, and LD_ERR_NOMEM (or ld_crypto_init's
+ * error) when the calling thread's context cannot be created; `out` is untouched in those cases. */
 int ld_chachapoly_decrypt(const uint8_t key[LD_CHACHAPOLY_KEY_LEN], uint64_t nonce,
                           const uint8_t *ad, size_t adlen, const uint8_t *in, size_t len,
                           uint8_t *out);
@@ -106,7 +127,8 @@ int ld_secp256k1_public(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
                         uint8_t pub[LD_SECP256K1_PUBLIC_LEN]);
 
 /* Parses a compressed (33) or uncompressed (65) SEC1 public key and writes it compressed.
- * LD_ERR_BAD_KEY when it is not a point on the curve. */
+ * LD_ERR_BAD_KEY when it is not a point on the curve, or has any other length or prefix (the
+ * hybrid 06/07 form is refused, as go and js refuse it). verify and ecdh parse keys alike. */
 int ld_secp256k1_compress(const uint8_t *pub, size_t len, uint8_t out[LD_SECP256K1_PUBLIC_LEN]);
 
 /* ECDSA over SHA-256(msg) with RFC 6979 nonces, normalised to low S, DER-encoded into `sig`

@@ -64,9 +64,12 @@ void ld_privkey_public(const ld_privkey_t *key, ld_pubkey_t *pub);
 int ld_privkey_sign(const ld_privkey_t *key, const void *msg, size_t len, uint8_t *sig,
                     size_t *siglen);
 
-/* Decodes a PublicKey protobuf. Fields must be Type then Data, both present; secp256k1 keys must
+/* Decodes a PublicKey protobuf. Both fields (Type, Data) must be present; secp256k1 keys must
  * be 33 bytes compressed (65-byte uncompressed keys are re-encoded compressed), Ed25519 keys 32
- * bytes. Errors: LD_ERR_BAD_KEY, LD_ERR_BAD_PROTOBUF, LD_ERR_TOO_LARGE. */
+ * bytes, RSA and ECDSA keys a DER SEQUENCE. As in go and js, field order does not matter and
+ * unknown fields are skipped: pub->proto always holds the canonical `08 type 12 len data`
+ * re-encoding, from which peer IDs derive. Errors: LD_ERR_BAD_KEY, LD_ERR_BAD_PROTOBUF,
+ * LD_ERR_TOO_LARGE (input above LD_PUBKEY_PROTO_MAX). */
 int ld_pubkey_decode(ld_pubkey_t *pub, const uint8_t *data, size_t len);
 
 /* The key's Data field (raw key bytes) inside pub->proto. */

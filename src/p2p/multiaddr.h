@@ -58,20 +58,29 @@ typedef struct ld_multiaddr_component {
   size_t value_len;
 } ld_multiaddr_component_t;
 
-/* Parses text ("/ip4/127.0.0.1/tcp/60000/p2p/16Uiu2…"). LD_ERR_BAD_MULTIADDR when invalid. */
+/* Parses text ("/ip4/127.0.0.1/tcp/60000/p2p/16Uiu2…"). LD_ERR_BAD_MULTIADDR when invalid or
+ * when the binary form would exceed LD_MULTIADDR_MAX. One trailing '/' is tolerated, /ipfs/ is
+ * read as /p2p/, p2p values may be base58btc or CID text (ld_peerid_parse). `ma` is unchanged on
+ * failure. */
 int ld_multiaddr_parse(ld_multiaddr_t *ma, const char *text);
 
 /* Validates and copies binary bytes. LD_ERR_BAD_MULTIADDR when invalid. */
 int ld_multiaddr_from_bytes(ld_multiaddr_t *ma, const uint8_t *data, size_t len);
 
-/* Writes the text form with a NUL; returns its length or LD_ERR_LIMIT when cap is too small. */
+/* Writes the text form with a NUL; returns its length or LD_ERR_LIMIT when cap is too small.
+ * LD_MULTIADDR_TEXT_MAX suffices for real addresses, not for every valid one (512 bytes of
+ * /webrtc-direct print as 3584 chars). p2p values print as base58btc, ip6 as go prints it
+ * (::ffff:a.b.c.d for IPv4-mapped), certhash as multibase base64url ('u'). */
 int ld_multiaddr_to_text(const ld_multiaddr_t *ma, char *out, size_t cap);
 
 /* Iterates components: start with *offset = 0; returns 1 and fills `comp` while there is a next
  * component, 0 at the end. The multiaddr must be valid (as every ld_multiaddr_t is). */
 int ld_multiaddr_next(const ld_multiaddr_t *ma, size_t *offset, ld_multiaddr_component_t *comp);
 
-/* Appends a component to `ma` (value in binary form). */
+/* Appends a component to `ma` (value in binary form; start from a zeroed ld_multiaddr_t).
+ * LD_ERR_BAD_MULTIADDR for an unknown code, an invalid value, or anything after /unix (a path
+ * takes the rest of the text form); LD_ERR_LIMIT when the result would exceed LD_MULTIADDR_MAX.
+ * `ma` is unchanged on failure. */
 int ld_multiaddr_push(ld_multiaddr_t *ma, uint32_t code, const uint8_t *value, size_t value_len);
 
 /* Builds /ip4|ip6/<addr>/tcp/<port> from a socket address (struct sockaddr_in / sockaddr_in6). */
@@ -82,7 +91,7 @@ int ld_multiaddr_from_sockaddr(ld_multiaddr_t *ma, const void *sockaddr);
 int ld_multiaddr_to_sockaddr(const ld_multiaddr_t *ma, void *sockaddr_storage);
 
 /* Splits off a trailing /p2p/<id>: stores the ID in *id (when not NULL) and returns true when
- * present; `ma` loses that component when `strip` is true. */
+ * present; `ma` loses that component when `strip` is true (leaving len 0 for a bare /p2p/<id>). */
 bool ld_multiaddr_peerid(ld_multiaddr_t *ma, ld_peerid_t *id, bool strip);
 
 bool ld_multiaddr_equal(const ld_multiaddr_t *a, const ld_multiaddr_t *b);

@@ -6,7 +6,8 @@
  * `handle_timeout`. All times are monotonic milliseconds supplied by the caller.
  *
  * Stream IDs are the engine's own 64-bit handles; they are unique for the life of the session (for
- * mplex, the engine maps (id, who-opened) pairs onto distinct handles).
+ * mplex, the engine maps (id, who-opened) pairs onto distinct handles: id << 1 for streams we
+ * opened, id << 1 | 1 for streams the remote opened; yamux handles are the yamux stream IDs).
  *
  * Stream life: a stream exists from open_stream / on_stream_open until it is reset (either side)
  * or both directions are closed (local close_write and remote EOF). After that the engine forgets
@@ -51,7 +52,8 @@ typedef struct ld_muxer_ops {
   const char *protocol_id;
 
   /* `initiator` is true on the dialer's side of the connection. The callbacks struct and
-   * user_data must outlive the engine. Returns NULL on allocation failure. */
+   * user_data must outlive the engine; cfg is copied (NULL means ld_muxer_config_default), cb may
+   * be NULL (no events). Returns NULL on allocation failure. */
   ld_muxer_t *(*create)(bool initiator, const ld_muxer_config_t *cfg,
                         const ld_muxer_callbacks_t *cb, void *user_data);
   void (*destroy)(ld_muxer_t *m);
@@ -74,13 +76,16 @@ typedef struct ld_muxer_ops {
   int (*close_write)(ld_muxer_t *m, uint64_t sid);
   int (*reset)(ld_muxer_t *m, uint64_t sid);
 
-  /* The application has processed `n` bytes delivered on `sid`: yamux returns window credit. */
+  /* The application has processed `n` bytes delivered on `sid`: yamux returns window credit.
+   * LD_ERR_INVALID_ARG when n exceeds the bytes delivered and not yet reported. */
   int (*consumed)(ld_muxer_t *m, uint64_t sid, size_t n);
 
   /* Sends GO_AWAY (yamux) or resets all streams (mplex) for a graceful close. */
   int (*go_away)(ld_muxer_t *m, uint32_t code);
 
-  /* Appends every pending output byte to `out` and forgets them. */
+  /* Appends every pending output byte to `out` and forgets them. When `out` is empty the engine
+   * may swap buffer memory with it instead of copying (out->data may change; out stays owned by
+   * the caller). */
   int (*take_output)(ld_muxer_t *m, ld_buf_t *out);
   size_t (*pending_output)(const ld_muxer_t *m);
 

@@ -40,13 +40,17 @@ void *ld_stream_user_data(const ld_stream_t *s);
 
 /* Queues `len` bytes (copied). Bytes beyond the muxer's send window wait inside the stream.
  * Errors: LD_ERR_CLOSED after close_write or reset, LD_ERR_LIMIT when more than the per-stream
- * buffer cap (LD_STREAM_MAX_BUFFERED) would wait — the caller should wait for on_drain. */
+ * buffer cap (LD_STREAM_MAX_BUFFERED) would wait — the caller should wait for on_drain. The cap
+ * is checked against what already waits plus all of `len` (nothing is written on LD_ERR_LIMIT),
+ * so a single write larger than the cap always fails; the connection also caps the bytes waiting
+ * in all its streams (64 MiB). */
 int ld_stream_write(ld_stream_t *s, const uint8_t *data, size_t len);
 
 /* Bytes queued but not yet handed to the muxer. */
 size_t ld_stream_buffered(const ld_stream_t *s);
 
-/* Half-closes after the queued bytes are sent. */
+/* Half-closes after the queued bytes are sent. A second call returns 0; LD_ERR_CLOSED once the
+ * stream is reset or over, or its connection is closing. */
 int ld_stream_close_write(ld_stream_t *s);
 
 /* Aborts both directions. on_close(LD_ERR_RESET) follows from the loop. */

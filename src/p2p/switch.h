@@ -27,7 +27,8 @@ typedef struct ld_switch_config {
   const char *muxers[2];           /* preference order; default {"/yamux/1.0.0", "/mplex/6.7.0"} */
 } ld_switch_config_t;
 
-/* Fills `cfg` with the defaults above (loop and identity left NULL). */
+/* Fills `cfg` with the defaults above (loop and identity left NULL). ld_switch_new treats a zero
+ * count or timeout as its default; a NULL muxers[i] is skipped (at least one must be given). */
 void ld_switch_config_default(ld_switch_config_t *cfg);
 
 /* Creates a switch. NULL on bad configuration or allocation failure. */
@@ -94,7 +95,13 @@ size_t ld_switch_connections(const ld_switch_t *sw, ld_conn_t **out, size_t max)
  * LD_ERR_TIMEOUT, LD_ERR_CLOSED, LD_ERR_TOO_MANY_STREAMS. The callee installs a handler. */
 typedef void (*ld_open_stream_cb)(ld_stream_t *s, int err, void *user_data);
 
-/* Opens an outbound stream on `c`, proposing `protocols` in order. */
+/* Opens an outbound stream on `c`, proposing `protocols` in order (strings copied). Errors
+ * returned directly mean the callback will not be called: LD_ERR_CLOSED (the connection or the
+ * switch is closing), LD_ERR_INVALID_ARG (no protocols, more than 16, an empty ID or one of 1024
+ * bytes or more), LD_ERR_TOO_MANY_STREAMS (max_streams_per_conn live streams), LD_ERR_GOAWAY (the
+ * peer sent GO_AWAY), LD_ERR_NOMEM. Later failures come through the callback: besides the codes
+ * above, LD_ERR_RESET (the peer reset the stream) and the multistream-select errors
+ * (LD_ERR_NEGOTIATION_FAILED, LD_ERR_MALFORMED, LD_ERR_TOO_LARGE). */
 int ld_switch_open_stream(ld_switch_t *sw, ld_conn_t *c, const char *const *protocols,
                           size_t n_protocols, ld_open_stream_cb cb, void *user_data);
 

@@ -1,0 +1,25 @@
+/* The logosdelivery program: sub-command dispatch. */
+#ifndef LD_APP_APP_H
+#define LD_APP_APP_H
+
+/* Runs the program with the process's arguments; returns its exit code. */
+int ld_app_main(int argc, char **argv);
+
+/* `logosdelivery [flags]`: runs a node until SIGINT or SIGTERM. */
+int ld_app_run_node(int argc, char **argv);
+
+/* `logosdelivery canary <multiaddr> [--ping N] [--timeout S]`: dials a peer, prints its identify
+ * data and ping round trips as JSON. Exit codes: LD_CANARY_EXIT_*. */
+int ld_app_canary(int argc, char **argv);
+
+enum {
+  LD_EXIT_OK = 0,
+  LD_EXIT_USAGE = 1,
+  LD_CANARY_EXIT_UNREACHABLE = 2,
+  LD_CANARY_EXIT_HANDSHAKE = 3,
+  LD_CANARY_EXIT_UNSUPPORTED = 4,
+  LD_CANARY_EXIT_TIMEOUT = 5,
+  LD_CANARY_EXIT_OTHER = 6,
+};
+
+#endif

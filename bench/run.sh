@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs every benchmark of the libp2p core and prints one JSON line per figure: ours (C, Release
+# build) beside js-libp2p's from the same run. bench/RESULTS.md records the latest figures.
+#
+#   bash bench/run.sh            # all figures, about five minutes on two cores
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/deps.sh >/dev/null
+cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF >/dev/null
+cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p ld_testpeer \
+  logosdelivery >/dev/null
+(cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+
+root=$(pwd)
+export LD_TESTPEER="$root/build-rel/ld_testpeer" LD_BIN="$root/build-rel/logosdelivery"
+echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "# node $(node --version), js-libp2p $(node -p "require('./tests/interop/node_modules/libp2p/package.json').version")"
+
+echo "# crypto and Noise on one core (ceilings)"
+./build-rel/bench_crypto
+./build-rel/bench_noise
+
+echo "# C <-> C, one stream, one direction (sink), and connection set-ups"
+./build-rel/bench_p2p serve >/tmp/ld-bench-serve.out &
+serve_pid=$!
+trap 'kill $serve_pid 2>/dev/null || true' EXIT
+for _ in $(seq 50); do grep -q LISTEN /tmp/ld-bench-serve.out && break; sleep 0.1; done
+addr=$(awk '/LISTEN/{print $2}' /tmp/ld-bench-serve.out)
+for mux in yamux mplex; do
+  ./build-rel/bench_p2p throughput "$addr" --mib 2048 --muxer "$mux"
+  ./build-rel/bench_p2p connections "$addr" --seconds 5 --muxer "$mux"
+done
+kill $serve_pid
+
+cd tests/interop
+echo "# echo through /ld/echo/1.0.0 on one stream: js <-> js and C <-> C (same script)"
+for mux in yamux mplex; do
+  node bench/throughput.mjs --server js --client js --muxer "$mux" --runs 3
+  node bench/throughput.mjs --server c --client c --muxer "$mux" --runs 3
+done
+echo "# connection set-ups per second from a js dialer (TCP + Noise + muxer + identify)"
+for mux in yamux mplex; do
+  node bench/connrate.mjs --server js --muxer "$mux" --seconds 5
+  node bench/connrate.mjs --server node --muxer "$mux" --seconds 5
+done
+echo "# resident memory, idle and holding 100 connections"
+for mux in yamux mplex; do
+  node bench/memory.mjs --server js --muxer "$mux" --connections 100
+  node bench/memory.mjs --server node --muxer "$mux" --connections 100 \
+    --server-arg=--max-connections=200
+done

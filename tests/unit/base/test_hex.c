@@ -1,0 +1,119 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/error.h"
+#include "base/hex.h"
+
+/* RFC 4648 §10 BASE16 vectors */
+static const struct {
+  const char *raw;
+  const char *upper;
+  const char *lower;
+} rfc4648[] = {
+    {"", "", ""},
+    {"f", "66", "66"},
+    {"fo", "666F", "666f"},
+    {"foo", "666F6F", "666f6f"},
+    {"foob", "666F6F62", "666f6f62"},
+    {"fooba", "666F6F6261", "666f6f6261"},
+    {"foobar", "666F6F626172", "666f6f626172"},
+};
+
+static void encodes_rfc4648_vectors_lowercase(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof rfc4648 / sizeof rfc4648[0]; i++) {
+    char out[32];
+    memset(out, 'X', sizeof out);
+    size_t n = ld_hex_encode((const uint8_t *)rfc4648[i].raw, strlen(rfc4648[i].raw), out);
+    assert_int_equal(n, strlen(rfc4648[i].lower));
+    assert_string_equal(out, rfc4648[i].lower);
+  }
+}
+
+static void decodes_either_case(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof rfc4648 / sizeof rfc4648[0]; i++) {
+    const char *texts[2] = {rfc4648[i].upper, rfc4648[i].lower};
+    for (int k = 0; k < 2; k++) {
+      uint8_t out[16];
+      size_t n = 99;
+      assert_int_equal(ld_hex_decode(texts[k], strlen(texts[k]), out, sizeof out, &n), 0);
+      assert_int_equal(n, strlen(rfc4648[i].raw));
+      assert_memory_equal(out, rfc4648[i].raw, n);
+    }
+  }
+}
+
+static void accepts_0x_prefix(void **state) {
+  (void)state;
+  uint8_t out[4];
+  size_t n;
+  assert_int_equal(ld_hex_decode("0xDEADbeef", 10, out, sizeof out, &n), 0);
+  assert_int_equal(n, 4);
+  assert_memory_equal(out, "\xde\xad\xbe\xef", 4);
+  assert_int_equal(ld_hex_decode("0X00", 4, out, sizeof out, &n), 0);
+  assert_int_equal(n, 1);
+  assert_int_equal(out[0], 0);
+  assert_int_equal(ld_hex_decode("0x", 2, out, sizeof out, &n), 0);
+  assert_int_equal(n, 0);
+}
+
+static void rejects_bad_text(void **state) {
+  (void)state;
+  uint8_t out[8];
+  size_t n;
+  assert_int_equal(ld_hex_decode("abc", 3, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+  assert_int_equal(ld_hex_decode("0g", 2, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+  assert_int_equal(ld_hex_decode("g0", 2, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+  assert_int_equal(ld_hex_decode("0x0x00", 6, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+  assert_int_equal(ld_hex_decode(" 00", 3, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+  assert_int_equal(ld_hex_decode("00\0"
+                                 "0",
+                                 4, out, sizeof out, &n),
+                   LD_ERR_BAD_ENCODING);
+  assert_int_equal(ld_hex_decode("x0", 2, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+}
+
+static void respects_capacity(void **state) {
+  (void)state;
+  uint8_t out[3];
+  size_t n;
+  assert_int_equal(ld_hex_decode("00112233", 8, out, 3, &n), LD_ERR_LIMIT);
+  assert_int_equal(ld_hex_decode("001122", 6, out, 3, &n), 0);
+  assert_int_equal(n, 3);
+  assert_int_equal(ld_hex_decode("", 0, NULL, 0, &n), 0);
+  assert_int_equal(n, 0);
+}
+
+static void round_trips_all_byte_values(void **state) {
+  (void)state;
+  uint8_t in[256], back[256];
+  char text[513];
+  for (int i = 0; i < 256; i++)
+    in[i] = (uint8_t)i;
+  assert_int_equal(ld_hex_encode(in, 256, text), 512);
+  assert_int_equal(strlen(text), 512);
+  assert_memory_equal(text, "000102", 6);
+  assert_memory_equal(text + 506, "fdfeff", 6);
+  size_t n;
+  assert_int_equal(ld_hex_decode(text, 512, back, sizeof back, &n), 0);
+  assert_int_equal(n, 256);
+  assert_memory_equal(back, in, 256);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(encodes_rfc4648_vectors_lowercase),
+      cmocka_unit_test(decodes_either_case),
+      cmocka_unit_test(accepts_0x_prefix),
+      cmocka_unit_test(rejects_bad_text),
+      cmocka_unit_test(respects_capacity),
+      cmocka_unit_test(round_trips_all_byte_values),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
