@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config git
   clang libclang-rt-14-dev clang-format
   libuv1-dev libsodium-dev libsecp256k1-dev libssl-dev
-  libprotobuf-c-dev protobuf-c-compiler libjansson-dev
+  libprotobuf-c-dev protobuf-c-compiler libjansson-dev libmicrohttpd-dev
   libcmocka-dev
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
