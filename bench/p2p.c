@@ -4,8 +4,8 @@
  *       runs a node on 127.0.0.1 (identify, ping, the sink protocol); prints `LISTEN <multiaddr>`
  *   bench_p2p throughput <multiaddr> [--mib N] [--muxer yamux|mplex]
  *       moves N MiB on one stream to the sink and prints MB/s
- *   bench_p2p connections <multiaddr> [--seconds S] [--muxer yamux|mplex]
- *       dials, waits for identify, closes, again and again; prints set-ups per second
+ *   bench_p2p connections <multiaddr> [--seconds S] [--parallel P] [--muxer yamux|mplex]
+ *       P dialers each dial, wait for identify, close, again and again; prints set-ups/s
  *   bench_p2p hold <multiaddr> [--count N]
  *       opens N connections from N identities and keeps them until stdin closes
  *
@@ -203,26 +203,35 @@ static int throughput(const ld_multiaddr_t *target, int64_t mib, const char *mux
 
 /* ---- connection set-ups ---------------------------------------------------------------------- */
 
+/* `parallel` dialers, each its own switch and identity, each dialing, waiting for identify and
+ * closing in a loop until the deadline; the figure is the total of completed set-ups. */
+#define MAX_PARALLEL 64
+
 typedef struct setups {
-  client_t client;
   const ld_multiaddr_t *target;
   uint64_t started_ns, deadline_ns;
-  unsigned done, failed;
+  unsigned done, failed, running;
+  const char *muxer;
 } setups_t;
 
-static void setup_next(setups_t *s);
+typedef struct dialer {
+  client_t client;
+  setups_t *totals;
+} dialer_t;
+
+static void setup_next(dialer_t *d);
 
 static void on_setup_identified(ld_conn_t *c, const ld_identify_info_t *info, void *user_data) {
   (void)info;
-  setups_t *s = user_data;
-  s->done++;
+  dialer_t *d = user_data;
+  d->totals->done++;
   ld_conn_close(c, 0, false);
 }
 
 static void on_setup_failed(ld_conn_t *c, int err, void *user_data) {
   (void)err;
-  setups_t *s = user_data;
-  s->failed++;
+  dialer_t *d = user_data;
+  d->totals->failed++;
   ld_conn_close(c, 0, false);
 }
 
@@ -233,42 +242,60 @@ static void on_setup_gone(ld_conn_t *c, int reason, void *user_data) {
 }
 
 static void on_setup_dialed(ld_conn_t *c, int err, void *user_data) {
-  setups_t *s = user_data;
+  dialer_t *d = user_data;
   (void)c;
   if (err != 0) {
-    s->failed++;
-    setup_next(s);
+    d->totals->failed++;
+    setup_next(d);
   }
 }
 
-static void setup_next(setups_t *s) {
+static void report_setups(const setups_t *s, unsigned parallel) {
+  double secs = (double)(ld_now_ns() - s->started_ns) / 1e9;
+  printf("{\"impl\":\"c\",\"test\":\"connections\",\"muxer\":\"%s\",\"concurrency\":%u,"
+         "\"setups\":%u,\"failed\":%u,\"seconds\":%.3f,\"perSecond\":%.1f}\n",
+         s->muxer, parallel, s->done, s->failed, secs, s->done / secs);
+}
+
+static void setup_next(dialer_t *d) {
+  setups_t *s = d->totals;
   if (ld_now_ns() < s->deadline_ns && s->failed < 100) {
-    if (ld_switch_dial(s->client.sw, s->target, on_setup_dialed, s) == 0)
+    if (ld_switch_dial(d->client.sw, s->target, on_setup_dialed, d) == 0)
       return;
     s->failed++;
   }
-  double secs = (double)(ld_now_ns() - s->started_ns) / 1e9;
-  printf("{\"impl\":\"c\",\"test\":\"connections\",\"muxer\":\"%s\",\"setups\":%u,\"failed\":%u,"
-         "\"seconds\":%.3f,\"perSecond\":%.1f}\n",
-         s->client.muxer, s->done, s->failed, secs, s->done / secs);
-  ld_switch_close(s->client.sw, NULL, NULL);
+  ld_switch_close(d->client.sw, NULL, NULL);
+  s->running--;
 }
 
-static int connections(const ld_multiaddr_t *target, int64_t seconds, const char *muxer) {
+static int connections(const ld_multiaddr_t *target, int64_t seconds, int64_t parallel,
+                       const char *muxer) {
   static setups_t s;
+  static dialer_t dialers[MAX_PARALLEL];
   static const ld_identify_events_t id_events = {on_setup_identified, on_setup_failed};
   static const ld_switch_events_t sw_events = {NULL, on_setup_gone};
+  if (parallel < 1 || parallel > MAX_PARALLEL)
+    return 2;
   memset(&s, 0, sizeof s);
   s.target = target;
-  if (client_init(&s.client, muxer, true) != 0 || s.client.identify == NULL)
-    return 1;
-  ld_identify_set_events(s.client.identify, &id_events, &s);
-  ld_switch_add_listener(s.client.sw, &sw_events, &s);
   s.started_ns = ld_now_ns();
   s.deadline_ns = s.started_ns + (uint64_t)seconds * 1000000000ull;
-  setup_next(&s);
+  for (int64_t i = 0; i < parallel; i++) {
+    dialer_t *d = &dialers[i];
+    d->totals = &s;
+    if (client_init(&d->client, muxer, true) != 0 || d->client.identify == NULL)
+      return 1;
+    s.muxer = d->client.muxer;
+    ld_identify_set_events(d->client.identify, &id_events, d);
+    ld_switch_add_listener(d->client.sw, &sw_events, d);
+    s.running++;
+  }
+  for (int64_t i = 0; i < parallel; i++)
+    setup_next(&dialers[i]);
   uv_run(&loop, UV_RUN_DEFAULT);
-  ld_identify_free(s.client.identify);
+  report_setups(&s, (unsigned)parallel);
+  for (int64_t i = 0; i < parallel; i++)
+    ld_identify_free(dialers[i].client.identify);
   return s.done > 0 ? 0 : 1;
 }
 
@@ -335,7 +362,8 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "throughput") == 0)
     return throughput(&target, atoll(opt(argc, argv, "--mib", "1024")), muxer);
   if (strcmp(argv[1], "connections") == 0)
-    return connections(&target, atoll(opt(argc, argv, "--seconds", "5")), muxer);
+    return connections(&target, atoll(opt(argc, argv, "--seconds", "5")),
+                       atoll(opt(argc, argv, "--parallel", "1")), muxer);
   if (strcmp(argv[1], "hold") == 0) {
     int64_t n = atoll(opt(argc, argv, "--count", "100"));
     return hold(&target, n > MAX_HOLD ? MAX_HOLD : n);

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/deps.sh >/dev/null
-cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF >/dev/null
+cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF -DLD_TESTS=ON -DLD_WERROR=OFF >/dev/null
 cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p ld_testpeer \
   logosdelivery >/dev/null
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
@@ -29,7 +29,9 @@ for _ in $(seq 50); do grep -q LISTEN /tmp/ld-bench-serve.out && break; sleep 0.
 addr=$(awk '/LISTEN/{print $2}' /tmp/ld-bench-serve.out)
 for mux in yamux mplex; do
   ./build-rel/bench_p2p throughput "$addr" --mib 2048 --muxer "$mux"
-  ./build-rel/bench_p2p connections "$addr" --seconds 5 --muxer "$mux"
+  for p in 1 4; do
+    ./build-rel/bench_p2p connections "$addr" --seconds 5 --parallel "$p" --muxer "$mux"
+  done
 done
 kill $serve_pid
 
@@ -39,10 +41,12 @@ for mux in yamux mplex; do
   node bench/throughput.mjs --server js --client js --muxer "$mux" --runs 3
   node bench/throughput.mjs --server c --client c --muxer "$mux" --runs 3
 done
-echo "# connection set-ups per second from a js dialer (TCP + Noise + muxer + identify)"
+echo "# connection set-ups per second from js dialers (TCP + Noise + muxer + identify)"
 for mux in yamux mplex; do
-  node bench/connrate.mjs --server js --muxer "$mux" --seconds 5
-  node bench/connrate.mjs --server node --muxer "$mux" --seconds 5
+  for p in 1 4; do
+    node bench/connrate.mjs --server js --muxer "$mux" --seconds 5 --concurrency "$p"
+    node bench/connrate.mjs --server node --muxer "$mux" --seconds 5 --concurrency "$p"
+  done
 done
 echo "# resident memory, idle and holding 100 connections"
 for mux in yamux mplex; do

@@ -360,16 +360,23 @@ static uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/* The deterministic payload: byte `off` of stream `index`. */
+static void put_le64(uint8_t *out, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    out[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The deterministic payload: byte `off` of stream `index` is byte (off % 8) of the little-endian
+ * word splitmix64(index << 48 ^ off / 8). Whole words are written eight bytes at a time. */
 static void pattern(uint64_t index, uint64_t off, uint8_t *out, size_t n) {
-  uint64_t word_index = UINT64_MAX, word = 0;
-  for (size_t i = 0; i < n; i++, off++) {
-    if (off >> 3 != word_index) {
-      word_index = off >> 3;
-      word = splitmix64((index << 48) ^ word_index);
-    }
-    out[i] = (uint8_t)(word >> ((off & 7) * 8));
+  size_t i = 0;
+  while (i < n && (off & 7) != 0) {
+    out[i++] = (uint8_t)(splitmix64((index << 48) ^ (off >> 3)) >> ((off & 7) * 8));
+    off++;
   }
+  for (; i + 8 <= n; i += 8, off += 8)
+    put_le64(out + i, splitmix64((index << 48) ^ (off >> 3)));
+  for (; i < n; i++, off++)
+    out[i] = (uint8_t)(splitmix64((index << 48) ^ (off >> 3)) >> ((off & 7) * 8));
 }
 
 static void echo_finished(echo_run_t *run);

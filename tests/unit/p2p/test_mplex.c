@@ -14,201 +14,9 @@
 #include "base/varint.h"
 #include "p2p/muxer.h"
 
-/* ---- harness: an engine with recording callbacks ------------------------------------------- */
-
-enum { EV_OPEN, EV_DATA, EV_EOF, EV_RESET, EV_WRITABLE, EV_GOAWAY };
-
-typedef struct ev {
-  int kind;
-  uint64_t sid;
-  uint32_t code;
-} ev_t;
-
-#define MAX_RX 1024
-
-typedef struct rx {
-  uint64_t sid;
-  ld_buf_t data;
-} rx_t;
-
-typedef struct peer {
-  ld_muxer_t *m;
-  ev_t *ev;
-  size_t nev;
-  size_t evcap;
-  rx_t rx[MAX_RX];
-  size_t nrx;
-  bool auto_consume;
-  int data_rc;          /* returned by on_stream_data */
-  bool reset_on_data;   /* reset the stream from inside on_stream_data */
-  const char *greeting; /* written from inside on_stream_open */
-} peer_t;
+#include "muxer_pair.h"
 
 static const ld_muxer_ops_t *ops = &ld_mplex_ops;
-
-static void record(peer_t *p, int kind, uint64_t sid, uint32_t code) {
-  if (p->nev == p->evcap) {
-    p->evcap = p->evcap == 0 ? 256 : 2 * p->evcap;
-    p->ev = realloc(p->ev, p->evcap * sizeof *p->ev);
-    assert_non_null(p->ev);
-  }
-  p->ev[p->nev++] = (ev_t){kind, sid, code};
-}
-
-static ld_buf_t *rx_of(peer_t *p, uint64_t sid) {
-  for (size_t i = 0; i < p->nrx; i++)
-    if (p->rx[i].sid == sid)
-      return &p->rx[i].data;
-  assert_true(p->nrx < MAX_RX);
-  p->rx[p->nrx].sid = sid;
-  ld_buf_init(&p->rx[p->nrx].data);
-  return &p->rx[p->nrx++].data;
-}
-
-static int cb_open(void *ud, uint64_t sid) {
-  peer_t *p = ud;
-  record(p, EV_OPEN, sid, 0);
-  if (p->greeting != NULL)
-    assert_int_equal(ops->write(p->m, sid, (const uint8_t *)p->greeting, strlen(p->greeting)),
-                     (int64_t)strlen(p->greeting));
-  return 0;
-}
-
-static int cb_data(void *ud, uint64_t sid, const uint8_t *data, size_t len) {
-  peer_t *p = ud;
-  record(p, EV_DATA, sid, (uint32_t)len);
-  assert_int_equal(ld_buf_append(rx_of(p, sid), data, len), 0);
-  if (p->data_rc != 0)
-    return p->data_rc;
-  if (p->auto_consume)
-    assert_int_equal(ops->consumed(p->m, sid, len), 0);
-  if (p->reset_on_data)
-    assert_int_equal(ops->reset(p->m, sid), 0);
-  return 0;
-}
-
-static int cb_eof(void *ud, uint64_t sid) {
-  record(ud, EV_EOF, sid, 0);
-  return 0;
-}
-
-static int cb_reset(void *ud, uint64_t sid) {
-  record(ud, EV_RESET, sid, 0);
-  return 0;
-}
-
-static int cb_writable(void *ud, uint64_t sid) {
-  record(ud, EV_WRITABLE, sid, 0);
-  return 0;
-}
-
-static int cb_go_away(void *ud, uint32_t code) {
-  record(ud, EV_GOAWAY, 0, code);
-  return 0;
-}
-
-static const ld_muxer_callbacks_t callbacks = {cb_open,  cb_data,     cb_eof,
-                                               cb_reset, cb_writable, cb_go_away};
-
-static peer_t *peer_new(bool initiator, const ld_muxer_config_t *cfg) {
-  peer_t *p = calloc(1, sizeof *p);
-  assert_non_null(p);
-  p->auto_consume = true;
-  ld_muxer_config_t def;
-  ld_muxer_config_default(&def);
-  p->m = ops->create(initiator, cfg != NULL ? cfg : &def, &callbacks, p);
-  assert_non_null(p->m);
-  return p;
-}
-
-static void peer_free(peer_t *p) {
-  ops->destroy(p->m);
-  for (size_t i = 0; i < p->nrx; i++)
-    ld_buf_clear(&p->rx[i].data);
-  free(p->ev);
-  free(p);
-}
-
-static size_t count(const peer_t *p, int kind, uint64_t sid) {
-  size_t n = 0;
-  for (size_t i = 0; i < p->nev; i++)
-    if (p->ev[i].kind == kind && (kind == EV_GOAWAY || p->ev[i].sid == sid))
-      n++;
-  return n;
-}
-
-/* Drains `from`'s output into `to` in pieces of `split` bytes (0: all at once). */
-static int pump(peer_t *from, peer_t *to, size_t split, uint64_t now) {
-  ld_buf_t b;
-  ld_buf_init(&b);
-  assert_int_equal(ops->take_output(from->m, &b), 0);
-  assert_int_equal(ops->pending_output(from->m), 0);
-  int rc = 0;
-  for (size_t off = 0; off < b.len && rc == 0;) {
-    size_t n = split == 0 || b.len - off < split ? b.len - off : split;
-    rc = ops->read(to->m, b.data + off, n, now);
-    off += n;
-  }
-  ld_buf_clear(&b);
-  return rc;
-}
-
-static void exchange(peer_t *a, peer_t *b, size_t split, uint64_t now) {
-  while (ops->pending_output(a->m) > 0 || ops->pending_output(b->m) > 0) {
-    assert_int_equal(pump(a, b, split, now), 0);
-    assert_int_equal(pump(b, a, split, now), 0);
-  }
-}
-
-static void take(peer_t *p, ld_buf_t *out) {
-  ld_buf_reset(out);
-  assert_int_equal(ops->take_output(p->m, out), 0);
-}
-
-static size_t unhex(const char *hex, uint8_t *out) {
-  size_t n = strlen(hex) / 2;
-  for (size_t i = 0; i < n; i++) {
-    unsigned v;
-    sscanf(hex + 2 * i, "%2x", &v);
-    out[i] = (uint8_t)v;
-  }
-  return n;
-}
-
-static int feed_hex(peer_t *p, const char *hex, uint64_t now) {
-  uint8_t buf[256];
-  size_t n = unhex(hex, buf);
-  return ops->read(p->m, buf, n, now);
-}
-
-static void assert_output_hex(peer_t *p, const char *hex) {
-  uint8_t want[256];
-  size_t n = unhex(hex, want);
-  ld_buf_t b;
-  ld_buf_init(&b);
-  take(p, &b);
-  assert_int_equal(b.len, n);
-  assert_memory_equal(b.data, want, n);
-  ld_buf_clear(&b);
-}
-
-static void pattern(uint8_t *buf, size_t len, size_t offset, uint64_t seed) {
-  for (size_t i = 0; i < len; i++)
-    buf[i] = (uint8_t)((offset + i) * 31 + seed);
-}
-
-static bool matches_pattern(const uint8_t *buf, size_t len, uint64_t seed) {
-  for (size_t i = 0; i < len; i++)
-    if (buf[i] != (uint8_t)(i * 31 + seed))
-      return false;
-  return true;
-}
-
-static ld_muxer_config_t config(void) {
-  ld_muxer_config_t cfg;
-  ld_muxer_config_default(&cfg);
-  return cfg;
-}
 
 static size_t put_varint_hex(uint64_t v, char *out) {
   uint8_t b[10];
@@ -222,115 +30,115 @@ static size_t put_varint_hex(uint64_t v, char *out) {
 
 static void frames_match_vectors(void **state) {
   (void)state;
-  peer_t *a = peer_new(true, NULL);
+  mp_peer_t *a = mp_peer_new(ops, true, NULL);
   uint64_t sid;
   assert_int_equal(ops->open_stream(a->m, &sid), 0);
   assert_int_equal(sid, 0);
-  assert_output_hex(a, "000130");
+  mp_assert_output_hex(a, "000130");
   assert_int_equal(ops->write(a->m, sid, (const uint8_t *)"hi", 2), 2);
-  assert_output_hex(a, "02026869");
+  mp_assert_output_hex(a, "02026869");
   assert_int_equal(ops->close_write(a->m, sid), 0);
-  assert_output_hex(a, "0400");
+  mp_assert_output_hex(a, "0400");
   assert_int_equal(ops->write(a->m, sid, (const uint8_t *)"x", 1), LD_ERR_CLOSED);
   assert_int_equal(ops->close_write(a->m, sid), LD_ERR_CLOSED);
-  peer_free(a);
+  mp_peer_free(a);
 
-  peer_t *b = peer_new(false, NULL);
-  assert_int_equal(feed_hex(b, "880100", 0), 0); /* NewStream id 17, empty name */
-  assert_int_equal(count(b, EV_OPEN, 17 << 1 | 1), 1);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
+  assert_int_equal(mp_feed_hex(b, "880100", 0), 0); /* NewStream id 17, empty name */
+  assert_int_equal(mp_count(b, MP_EV_OPEN, 17 << 1 | 1), 1);
   assert_int_equal(ops->write(b->m, 17 << 1 | 1, (const uint8_t *)"hi", 2), 2);
-  assert_output_hex(b, "8901026869");
+  mp_assert_output_hex(b, "8901026869");
   assert_int_equal(ops->reset(b->m, 17 << 1 | 1), 0);
-  assert_output_hex(b, "8d0100");
+  mp_assert_output_hex(b, "8d0100");
   assert_int_equal(ops->stream_count(b->m), 0);
   assert_int_equal(ops->write(b->m, 17 << 1 | 1, (const uint8_t *)"x", 1), LD_ERR_NOT_FOUND);
-  peer_free(b);
+  mp_peer_free(b);
 }
 
 static void decodes_vector_frames(void **state) {
   (void)state;
-  peer_t *b = peer_new(false, NULL);
-  assert_int_equal(feed_hex(b, "000130020268690400", 0), 0);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
+  assert_int_equal(mp_feed_hex(b, "000130020268690400", 0), 0);
   assert_int_equal(b->nev, 3);
-  assert_int_equal(b->ev[0].kind, EV_OPEN);
+  assert_int_equal(b->ev[0].kind, MP_EV_OPEN);
   assert_int_equal(b->ev[0].sid, 1);
-  assert_int_equal(b->ev[1].kind, EV_DATA);
-  assert_int_equal(b->ev[2].kind, EV_EOF);
-  assert_memory_equal(rx_of(b, 1)->data, "hi", 2);
+  assert_int_equal(b->ev[1].kind, MP_EV_DATA);
+  assert_int_equal(b->ev[2].kind, MP_EV_EOF);
+  assert_memory_equal(mp_rx_of(b, 1)->data, "hi", 2);
   assert_int_equal(ops->write(b->m, 1, (const uint8_t *)"ok", 2), 2);
-  assert_output_hex(b, "01026f6b");
+  mp_assert_output_hex(b, "01026f6b");
   assert_int_equal(ops->close_write(b->m, 1), 0);
-  assert_output_hex(b, "0300");
+  mp_assert_output_hex(b, "0300");
   assert_int_equal(ops->stream_count(b->m), 0);
   assert_int_equal(ops->consumed(b->m, 1, 2), LD_ERR_NOT_FOUND);
-  peer_free(b);
+  mp_peer_free(b);
 }
 
 static void names_streams_by_decimal_id(void **state) {
   (void)state;
-  peer_t *a = peer_new(true, NULL);
+  mp_peer_t *a = mp_peer_new(ops, true, NULL);
   uint64_t sid;
   for (int i = 0; i < 10; i++)
     assert_int_equal(ops->open_stream(a->m, &sid), 0);
   ld_buf_t b;
   ld_buf_init(&b);
-  take(a, &b);
+  mp_take(a, &b);
   ld_buf_clear(&b);
   assert_int_equal(ops->open_stream(a->m, &sid), 0);
   assert_int_equal(sid, 10 << 1);
-  assert_output_hex(a, "50023130");
+  mp_assert_output_hex(a, "50023130");
   assert_int_equal(ops->stream_count(a->m), 11);
   assert_int_equal(ops->next_deadline(a->m), UINT64_MAX);
   assert_int_equal(ops->handle_timeout(a->m, 123456), 0);
-  peer_free(a);
+  mp_peer_free(a);
 }
 
 /* ---- flags for the same numeric ID on both sides ------------------------------------------- */
 
 static void same_id_on_both_sides(void **state) {
   (void)state;
-  peer_t *a = peer_new(true, NULL);
-  peer_t *b = peer_new(false, NULL);
+  mp_peer_t *a = mp_peer_new(ops, true, NULL);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
   uint64_t sa, sb;
   assert_int_equal(ops->open_stream(a->m, &sa), 0);
   assert_int_equal(ops->open_stream(b->m, &sb), 0);
   assert_int_equal(sa, 0);
   assert_int_equal(sb, 0);
-  exchange(a, b, 0, 0);
-  assert_int_equal(count(a, EV_OPEN, 1), 1); /* b's stream 0 */
-  assert_int_equal(count(b, EV_OPEN, 1), 1); /* a's stream 0 */
+  mp_exchange(a, b, 0, 0);
+  assert_int_equal(mp_count(a, MP_EV_OPEN, 1), 1); /* b's stream 0 */
+  assert_int_equal(mp_count(b, MP_EV_OPEN, 1), 1); /* a's stream 0 */
 
   assert_int_equal(ops->write(a->m, 0, (const uint8_t *)"a-init", 6), 6);
   assert_int_equal(ops->write(a->m, 1, (const uint8_t *)"a-recv", 6), 6);
-  assert_output_hex(a, "0206612d696e6974"
-                       "0106612d72656376");
+  mp_assert_output_hex(a, "0206612d696e6974"
+                          "0106612d72656376");
   assert_int_equal(ops->write(a->m, 0, (const uint8_t *)"a-init", 6), 6);
   assert_int_equal(ops->write(a->m, 1, (const uint8_t *)"a-recv", 6), 6);
   assert_int_equal(ops->write(b->m, 0, (const uint8_t *)"b-init", 6), 6);
   assert_int_equal(ops->write(b->m, 1, (const uint8_t *)"b-recv", 6), 6);
-  exchange(a, b, 1, 0);
-  assert_memory_equal(rx_of(b, 1)->data, "a-init", 6);
-  assert_memory_equal(rx_of(b, 0)->data, "a-recv", 6);
-  assert_memory_equal(rx_of(a, 1)->data, "b-init", 6);
-  assert_memory_equal(rx_of(a, 0)->data, "b-recv", 6);
+  mp_exchange(a, b, 1, 0);
+  assert_memory_equal(mp_rx_of(b, 1)->data, "a-init", 6);
+  assert_memory_equal(mp_rx_of(b, 0)->data, "a-recv", 6);
+  assert_memory_equal(mp_rx_of(a, 1)->data, "b-init", 6);
+  assert_memory_equal(mp_rx_of(a, 0)->data, "b-recv", 6);
 
   /* a closes its own stream 0 (CloseInitiator) and resets b's stream 0 (ResetReceiver) */
   assert_int_equal(ops->close_write(a->m, 0), 0);
   assert_int_equal(ops->reset(a->m, 1), 0);
-  assert_output_hex(a, "04000500");
-  assert_int_equal(feed_hex(b, "04000500", 0), 0);
-  assert_int_equal(count(b, EV_EOF, 1), 1);
-  assert_int_equal(count(b, EV_RESET, 0), 1);
-  assert_int_equal(count(b, EV_EOF, 0) + count(b, EV_RESET, 1), 0);
+  mp_assert_output_hex(a, "04000500");
+  assert_int_equal(mp_feed_hex(b, "04000500", 0), 0);
+  assert_int_equal(mp_count(b, MP_EV_EOF, 1), 1);
+  assert_int_equal(mp_count(b, MP_EV_RESET, 0), 1);
+  assert_int_equal(mp_count(b, MP_EV_EOF, 0) + mp_count(b, MP_EV_RESET, 1), 0);
   /* b closes a's stream (CloseReceiver): closed both ways on both sides */
   assert_int_equal(ops->close_write(b->m, 1), 0);
-  assert_output_hex(b, "0300");
-  assert_int_equal(feed_hex(a, "0300", 0), 0);
-  assert_int_equal(count(a, EV_EOF, 0), 1);
+  mp_assert_output_hex(b, "0300");
+  assert_int_equal(mp_feed_hex(a, "0300", 0), 0);
+  assert_int_equal(mp_count(a, MP_EV_EOF, 0), 1);
   assert_int_equal(ops->stream_count(a->m), 0);
   assert_int_equal(ops->stream_count(b->m), 0);
-  peer_free(a);
-  peer_free(b);
+  mp_peer_free(a);
+  mp_peer_free(b);
 }
 
 /* ---- sizes ----------------------------------------------------------------------------------- */
@@ -340,48 +148,48 @@ static void oversize_message_is_fatal(void **state) {
   char hex[64] = "000130"
                  "02";
   put_varint_hex(1048577, hex + strlen(hex));
-  peer_t *b = peer_new(false, NULL);
-  assert_int_equal(feed_hex(b, hex, 0), LD_ERR_FRAME_TOO_LARGE);
-  assert_int_equal(count(b, EV_DATA, 1), 0);
-  assert_int_equal(feed_hex(b, "000130", 0), LD_ERR_FRAME_TOO_LARGE);
-  peer_free(b);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
+  assert_int_equal(mp_feed_hex(b, hex, 0), LD_ERR_FRAME_TOO_LARGE);
+  assert_int_equal(mp_count(b, MP_EV_DATA, 1), 0);
+  assert_int_equal(mp_feed_hex(b, "000130", 0), LD_ERR_FRAME_TOO_LARGE);
+  mp_peer_free(b);
 
   /* exactly 1 MiB is accepted */
-  b = peer_new(false, NULL);
+  b = mp_peer_new(ops, false, NULL);
   strcpy(hex, "000130"
               "02");
   put_varint_hex(1048576, hex + strlen(hex));
-  assert_int_equal(feed_hex(b, hex, 0), 0);
+  assert_int_equal(mp_feed_hex(b, hex, 0), 0);
   static uint8_t body[1048576];
-  pattern(body, sizeof body, 0, 4);
+  mp_pattern(body, sizeof body, 0, 4);
   assert_int_equal(ops->read(b->m, body, sizeof body, 0), 0);
-  assert_int_equal(rx_of(b, 1)->len, sizeof body);
-  assert_true(matches_pattern(rx_of(b, 1)->data, sizeof body, 4));
-  peer_free(b);
+  assert_int_equal(mp_rx_of(b, 1)->len, sizeof body);
+  assert_true(mp_matches_pattern(mp_rx_of(b, 1)->data, sizeof body, 4));
+  mp_peer_free(b);
 
   /* a smaller configured cap applies to every message, NewStream names included */
-  ld_muxer_config_t cfg = config();
+  ld_muxer_config_t cfg = mp_config();
   cfg.max_frame = 4;
-  b = peer_new(false, &cfg);
-  assert_int_equal(feed_hex(b, "00056162636465", 0), LD_ERR_FRAME_TOO_LARGE);
-  peer_free(b);
+  b = mp_peer_new(ops, false, &cfg);
+  assert_int_equal(mp_feed_hex(b, "00056162636465", 0), LD_ERR_FRAME_TOO_LARGE);
+  mp_peer_free(b);
 }
 
 static void writes_split_into_1mib_messages(void **state) {
   (void)state;
-  peer_t *a = peer_new(true, NULL);
-  peer_t *b = peer_new(false, NULL);
+  mp_peer_t *a = mp_peer_new(ops, true, NULL);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
   uint64_t sid;
   assert_int_equal(ops->open_stream(a->m, &sid), 0);
-  assert_int_equal(pump(a, b, 0, 0), 0);
+  assert_int_equal(mp_pump(a, b, 0, 0), 0);
   size_t total = 2621440; /* 2.5 MiB */
   uint8_t *data = malloc(total);
   assert_non_null(data);
-  pattern(data, total, 0, 5);
+  mp_pattern(data, total, 0, 5);
   assert_int_equal(ops->write(a->m, sid, data, total), (int64_t)total);
   ld_buf_t out;
   ld_buf_init(&out);
-  take(a, &out);
+  mp_take(a, &out);
   static const size_t sizes[] = {1048576, 1048576, 524288};
   size_t off = 0;
   for (int i = 0; i < 3; i++) {
@@ -396,12 +204,12 @@ static void writes_split_into_1mib_messages(void **state) {
     size_t n = out.len - pos < 4093 ? out.len - pos : 4093;
     assert_int_equal(ops->read(b->m, out.data + pos, n, 0), 0);
   }
-  assert_int_equal(rx_of(b, 1)->len, total);
-  assert_true(matches_pattern(rx_of(b, 1)->data, total, 5));
+  assert_int_equal(mp_rx_of(b, 1)->len, total);
+  assert_true(mp_matches_pattern(mp_rx_of(b, 1)->data, total, 5));
   ld_buf_clear(&out);
   free(data);
-  peer_free(a);
-  peer_free(b);
+  mp_peer_free(a);
+  mp_peer_free(b);
 }
 
 /* ---- engine pairs ---------------------------------------------------------------------------- */
@@ -411,77 +219,77 @@ static const size_t splits[] = {0, 1, 2, 3, 7, 1000, 70000};
 static void open_accept_data_both_ways(void **state) {
   (void)state;
   for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
-    peer_t *a = peer_new(true, NULL);
-    peer_t *b = peer_new(false, NULL);
+    mp_peer_t *a = mp_peer_new(ops, true, NULL);
+    mp_peer_t *b = mp_peer_new(ops, false, NULL);
     uint64_t sa, sb;
     assert_int_equal(ops->open_stream(a->m, &sa), 0);
     assert_int_equal(ops->open_stream(b->m, &sb), 0);
     static uint8_t big[300000];
-    pattern(big, sizeof big, 0, 8);
+    mp_pattern(big, sizeof big, 0, 8);
     assert_int_equal(ops->write(a->m, sa, big, sizeof big), (int64_t)sizeof big);
     assert_int_equal(ops->write(b->m, sb, (const uint8_t *)"pong", 4), 4);
-    exchange(a, b, splits[k], 0);
-    assert_int_equal(rx_of(b, sa | 1)->len, sizeof big);
-    assert_true(matches_pattern(rx_of(b, sa | 1)->data, sizeof big, 8));
-    assert_memory_equal(rx_of(a, sb | 1)->data, "pong", 4);
+    mp_exchange(a, b, splits[k], 0);
+    assert_int_equal(mp_rx_of(b, sa | 1)->len, sizeof big);
+    assert_true(mp_matches_pattern(mp_rx_of(b, sa | 1)->data, sizeof big, 8));
+    assert_memory_equal(mp_rx_of(a, sb | 1)->data, "pong", 4);
     assert_int_equal(ops->write(b->m, sa | 1, (const uint8_t *)"back", 4), 4);
-    exchange(a, b, splits[k], 0);
-    assert_memory_equal(rx_of(a, sa)->data, "back", 4);
+    mp_exchange(a, b, splits[k], 0);
+    assert_memory_equal(mp_rx_of(a, sa)->data, "back", 4);
     assert_int_equal(ops->stream_count(a->m), 2);
     assert_int_equal(ops->stream_count(b->m), 2);
-    peer_free(a);
-    peer_free(b);
+    mp_peer_free(a);
+    mp_peer_free(b);
   }
 }
 
 static void half_close_and_eof(void **state) {
   (void)state;
   for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
-    peer_t *a = peer_new(true, NULL);
-    peer_t *b = peer_new(false, NULL);
+    mp_peer_t *a = mp_peer_new(ops, true, NULL);
+    mp_peer_t *b = mp_peer_new(ops, false, NULL);
     uint64_t sid;
     assert_int_equal(ops->open_stream(a->m, &sid), 0);
     assert_int_equal(ops->write(a->m, sid, (const uint8_t *)"request", 7), 7);
     assert_int_equal(ops->close_write(a->m, sid), 0);
-    exchange(a, b, splits[k], 0);
-    assert_int_equal(count(b, EV_EOF, sid | 1), 1);
-    assert_memory_equal(rx_of(b, sid | 1)->data, "request", 7);
+    mp_exchange(a, b, splits[k], 0);
+    assert_int_equal(mp_count(b, MP_EV_EOF, sid | 1), 1);
+    assert_memory_equal(mp_rx_of(b, sid | 1)->data, "request", 7);
     assert_int_equal(ops->write(b->m, sid | 1, (const uint8_t *)"response", 8), 8);
     assert_int_equal(ops->close_write(b->m, sid | 1), 0);
     assert_int_equal(ops->stream_count(b->m), 0);
-    exchange(a, b, splits[k], 0);
-    assert_memory_equal(rx_of(a, sid)->data, "response", 8);
-    assert_int_equal(count(a, EV_EOF, sid), 1);
+    mp_exchange(a, b, splits[k], 0);
+    assert_memory_equal(mp_rx_of(a, sid)->data, "response", 8);
+    assert_int_equal(mp_count(a, MP_EV_EOF, sid), 1);
     assert_int_equal(ops->stream_count(a->m), 0);
-    peer_free(a);
-    peer_free(b);
+    mp_peer_free(a);
+    mp_peer_free(b);
   }
 }
 
 static void reset_aborts_both_sides(void **state) {
   (void)state;
-  peer_t *a = peer_new(true, NULL);
-  peer_t *b = peer_new(false, NULL);
+  mp_peer_t *a = mp_peer_new(ops, true, NULL);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
   uint64_t sid;
   assert_int_equal(ops->open_stream(a->m, &sid), 0);
   assert_int_equal(ops->write(a->m, sid, (const uint8_t *)"one", 3), 3);
-  exchange(a, b, 0, 0);
+  mp_exchange(a, b, 0, 0);
   assert_int_equal(ops->reset(b->m, sid | 1), 0);
   assert_int_equal(ops->write(a->m, sid, (const uint8_t *)"two", 3), 3);
-  exchange(a, b, 1, 0);
-  assert_int_equal(count(a, EV_RESET, sid), 1);
-  assert_int_equal(count(b, EV_DATA, sid | 1), 1);
+  mp_exchange(a, b, 1, 0);
+  assert_int_equal(mp_count(a, MP_EV_RESET, sid), 1);
+  assert_int_equal(mp_count(b, MP_EV_DATA, sid | 1), 1);
   assert_int_equal(ops->stream_count(a->m), 0);
   assert_int_equal(ops->stream_count(b->m), 0);
   assert_int_equal(ops->reset(a->m, sid), LD_ERR_NOT_FOUND);
-  peer_free(a);
-  peer_free(b);
+  mp_peer_free(a);
+  mp_peer_free(b);
 }
 
 static void many_streams_both_directions(void **state) {
   (void)state;
-  peer_t *a = peer_new(true, NULL);
-  peer_t *b = peer_new(false, NULL);
+  mp_peer_t *a = mp_peer_new(ops, true, NULL);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
   enum { N = 300 };
   for (uint64_t i = 0; i < N; i++) {
     uint64_t sa, sb;
@@ -490,76 +298,76 @@ static void many_streams_both_directions(void **state) {
     assert_int_equal(sa, i << 1);
     assert_int_equal(sb, i << 1);
     uint8_t msg[40];
-    pattern(msg, sizeof msg, 0, i);
+    mp_pattern(msg, sizeof msg, 0, i);
     assert_int_equal(ops->write(a->m, sa, msg, sizeof msg), 40);
-    pattern(msg, sizeof msg, 0, i + 1000);
+    mp_pattern(msg, sizeof msg, 0, i + 1000);
     assert_int_equal(ops->write(b->m, sb, msg, sizeof msg), 40);
   }
-  exchange(a, b, 333, 0);
+  mp_exchange(a, b, 333, 0);
   assert_int_equal(ops->stream_count(a->m), 2 * N);
   for (uint64_t i = 0; i < N; i++) {
-    assert_true(matches_pattern(rx_of(b, i << 1 | 1)->data, 40, i));
-    assert_true(matches_pattern(rx_of(a, i << 1 | 1)->data, 40, i + 1000));
+    assert_true(mp_matches_pattern(mp_rx_of(b, i << 1 | 1)->data, 40, i));
+    assert_true(mp_matches_pattern(mp_rx_of(a, i << 1 | 1)->data, 40, i + 1000));
     assert_int_equal(ops->close_write(a->m, i << 1), 0);
     assert_int_equal(ops->close_write(a->m, i << 1 | 1), 0);
     assert_int_equal(ops->close_write(b->m, i << 1), 0);
     assert_int_equal(ops->close_write(b->m, i << 1 | 1), 0);
   }
-  exchange(a, b, 0, 0);
+  mp_exchange(a, b, 0, 0);
   assert_int_equal(ops->stream_count(a->m), 0);
   assert_int_equal(ops->stream_count(b->m), 0);
-  peer_free(a);
-  peer_free(b);
+  mp_peer_free(a);
+  mp_peer_free(b);
 }
 
 /* ---- limits and errors ----------------------------------------------------------------------- */
 
 static void stream_limit_resets_excess(void **state) {
   (void)state;
-  ld_muxer_config_t cfg = config();
+  ld_muxer_config_t cfg = mp_config();
   cfg.max_streams = 2;
-  peer_t *b = peer_new(false, &cfg);
-  assert_int_equal(feed_hex(b, "000130080131", 0), 0);
-  assert_int_equal(feed_hex(b,
-                            "100132"
-                            "120178"
-                            "0a0179",
-                            0),
+  mp_peer_t *b = mp_peer_new(ops, false, &cfg);
+  assert_int_equal(mp_feed_hex(b, "000130080131", 0), 0);
+  assert_int_equal(mp_feed_hex(b,
+                               "100132"
+                               "120178"
+                               "0a0179",
+                               0),
                    0);
-  assert_output_hex(b, "1500"); /* ResetReceiver for stream 2 */
-  assert_int_equal(count(b, EV_OPEN, 5), 0);
-  assert_int_equal(count(b, EV_DATA, 5), 0);
-  assert_int_equal(count(b, EV_DATA, 3), 1);
+  mp_assert_output_hex(b, "1500"); /* ResetReceiver for stream 2 */
+  assert_int_equal(mp_count(b, MP_EV_OPEN, 5), 0);
+  assert_int_equal(mp_count(b, MP_EV_DATA, 5), 0);
+  assert_int_equal(mp_count(b, MP_EV_DATA, 3), 1);
   assert_int_equal(ops->stream_count(b->m), 2);
   uint64_t sid;
   assert_int_equal(ops->open_stream(b->m, &sid), LD_ERR_TOO_MANY_STREAMS);
-  peer_free(b);
+  mp_peer_free(b);
 }
 
 static void unknown_stream_messages_are_skipped(void **state) {
   (void)state;
-  peer_t *b = peer_new(false, NULL);
-  assert_int_equal(feed_hex(b,
-                            "0a03616263"
-                            "0903616263"
-                            "0c00"
-                            "0e00"
-                            "1300"
-                            "000130",
-                            0),
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
+  assert_int_equal(mp_feed_hex(b,
+                               "0a03616263"
+                               "0903616263"
+                               "0c00"
+                               "0e00"
+                               "1300"
+                               "000130",
+                               0),
                    0);
   assert_int_equal(b->nev, 1);
-  assert_int_equal(b->ev[0].kind, EV_OPEN);
+  assert_int_equal(b->ev[0].kind, MP_EV_OPEN);
   /* Close and Reset payloads are skipped too */
-  assert_int_equal(feed_hex(b,
-                            "0401ff"
-                            "020178",
-                            0),
+  assert_int_equal(mp_feed_hex(b,
+                               "0401ff"
+                               "020178",
+                               0),
                    0);
-  assert_int_equal(count(b, EV_EOF, 1), 1);
-  assert_int_equal(count(b, EV_DATA, 1), 0); /* data after the remote's close is dropped */
+  assert_int_equal(mp_count(b, MP_EV_EOF, 1), 1);
+  assert_int_equal(mp_count(b, MP_EV_DATA, 1), 0); /* data after the remote's close is dropped */
   assert_int_equal(ops->pending_output(b->m), 0);
-  peer_free(b);
+  mp_peer_free(b);
 }
 
 static void malformed_input_is_fatal(void **state) {
@@ -576,9 +384,9 @@ static void malformed_input_is_fatal(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     for (size_t split = 0; split <= 1; split++) {
-      peer_t *b = peer_new(false, NULL);
+      mp_peer_t *b = mp_peer_new(ops, false, NULL);
       uint8_t buf[32];
-      size_t n = unhex(cases[i].hex, buf);
+      size_t n = mp_unhex(cases[i].hex, buf, sizeof buf);
       int rc = 0;
       if (split == 0) {
         rc = ops->read(b->m, buf, n, 0);
@@ -587,66 +395,66 @@ static void malformed_input_is_fatal(void **state) {
           rc = ops->read(b->m, buf + j, 1, 0);
       }
       assert_int_equal(rc, cases[i].err);
-      assert_int_equal(feed_hex(b, "000130", 0), cases[i].err);
+      assert_int_equal(mp_feed_hex(b, "000130", 0), cases[i].err);
       uint64_t sid;
       assert_int_equal(ops->open_stream(b->m, &sid), cases[i].err);
-      peer_free(b);
+      mp_peer_free(b);
     }
   }
 }
 
 static void go_away_resets_everything(void **state) {
   (void)state;
-  peer_t *a = peer_new(true, NULL);
-  peer_t *b = peer_new(false, NULL);
+  mp_peer_t *a = mp_peer_new(ops, true, NULL);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
   uint64_t sid;
   for (int i = 0; i < 3; i++)
     assert_int_equal(ops->open_stream(a->m, &sid), 0);
   assert_int_equal(ops->open_stream(b->m, &sid), 0);
-  exchange(a, b, 0, 0);
+  mp_exchange(a, b, 0, 0);
   assert_int_equal(ops->go_away(a->m, 0), 0);
   assert_int_equal(ops->stream_count(a->m), 0);
   assert_int_equal(ops->open_stream(a->m, &sid), LD_ERR_GOAWAY);
-  assert_int_equal(pump(a, b, 0, 0), 0);
+  assert_int_equal(mp_pump(a, b, 0, 0), 0);
   for (uint64_t i = 0; i < 3; i++)
-    assert_int_equal(count(b, EV_RESET, i << 1 | 1), 1);
-  assert_int_equal(count(b, EV_RESET, 0), 1);
+    assert_int_equal(mp_count(b, MP_EV_RESET, i << 1 | 1), 1);
+  assert_int_equal(mp_count(b, MP_EV_RESET, 0), 1);
   assert_int_equal(ops->stream_count(b->m), 0);
   /* a refuses new inbound streams */
   assert_int_equal(ops->open_stream(b->m, &sid), 0);
-  assert_int_equal(pump(b, a, 0, 0), 0);
-  assert_output_hex(a, "0d00");
-  assert_int_equal(count(a, EV_OPEN, 3), 0);
-  peer_free(a);
-  peer_free(b);
+  assert_int_equal(mp_pump(b, a, 0, 0), 0);
+  mp_assert_output_hex(a, "0d00");
+  assert_int_equal(mp_count(a, MP_EV_OPEN, 3), 0);
+  mp_peer_free(a);
+  mp_peer_free(b);
 }
 
 static void callbacks_may_act_inside_read(void **state) {
   (void)state;
-  peer_t *b = peer_new(false, NULL);
+  mp_peer_t *b = mp_peer_new(ops, false, NULL);
   b->greeting = "yo";
   b->reset_on_data = true;
-  assert_int_equal(feed_hex(b,
-                            "000130"
-                            "0203616263"
-                            "020164",
-                            0),
+  assert_int_equal(mp_feed_hex(b,
+                               "000130"
+                               "0203616263"
+                               "020164",
+                               0),
                    0);
-  assert_output_hex(b, "0102796f"
-                       "0500");
-  assert_int_equal(count(b, EV_DATA, 1), 1);
+  mp_assert_output_hex(b, "0102796f"
+                          "0500");
+  assert_int_equal(mp_count(b, MP_EV_DATA, 1), 1);
   assert_int_equal(ops->stream_count(b->m), 0);
-  peer_free(b);
+  mp_peer_free(b);
 
-  b = peer_new(false, NULL);
+  b = mp_peer_new(ops, false, NULL);
   b->data_rc = LD_ERR_LIMIT;
-  assert_int_equal(feed_hex(b,
-                            "000130"
-                            "02026869",
-                            0),
+  assert_int_equal(mp_feed_hex(b,
+                               "000130"
+                               "02026869",
+                               0),
                    LD_ERR_LIMIT);
-  assert_int_equal(feed_hex(b, "0400", 0), LD_ERR_LIMIT);
-  peer_free(b);
+  assert_int_equal(mp_feed_hex(b, "0400", 0), LD_ERR_LIMIT);
+  mp_peer_free(b);
 }
 
 int main(void) {

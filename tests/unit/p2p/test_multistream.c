@@ -12,24 +12,9 @@
 #include "base/error.h"
 #include "p2p/multistream.h"
 
+#include "muxer_pair.h"
+
 /* ---- helpers ---------------------------------------------------------------------------- */
-
-static size_t unhex(const char *hex, uint8_t *out) {
-  size_t n = strlen(hex) / 2;
-  for (size_t i = 0; i < n; i++) {
-    unsigned v;
-    sscanf(hex + 2 * i, "%2x", &v);
-    out[i] = (uint8_t)v;
-  }
-  return n;
-}
-
-static void assert_buf_hex(const ld_buf_t *b, const char *hex) {
-  uint8_t want[4096];
-  size_t n = unhex(hex, want);
-  assert_int_equal(b->len, n);
-  assert_memory_equal(b->data, want, n);
-}
 
 #define HDR "132f6d756c746973747265616d2f312e302e300a"
 #define NA "036e610a"
@@ -59,7 +44,7 @@ static size_t list_served(void *ud, const char **out, size_t max) {
 /* Feeds hex bytes; returns the result and stores consumed. */
 static int feed_hex(ld_mss_t *m, const char *hex, size_t *consumed, ld_buf_t *out) {
   uint8_t in[4096];
-  size_t n = unhex(hex, in);
+  size_t n = mp_unhex(hex, in, sizeof in);
   return ld_mss_read(m, in, n, consumed, out);
 }
 
@@ -88,7 +73,7 @@ static void encodes_digest_vectors(void **state) {
     ld_buf_t b;
     ld_buf_init(&b);
     assert_int_equal(ld_mss_write_message(&b, v[i].text, strlen(v[i].text)), 0);
-    assert_buf_hex(&b, v[i].hex);
+    mp_assert_buf_hex(&b, v[i].hex);
     ld_buf_clear(&b);
   }
   ld_buf_t b;
@@ -111,7 +96,7 @@ static void initiator_sends_header_and_proposal_in_one_write(void **state) {
   ld_buf_init(&out);
   ld_mss_init_initiator(&m, protos, 1);
   assert_int_equal(ld_mss_start(&m, &out), 0);
-  assert_buf_hex(&out, HDR NOISE);
+  mp_assert_buf_hex(&out, HDR NOISE);
   assert_int_equal(ld_mss_start(&m, &out), LD_ERR_STATE);
   ld_buf_reset(&out);
   size_t used;
@@ -133,12 +118,12 @@ static void initiator_proposes_next_after_na(void **state) {
   ld_buf_init(&out);
   ld_mss_init_initiator(&m, protos, 2);
   assert_int_equal(ld_mss_start(&m, &out), 0);
-  assert_buf_hex(&out, HDR YAMUX);
+  mp_assert_buf_hex(&out, HDR YAMUX);
   ld_buf_reset(&out);
   size_t used;
   assert_int_equal(feed_hex(&m, HDR NA, &used, &out), LD_MSS_PENDING);
   assert_int_equal(used, 24);
-  assert_buf_hex(&out, MPLEX);
+  mp_assert_buf_hex(&out, MPLEX);
   assert_null(ld_mss_selected(&m));
   ld_buf_reset(&out);
   assert_int_equal(feed_hex(&m, MPLEX, &used, &out), LD_MSS_DONE);
@@ -235,7 +220,7 @@ static void listener_answers_header_after_receiving_it(void **state) {
   size_t used;
   assert_int_equal(feed_hex(&m, HDR NOISE, &used, &out), LD_MSS_DONE);
   assert_int_equal(used, 28);
-  assert_buf_hex(&out, HDR NOISE); /* header and answer in one write */
+  mp_assert_buf_hex(&out, HDR NOISE); /* header and answer in one write */
   assert_ptr_equal(ld_mss_selected(&m), served[0]);
   ld_mss_clear(&m);
   ld_buf_clear(&out);
@@ -248,13 +233,13 @@ static void listener_sends_header_first_when_started(void **state) {
   ld_buf_init(&out);
   ld_mss_init_listener(&m, select_served, NULL, NULL);
   assert_int_equal(ld_mss_start(&m, &out), 0);
-  assert_buf_hex(&out, HDR);
+  mp_assert_buf_hex(&out, HDR);
   ld_buf_reset(&out);
   size_t used;
   assert_int_equal(feed_hex(&m, HDR, &used, &out), LD_MSS_PENDING);
   assert_int_equal(out.len, 0); /* no second header */
   assert_int_equal(feed_hex(&m, YAMUX, &used, &out), LD_MSS_DONE);
-  assert_buf_hex(&out, YAMUX);
+  mp_assert_buf_hex(&out, YAMUX);
   assert_string_equal(ld_mss_selected(&m), "/yamux/1.0.0");
   ld_mss_clear(&m);
   ld_buf_clear(&out);
@@ -268,10 +253,10 @@ static void listener_answers_na_then_accepts(void **state) {
   ld_mss_init_listener(&m, select_served, NULL, NULL);
   size_t used;
   assert_int_equal(feed_hex(&m, HDR MPLEX, &used, &out), LD_MSS_PENDING);
-  assert_buf_hex(&out, HDR NA);
+  mp_assert_buf_hex(&out, HDR NA);
   ld_buf_reset(&out);
   assert_int_equal(feed_hex(&m, YAMUX, &used, &out), LD_MSS_DONE);
-  assert_buf_hex(&out, YAMUX);
+  mp_assert_buf_hex(&out, YAMUX);
   ld_mss_clear(&m);
   ld_buf_clear(&out);
 }
@@ -303,14 +288,14 @@ static void listener_answers_ls(void **state) {
   size_t used;
   assert_int_equal(feed_hex(&m, HDR LS, &used, &out), LD_MSS_PENDING);
   /* one LP message: (07 "/noise\n") (0d "/yamux/1.0.0\n") (0f "/ipfs/id/1.0.0\n") "\n" */
-  assert_buf_hex(&out, HDR "27" NOISE YAMUX "0f2f697066732f69642f312e302e300a"
-                           "0a");
+  mp_assert_buf_hex(&out, HDR "27" NOISE YAMUX "0f2f697066732f69642f312e302e300a"
+                              "0a");
   ld_mss_clear(&m);
 
   ld_buf_reset(&out);
   ld_mss_init_listener(&m, select_served, NULL, NULL);
   assert_int_equal(feed_hex(&m, HDR LS, &used, &out), LD_MSS_PENDING);
-  assert_buf_hex(&out, HDR NA);
+  mp_assert_buf_hex(&out, HDR NA);
   ld_mss_clear(&m);
   ld_buf_clear(&out);
 }
@@ -356,7 +341,7 @@ static void proposal_with_embedded_nul_is_refused(void **state) {
   ld_mss_init_listener(&m, select_served, NULL, NULL);
   /* "/noise\0x\n" */
   assert_int_equal(feed_hex(&m, HDR "092f6e6f69736500780a", &used, &out), LD_MSS_PENDING);
-  assert_buf_hex(&out, HDR NA);
+  mp_assert_buf_hex(&out, HDR NA);
   ld_mss_clear(&m);
   ld_buf_clear(&out);
 }
@@ -393,7 +378,7 @@ static void rejects_oversize_messages(void **state) {
   ld_buf_reset(&out);
   assert_int_equal(ld_mss_read(&m, msg, sizeof msg, &used, &out), LD_MSS_PENDING);
   assert_int_equal(used, sizeof msg);
-  assert_buf_hex(&out, NA);
+  mp_assert_buf_hex(&out, NA);
   ld_mss_clear(&m);
   ld_buf_clear(&out);
 }
@@ -453,9 +438,9 @@ static void rejects_garbage(void **state) {
 static void byte_by_byte_matches_one_read(void **state) {
   (void)state;
   uint8_t in[256];
-  size_t n = unhex(HDR MPLEX "0f2f697066732f69642f312e302e300a"
-                             "c0ffee",
-                   in);
+  size_t n = mp_unhex(HDR MPLEX "0f2f697066732f69642f312e302e300a"
+                                "c0ffee",
+                      in, sizeof in);
   ld_mss_t m;
   ld_buf_t out;
   ld_buf_init(&out);
@@ -468,12 +453,12 @@ static void byte_by_byte_matches_one_read(void **state) {
   }
   assert_int_equal(rc, LD_MSS_DONE);
   assert_int_equal(pos, n - 3); /* the three protocol bytes are left over */
-  assert_buf_hex(&out, HDR NA "0f2f697066732f69642f312e302e300a");
+  mp_assert_buf_hex(&out, HDR NA "0f2f697066732f69642f312e302e300a");
   ld_mss_clear(&m);
 
   /* initiator, answers split at every position */
   const char *protos[] = {"/mplex/6.7.0", "/yamux/1.0.0"};
-  n = unhex(HDR NA YAMUX "01", in);
+  n = mp_unhex(HDR NA YAMUX "01", in, sizeof in);
   for (size_t cut = 1; cut < n - 1; cut++) {
     ld_buf_reset(&out);
     ld_mss_init_initiator(&m, protos, 2);
@@ -485,7 +470,7 @@ static void byte_by_byte_matches_one_read(void **state) {
     assert_int_equal(rc, LD_MSS_DONE);
     assert_int_equal(cut + used, n - 1);
     assert_string_equal(ld_mss_selected(&m), "/yamux/1.0.0");
-    assert_buf_hex(&out, HDR MPLEX YAMUX);
+    mp_assert_buf_hex(&out, HDR MPLEX YAMUX);
     ld_mss_clear(&m);
   }
   ld_buf_clear(&out);
