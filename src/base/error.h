@@ -33,6 +33,10 @@
   X(BAD_PEER_ID, -28, "invalid peer ID")                                                           \
   X(BAD_KEY, -29, "invalid key")                                                                   \
   X(BAD_PROTOBUF, -30, "invalid protobuf message")                                                 \
+  X(MISSING_FIELD, -31, "required protobuf field missing")                                         \
+  X(FIELD_TOO_LONG, -32, "protobuf field longer than allowed")                                     \
+  X(BAD_CONTENT_TOPIC, -33, "invalid content topic")                                               \
+  X(BAD_PUBSUB_TOPIC, -34, "invalid pubsub topic")                                                 \
   /* crypto */                                                                                     \
   X(CRYPTO, -40, "cryptographic operation failed")                                                 \
   X(BAD_SIGNATURE, -41, "signature verification failed")                                           \
@@ -53,7 +57,9 @@
   X(UNREACHABLE, -72, "peer unreachable")                                                          \
   X(REFUSED, -73, "connection refused")                                                            \
   X(ADDR_IN_USE, -74, "address in use")                                                            \
-  X(NOT_CONNECTED, -75, "not connected")
+  X(NOT_CONNECTED, -75, "not connected")                                                           \
+  X(CLUSTER_MISMATCH, -76, "peer belongs to another cluster")                                      \
+  X(GRAYLISTED, -77, "peer score below the graylist threshold")
 
 enum {
 #define LD_ERR_ENUM_(name, value, text) LD_ERR_##name = (value),
