@@ -3,7 +3,9 @@
 # .clang-format.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '^tests/interop/node_modules/')
+dirs='^(src|include|apps|tests|fuzz|bench|examples)/'
+mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -E "$dirs" |
+  grep -v '/node_modules/')
 [ ${#files[@]} -eq 0 ] && exit 0
 clang-format --dry-run --Werror "${files[@]}"
 echo "clang-format: ${#files[@]} files formatted"
