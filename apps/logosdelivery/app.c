@@ -1,5 +1,6 @@
 #include "logosdelivery/app.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,11 +10,18 @@ static void print_usage(void) {
          "  logosdelivery [flags]                       run a node (--help lists the flags)\n"
          "  logosdelivery canary <multiaddr> [--ping N] [--timeout S]\n"
          "                                              dial a peer, print identify and ping\n"
+         "  logosdelivery send --peer <multiaddr> --content-topic T [--pubsub-topic P |\n"
+         "      --cluster-id C --num-shards-in-network N] <text>\n"
+         "                                              publish one message over relay\n"
+         "  logosdelivery subscribe --peer <multiaddr> --content-topic T [...]\n"
+         "                                              print received messages as JSON lines\n"
          "  logosdelivery --version\n",
          LD_VERSION);
 }
 
 int ld_app_main(int argc, char **argv) {
+  /* A peer that closes while we write must cost a write error (EPIPE), not the process. */
+  signal(SIGPIPE, SIG_IGN);
   if (argc > 1 && strcmp(argv[1], "--version") == 0) {
     printf("logosdelivery %s\n", LD_VERSION);
     return LD_EXIT_OK;
@@ -24,5 +32,9 @@ int ld_app_main(int argc, char **argv) {
   }
   if (argc > 1 && strcmp(argv[1], "canary") == 0)
     return ld_app_canary(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "send") == 0)
+    return ld_app_send(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "subscribe") == 0)
+    return ld_app_subscribe(argc - 2, argv + 2);
   return ld_app_run_node(argc - 1, argv + 1);
 }

@@ -12,6 +12,15 @@ int ld_app_run_node(int argc, char **argv);
  * data and ping round trips as JSON. Exit codes: LD_CANARY_EXIT_*. */
 int ld_app_canary(int argc, char **argv);
 
+/* `logosdelivery send --peer <multiaddr> --content-topic T [...] <text>`: publishes one message
+ * over relay through the peer and prints its hash. Exit codes: LD_EXIT_* and LD_CANARY_EXIT_*
+ * (unreachable, handshake, timeout, other). */
+int ld_app_send(int argc, char **argv);
+
+/* `logosdelivery subscribe --peer <multiaddr> --content-topic T [...]`: prints every message of
+ * the content topic as a JSON line until SIGINT/SIGTERM (exit 0) or --count messages. */
+int ld_app_subscribe(int argc, char **argv);
+
 enum {
   LD_EXIT_OK = 0,
   LD_EXIT_USAGE = 1,

@@ -2,6 +2,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +17,35 @@ static int fail(ld_flags_result_t *res, const char *name, const char *what) {
   return LD_ERR_INVALID_ARG;
 }
 
+void ld_strlist_clear(ld_strlist_t *l) {
+  for (size_t i = 0; i < l->count; i++)
+    free(l->items[i]);
+  free(l->items);
+  l->items = NULL;
+  l->count = 0;
+}
+
 static const ld_flag_t *find_flag(const ld_flag_t *flags, size_t n, const char *name,
                                   size_t name_len) {
   for (size_t i = 0; i < n; i++)
     if (strlen(flags[i].name) == name_len && strncmp(flags[i].name, name, name_len) == 0)
       return &flags[i];
   return NULL;
+}
+
+int ld_flags_find(const ld_flag_t *flags, size_t n_flags, const char *name) {
+  const ld_flag_t *f = find_flag(flags, n_flags, name, strlen(name));
+  return f != NULL ? (int)(f - flags) : -1;
+}
+
+static void mark_seen(const ld_flag_t *flags, const ld_flag_t *f, ld_flags_result_t *res,
+                      ld_flag_source_t source, unsigned line) {
+  ptrdiff_t i = f - flags;
+  if (i >= (ptrdiff_t)LD_FLAG_MAX_FLAGS)
+    return;
+  res->seen[i] = true;
+  res->source[i] = source;
+  res->line[i] = line;
 }
 
 static int parse_bool(const char *v, bool *out) {
@@ -39,6 +65,38 @@ static int set_string(char *dst, const char *v, ld_flags_result_t *res, const ch
   return 0;
 }
 
+static int list_append(ld_strlist_t *l, const char *v, ld_flags_result_t *res, const char *name) {
+  if (l->count >= LD_FLAG_LIST_MAX)
+    return fail(res, name, "too many values");
+  if (strlen(v) >= LD_FLAG_STRING_MAX)
+    return fail(res, name, "value too long");
+  char **items = realloc(l->items, (l->count + 1) * sizeof *items);
+  if (items == NULL)
+    return LD_ERR_NOMEM;
+  l->items = items;
+  l->items[l->count] = strdup(v);
+  if (l->items[l->count] == NULL)
+    return LD_ERR_NOMEM;
+  l->count++;
+  return 0;
+}
+
+static int set_int(const ld_flag_t *f, const char *v, ld_flags_result_t *res) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0')
+    return fail(res, f->name, "expected an integer");
+  if (x < f->min || x > f->max) {
+    char what[96];
+    snprintf(what, sizeof what, "value %lld out of range (%" PRId64 "..%" PRId64 ")", x, f->min,
+             f->max);
+    return fail(res, f->name, what);
+  }
+  *(int64_t *)f->target = x;
+  return 0;
+}
+
 static int set_value(const ld_flag_t *f, const char *v, ld_flags_result_t *res) {
   switch (f->kind) {
   case LD_FLAG_STRING:
@@ -47,26 +105,10 @@ static int set_value(const ld_flag_t *f, const char *v, ld_flags_result_t *res) 
     if (parse_bool(v, f->target) != 0)
       return fail(res, f->name, "expected true or false");
     return 0;
-  case LD_FLAG_INT: {
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0')
-      return fail(res, f->name, "expected an integer");
-    if (x < f->min || x > f->max)
-      return fail(res, f->name, "value out of range");
-    *(int64_t *)f->target = x;
-    return 0;
-  }
-  case LD_FLAG_LIST: {
-    ld_strlist_t *l = f->target;
-    if (l->count >= LD_FLAG_LIST_MAX)
-      return fail(res, f->name, "too many values");
-    int rc = set_string(l->items[l->count], v, res, f->name);
-    if (rc == 0)
-      l->count++;
-    return rc;
-  }
+  case LD_FLAG_INT:
+    return set_int(f, v, res);
+  case LD_FLAG_LIST:
+    return list_append(f->target, v, res, f->name);
   }
   return LD_ERR_INVALID_ARG;
 }
@@ -80,8 +122,7 @@ static int parse_one(const ld_flag_t *flags, size_t n, int argc, char **argv, in
     snprintf(res->error, sizeof res->error, "unknown flag --%.*s", (int)name_len, arg);
     return LD_ERR_INVALID_ARG;
   }
-  if (f - flags < (ptrdiff_t)(sizeof res->seen))
-    res->seen[f - flags] = true;
+  mark_seen(flags, f, res, LD_FLAG_SRC_CLI, 0);
   if (arg[name_len] != '\0')
     return set_value(f, arg + name_len + 1, res);
   if (f->kind == LD_FLAG_BOOL) {
@@ -111,6 +152,8 @@ int ld_flags_parse(const ld_flag_t *flags, size_t n_flags, int argc, char **argv
   return 0;
 }
 
+/* ---- environment ---------------------------------------------------------------------------- */
+
 static void env_name(const char *prefix, const char *flag, char *out, size_t cap) {
   size_t k = (size_t)snprintf(out, cap, "%s", prefix);
   for (const char *p = flag; *p != '\0' && k + 1 < cap; p++)
@@ -118,7 +161,7 @@ static void env_name(const char *prefix, const char *flag, char *out, size_t cap
   out[k] = '\0';
 }
 
-static int apply_env_list(const ld_flag_t *f, const char *v, ld_flags_result_t *res) {
+static int apply_env_csv(const ld_flag_t *f, const char *v, ld_flags_result_t *res) {
   char item[LD_FLAG_STRING_MAX];
   while (*v != '\0') {
     size_t len = strcspn(v, ",");
@@ -136,9 +179,37 @@ static int apply_env_list(const ld_flag_t *f, const char *v, ld_flags_result_t *
   return 0;
 }
 
+/* A JSON array of strings and integers, as nwaku's parseCmdArg for seq[T] reads it. */
+static int apply_env_json(const ld_flag_t *f, const char *var, const char *v,
+                          ld_flags_result_t *res) {
+  json_error_t jerr;
+  json_t *arr = json_loads(v, JSON_REJECT_DUPLICATES, &jerr);
+  int rc = 0;
+  if (arr == NULL || !json_is_array(arr)) {
+    snprintf(res->error, sizeof res->error, "%s: not a JSON array: %s", var,
+             arr == NULL ? jerr.text : "another JSON value");
+    rc = LD_ERR_INVALID_ARG;
+  }
+  for (size_t i = 0; rc == 0 && i < json_array_size(arr); i++) {
+    json_t *item = json_array_get(arr, i);
+    char num[32];
+    if (json_is_string(item)) {
+      rc = set_value(f, json_string_value(item), res);
+    } else if (json_is_integer(item)) {
+      snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(item));
+      rc = set_value(f, num, res);
+    } else {
+      snprintf(res->error, sizeof res->error, "%s: array items must be strings or integers", var);
+      rc = LD_ERR_INVALID_ARG;
+    }
+  }
+  json_decref(arr);
+  return rc;
+}
+
 int ld_flags_apply_env(const ld_flag_t *flags, size_t n_flags, const char *prefix,
                        ld_flags_result_t *res) {
-  for (size_t i = 0; i < n_flags && i < sizeof res->seen; i++) {
+  for (size_t i = 0; i < n_flags && i < LD_FLAG_MAX_FLAGS; i++) {
     if (res->seen[i])
       continue;
     char name[160];
@@ -146,13 +217,145 @@ int ld_flags_apply_env(const ld_flag_t *flags, size_t n_flags, const char *prefi
     const char *v = getenv(name);
     if (v == NULL)
       continue;
-    int rc = flags[i].kind == LD_FLAG_LIST ? apply_env_list(&flags[i], v, res)
-                                           : set_value(&flags[i], v, res);
+    int rc;
+    if (flags[i].kind != LD_FLAG_LIST)
+      rc = set_value(&flags[i], v, res);
+    else if (v[strspn(v, " \t")] == '[')
+      rc = apply_env_json(&flags[i], name, v, res);
+    else
+      rc = apply_env_csv(&flags[i], v, res);
     if (rc != 0)
       return rc;
-    res->seen[i] = true;
+    mark_seen(flags, &flags[i], res, LD_FLAG_SRC_ENV, 0);
   }
   return 0;
+}
+
+/* ---- config file ---------------------------------------------------------------------------- */
+
+static int toml_fail(ld_flags_result_t *res, const ld_toml_entry_t *e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int toml_fail(ld_flags_result_t *res, const ld_toml_entry_t *e, const char *fmt, ...) {
+  int n = snprintf(res->error, sizeof res->error, "line %u: %s: ", e->line, e->key);
+  if (n >= 0 && (size_t)n < sizeof res->error) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->error + n, sizeof res->error - (size_t)n, fmt, ap);
+    va_end(ap);
+  }
+  return LD_ERR_INVALID_ARG;
+}
+
+/* A value set through set_value reports "--name: reason"; rewrite it with the line. */
+static int toml_set(const ld_flag_t *f, const ld_toml_entry_t *e, const char *text,
+                    ld_flags_result_t *res) {
+  int rc = set_value(f, text, res);
+  if (rc == LD_ERR_INVALID_ARG) {
+    char reason[sizeof res->error];
+    const char *colon = strstr(res->error, ": ");
+    snprintf(reason, sizeof reason, "%s", colon != NULL ? colon + 2 : res->error);
+    return toml_fail(res, e, "%s", reason);
+  }
+  return rc;
+}
+
+static int toml_scalar_text(const ld_toml_value_t *v, char *buf, size_t cap, const char **out) {
+  switch (v->type) {
+  case LD_TOML_STRING:
+    *out = v->string;
+    return 0;
+  case LD_TOML_INTEGER:
+    snprintf(buf, cap, "%" PRId64, v->integer);
+    *out = buf;
+    return 0;
+  case LD_TOML_BOOL:
+    *out = v->boolean ? "true" : "false";
+    return 0;
+  case LD_TOML_ARRAY:
+    break;
+  }
+  return LD_ERR_INVALID_ARG;
+}
+
+static const char *with_article(ld_toml_type_t type) {
+  return type == LD_TOML_INTEGER ? "an integer"
+         : type == LD_TOML_ARRAY ? "an array"
+         : type == LD_TOML_BOOL  ? "a boolean"
+                                 : "a string";
+}
+
+static ld_toml_type_t expected_type(ld_flag_kind_t kind) {
+  return kind == LD_FLAG_INT    ? LD_TOML_INTEGER
+         : kind == LD_FLAG_BOOL ? LD_TOML_BOOL
+                                : LD_TOML_STRING;
+}
+
+static int apply_toml_list(const ld_flag_t *f, const ld_toml_entry_t *e, ld_flags_result_t *res) {
+  const ld_toml_value_t *v = &e->value;
+  size_t n = v->type == LD_TOML_ARRAY ? v->n_items : 1;
+  for (size_t i = 0; i < n; i++) {
+    const ld_toml_value_t *item = v->type == LD_TOML_ARRAY ? &v->items[i] : v;
+    char buf[32];
+    const char *text;
+    if (item->type == LD_TOML_BOOL || toml_scalar_text(item, buf, sizeof buf, &text) != 0)
+      return toml_fail(res, e, "expected strings or integers, got %s", with_article(item->type));
+    int rc = toml_set(f, e, text, res);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+static int apply_toml_entry(const ld_flag_t *f, const ld_toml_entry_t *e, ld_flags_result_t *res) {
+  if (f->kind == LD_FLAG_LIST)
+    return apply_toml_list(f, e, res);
+  ld_toml_type_t want = expected_type(f->kind);
+  if (e->value.type != want)
+    return toml_fail(res, e, "expected %s, got %s", with_article(want),
+                     with_article(e->value.type));
+  char buf[32];
+  const char *text;
+  toml_scalar_text(&e->value, buf, sizeof buf, &text);
+  return toml_set(f, e, text, res);
+}
+
+static bool ignored(const char *const *ignore, const char *key) {
+  for (size_t i = 0; ignore != NULL && ignore[i] != NULL; i++)
+    if (strcmp(ignore[i], key) == 0)
+      return true;
+  return false;
+}
+
+int ld_flags_apply_toml(const ld_flag_t *flags, size_t n_flags, const ld_toml_t *doc,
+                        const char *const *ignore, ld_flags_result_t *res) {
+  for (size_t i = 0; i < doc->n_entries; i++) {
+    const ld_toml_entry_t *e = &doc->entries[i];
+    if (ignored(ignore, e->key))
+      continue;
+    const ld_flag_t *f = find_flag(flags, n_flags, e->key, strlen(e->key));
+    if (f == NULL)
+      return toml_fail(res, e, "unknown option");
+    if (f - flags < (ptrdiff_t)LD_FLAG_MAX_FLAGS && res->seen[f - flags])
+      continue;
+    int rc = apply_toml_entry(f, e, res);
+    if (rc != 0)
+      return rc;
+    mark_seen(flags, f, res, LD_FLAG_SRC_FILE, e->line);
+  }
+  return 0;
+}
+
+void ld_flags_origin(const ld_flag_t *flags, size_t index, const ld_flags_result_t *res,
+                     const char *env_prefix, const char *file, char *out, size_t cap) {
+  ld_flag_source_t src = index < LD_FLAG_MAX_FLAGS ? res->source[index] : LD_FLAG_SRC_DEFAULT;
+  if (src == LD_FLAG_SRC_ENV)
+    env_name(env_prefix, flags[index].name, out, cap);
+  else if (src == LD_FLAG_SRC_FILE)
+    snprintf(out, cap, "config file '%s': line %u: %s", file != NULL ? file : "?", res->line[index],
+             flags[index].name);
+  else
+    snprintf(out, cap, "--%s", flags[index].name);
 }
 
 void ld_flags_print_help(const ld_flag_t *flags, size_t n_flags, void *file) {

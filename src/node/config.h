@@ -1,5 +1,11 @@
 /* The validated configuration of a node. The program fills it from flags, environment and
- * config file; the C library from its JSON configuration. */
+ * config file; the C library from its JSON configuration.
+ *
+ * Fill it in three steps: ld_node_config_default, then the setters below (each one checks its
+ * value and, on failure, returns an LD_ERR_* and writes a one-line reason naming the value to
+ * `err`, leaving the configuration unchanged), then ld_node_config_finalize for the checks that
+ * involve several options and the defaults that depend on others (the shards). Pure functions on
+ * caller storage; any thread. */
 #ifndef LD_NODE_CONFIG_H
 #define LD_NODE_CONFIG_H
 
@@ -8,20 +14,94 @@
 #include <stdint.h>
 
 #include "p2p/key.h"
+#include "p2p/multiaddr.h"
+#include "p2p/stream.h"
 
 #define LD_NODE_DEFAULT_TCP_PORT 60000
 #define LD_NODE_DEFAULT_MAX_CONNECTIONS 50
+#define LD_NODE_DEFAULT_MAX_MSG_SIZE (150u * 1024) /* nwaku "150KiB" */
+#define LD_NODE_DEFAULT_REST_ADDRESS "127.0.0.1"
+#define LD_NODE_DEFAULT_REST_PORT 8645
+#define LD_NODE_DEFAULT_METRICS_ADDRESS "127.0.0.1"
+#define LD_NODE_DEFAULT_METRICS_PORT 8008
+#define LD_NODE_DEFAULT_COLOCATION_LIMIT 5 /* nwaku DefaultColocationLimit; 0 = no limit */
+/* With static sharding and no --shard, the node subscribes to shards 0..7 of its cluster. */
+#define LD_NODE_DEFAULT_STATIC_SHARDS 8
+
+/* A serialized message and its gossipsub framing (nwaku's 64 KiB protocol overhead) must fit in
+ * one stream write. */
+#define LD_NODE_MAX_MSG_SIZE_LIMIT (LD_STREAM_MAX_BUFFERED - 64u * 1024)
+#define LD_NODE_MAX_CONNECTIONS_LIMIT 100000
+#define LD_NODE_MAX_SHARD 1023 /* shard indices are 0..1023 (ENR rs/rsv) */
+#define LD_NODE_MAX_SHARDS_IN_NETWORK 1024
+#define LD_NODE_MAX_SHARDS 1024         /* --shard values (or the autosharding default) */
+#define LD_NODE_MAX_CONTENT_TOPICS 64   /* --content-topic values */
+#define LD_NODE_CONTENT_TOPIC_MAX 256   /* bytes of one content topic, NUL included */
+#define LD_NODE_MAX_STATIC_NODES 64     /* --staticnode values */
+#define LD_NODE_MAX_PROTECTED_SHARDS 64 /* --protected-shard values */
+#define LD_NODE_ADDRESS_MAX 64          /* an IPv4 or IPv6 literal with its NUL */
+#define LD_NODE_SECP256K1_PUBLIC_LEN 33
+#define LD_NODE_DEFAULT_REST_CACHE 50 /* --rest-relay-cache-capacity */
+#define LD_NODE_MAX_REST_CACHE 10000  /* messages per cached topic */
+#define LD_NODE_MAX_REST_ORIGINS 16   /* --rest-allow-origin values */
+#define LD_NODE_REST_ORIGIN_MAX 256   /* bytes of one origin pattern, NUL included */
+
+/* --protected-shard: messages on `shard` (of the node's cluster) must be signed by this key. */
+typedef struct ld_node_protected_shard {
+  uint16_t shard;
+  uint8_t public_key[LD_NODE_SECP256K1_PUBLIC_LEN]; /* compressed secp256k1 */
+  int32_t topic_cluster; /* cluster named by the /waku/2/rs/ form (checked by finalize), or -1 */
+} ld_node_protected_shard_t;
+
+/* An HTTP server (REST or metrics). */
+typedef struct ld_node_http_config {
+  bool enabled;
+  char address[LD_NODE_ADDRESS_MAX]; /* IPv4 or IPv6 literal */
+  uint16_t port;                     /* final port, ports shift applied */
+} ld_node_http_config_t;
 
 typedef struct ld_node_config {
   bool has_nodekey;
-  ld_privkey_t nodekey;     /* used when has_nodekey; otherwise a random secp256k1 key */
-  char listen_address[64];  /* IPv4 or IPv6 literal; "0.0.0.0" by default */
-  uint16_t tcp_port;        /* final port, ports shift applied; 0 = any free port */
-  size_t max_connections;   /* nwaku --max-connections */
-  uint32_t dial_timeout_ms; /* outbound dials (TCP + upgrade) */
+  ld_privkey_t nodekey;                     /* used when has_nodekey; otherwise a random key */
+  char listen_address[LD_NODE_ADDRESS_MAX]; /* IPv4 or IPv6 literal; "0.0.0.0" by default */
+  uint16_t tcp_port;                        /* final port, ports shift applied; 0 = any */
+  size_t max_connections;                   /* nwaku --max-connections */
+  uint32_t dial_timeout_ms;                 /* outbound dials (TCP + upgrade) */
+  size_t colocation_limit;                  /* --ip-colocation-limit; 0 = no limit */
+
+  bool relay;                     /* --relay (default true) */
+  uint16_t cluster_id;            /* --cluster-id (default 0) */
+  uint16_t num_shards_in_network; /* 0 = static sharding, else autosharding */
+  size_t n_shards;                /* --shard, in order, without duplicates */
+  uint16_t shards[LD_NODE_MAX_SHARDS];
+  size_t n_content_topics; /* --content-topic */
+  char content_topics[LD_NODE_MAX_CONTENT_TOPICS][LD_NODE_CONTENT_TOPIC_MAX];
+  size_t n_static_nodes; /* --staticnode, each ending in /p2p/<id> */
+  ld_multiaddr_t static_nodes[LD_NODE_MAX_STATIC_NODES];
+  size_t max_msg_size;       /* --max-msg-size in bytes */
+  size_t n_protected_shards; /* --protected-shard */
+  ld_node_protected_shard_t protected_shards[LD_NODE_MAX_PROTECTED_SHARDS];
+
+  ld_node_http_config_t rest;       /* --rest, --rest-address, --rest-port */
+  bool rest_admin;                  /* --rest-admin */
+  size_t rest_relay_cache_capacity; /* --rest-relay-cache-capacity */
+  size_t n_rest_allow_origins;      /* --rest-allow-origin */
+  char rest_allow_origins[LD_NODE_MAX_REST_ORIGINS][LD_NODE_REST_ORIGIN_MAX];
+  ld_node_http_config_t metrics; /* --metrics-server, -address, -port */
+
+  uint32_t reconnect_min_ms; /* static peers: first redial delay (default 1 s) */
+  uint32_t reconnect_max_ms; /* static peers: longest redial delay (default 60 s) */
+
+  bool listen; /* accept connections (default true; clients such as `send` turn it off) */
+  /* Disconnect peers that do not answer /vac/waku/metadata/1.0.0 (nwaku always does). Off by
+   * default so that plain libp2p peers (js-libp2p gossipsub, canaries) can stay connected; a
+   * peer of another cluster is disconnected either way. */
+  bool require_metadata;
 } ld_node_config_t;
 
-/* nwaku's defaults: 0.0.0.0, TCP port 60000, 50 connections, random key. */
+/* nwaku's defaults: 0.0.0.0, TCP port 60000, 50 connections, random key, relay on, cluster 0,
+ * static sharding, 150 KiB messages, REST and metrics off on 127.0.0.1:8645 / :8008; listening,
+ * metadata not required. */
 void ld_node_config_default(ld_node_config_t *cfg);
 
 /* Sets the node key from 64 hex characters (an optional 0x prefix is accepted). On failure
@@ -33,5 +113,79 @@ int ld_node_config_set_nodekey_hex(ld_node_config_t *cfg, const char *hex, char 
  * every port, 0 included). The address must be an IPv4 or IPv6 literal. */
 int ld_node_config_set_listen(ld_node_config_t *cfg, const char *address, int64_t port,
                               int64_t shift, char *err, size_t errlen);
+
+/* The REST server and the metrics server: `enabled`, an IP literal, and `port + shift` (0 = any
+ * free port). LD_ERR_INVALID_ARG. */
+int ld_node_config_set_rest(ld_node_config_t *cfg, bool enabled, const char *address, int64_t port,
+                            int64_t shift, char *err, size_t errlen);
+int ld_node_config_set_metrics(ld_node_config_t *cfg, bool enabled, const char *address,
+                               int64_t port, int64_t shift, char *err, size_t errlen);
+
+/* --rest-relay-cache-capacity: 1..LD_NODE_MAX_REST_CACHE. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_rest_cache(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);
+
+/* --rest-allow-origin: a CORS origin pattern ("localhost:*", "https://app.example"), non-empty,
+ * shorter than LD_NODE_REST_ORIGIN_MAX, without blanks. LD_ERR_INVALID_ARG, LD_ERR_LIMIT. */
+int ld_node_config_add_rest_origin(ld_node_config_t *cfg, const char *pattern, char *err,
+                                   size_t errlen);
+
+/* 1..LD_NODE_MAX_CONNECTIONS_LIMIT. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_max_connections(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);
+
+/* 0..65535. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_cluster_id(ld_node_config_t *cfg, int64_t id, char *err, size_t errlen);
+
+/* 0 (static sharding) ..LD_NODE_MAX_SHARDS_IN_NETWORK. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_num_shards(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);
+
+/* Adds a shard index given as decimal text (0..1023; a repeated value is ignored).
+ * LD_ERR_INVALID_ARG, LD_ERR_LIMIT (more than LD_NODE_MAX_SHARDS). */
+int ld_node_config_add_shard(ld_node_config_t *cfg, const char *text, char *err, size_t errlen);
+
+/* Adds a content topic: `/app/version/name/encoding` or `/generation/app/version/name/encoding`
+ * with every part non-empty and the generation a decimal integer. A repeated value is ignored.
+ * LD_ERR_INVALID_ARG, LD_ERR_LIMIT. */
+int ld_node_config_add_content_topic(ld_node_config_t *cfg, const char *text, char *err,
+                                     size_t errlen);
+
+/* Adds a static peer: a multiaddr with a transport and a trailing /p2p/<peer id>; a repeated
+ * value is ignored. LD_ERR_INVALID_ARG, LD_ERR_LIMIT. */
+int ld_node_config_add_static_node(ld_node_config_t *cfg, const char *text, char *err,
+                                   size_t errlen);
+
+/* Sets the largest WakuMessage from a size text ("150KiB", "1MiB", "1500 B", "1.5KB"; see
+ * ld_node_parse_size); it must lie in 1..LD_NODE_MAX_MSG_SIZE_LIMIT. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_max_msg_size(ld_node_config_t *cfg, const char *text, char *err,
+                                    size_t errlen);
+
+/* Adds `<shard>:<public key hex>` or `/waku/2/rs/<cluster>/<shard>:<public key hex>` (nwaku's
+ * form; the key is a compressed or uncompressed secp256k1 key, optional 0x). A shard given twice
+ * keeps the last key. LD_ERR_INVALID_ARG, LD_ERR_BAD_KEY, LD_ERR_LIMIT. */
+int ld_node_config_add_protected_shard(ld_node_config_t *cfg, const char *text, char *err,
+                                       size_t errlen);
+
+/* 0..100000 peers from one IP address (0 = no limit). LD_ERR_INVALID_ARG. */
+int ld_node_config_set_colocation_limit(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);
+
+/* Cross-option checks and derived defaults; call once after the setters:
+ * - no --shard: static sharding subscribes to 0..7, autosharding to 0..N-1;
+ * - with autosharding every shard (also protected ones) must be < --num-shards-in-network;
+ * - content topics with generation > 0 are refused with autosharding;
+ * - a --protected-shard given as a pubsub topic must name the node's cluster.
+ * LD_ERR_INVALID_ARG with the reason. */
+int ld_node_config_finalize(ld_node_config_t *cfg, char *err, size_t errlen);
+
+/* Parses a size as nwaku's parse_size_units does: a decimal number (',' or '.' for the fraction)
+ * then a unit — B, KB (1000), KiB (1024), and here also MB (10^6) and MiB (2^20) — in any case,
+ * blanks allowed around them. The result is truncated to whole bytes. LD_ERR_INVALID_ARG with the
+ * reason in `err` (may be NULL). */
+int ld_node_parse_size(const char *text, uint64_t *bytes, char *err, size_t errlen);
+
+/* True when the shard is subscribed by the configuration (after finalize). */
+bool ld_node_config_has_shard(const ld_node_config_t *cfg, uint16_t shard);
+
+/* The key protecting `shard`, or NULL. */
+const ld_node_protected_shard_t *ld_node_config_protected_shard(const ld_node_config_t *cfg,
+                                                                uint16_t shard);
 
 #endif

@@ -1,35 +1,100 @@
-/* A node: the switch with the protocols mounted in nwaku's order, its lifecycle and its
- * addresses. The program and the C library both assemble nodes through this module.
+/* A node: the switch with the protocols mounted in nwaku's order, its lifecycle, its addresses,
+ * the broker and the subscription fan-out. The program and the C library both assemble nodes
+ * through this module.
  *
- * A node lives on one libuv loop; every call must come from that loop's thread. */
+ * Start-up (ld_node_start), in nwaku's order:
+ *   identify and ping → metadata (/vac/waku/metadata/1.0.0, cluster gating) → relay (gossipsub
+ *   on /vac/waku/relay/2.0.0 plus the meshsub IDs, the --shard / --content-topic subscriptions,
+ *   the relay's fan-out hook) → listening → static peers (dialed now, redialed with back-off) →
+ *   REST server → metrics server.
+ * Later protocols (filter, archive, sync) plug into the fan-out (ld_node_fanout) at their stage.
+ *
+ * Addresses: a node listening on 0.0.0.0 or :: announces (identify, REST, logs) the machine's
+ * interface addresses with the bound port, never the unspecified address.
+ *
+ * A node lives on one libuv loop; every call must come from that loop's thread. Callbacks and
+ * broker events come from the loop. */
 #ifndef LD_NODE_NODE_H
 #define LD_NODE_NODE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
+#include "node/broker.h"
 #include "node/config.h"
+#include "node/fanout.h"
+#include "node/static_peers.h"
+#include "p2p/gossipsub/service.h"
+#include "p2p/identify.h"
 #include "p2p/multiaddr.h"
+#include "p2p/peerstore.h"
 #include "p2p/switch.h"
+#include "waku/core/message.h"
+#include "waku/metadata/metadata.h"
+#include "waku/relay/relay.h"
+
+/* Addresses announced at most (interfaces of an unspecified listen address included). */
+#define LD_NODE_MAX_LISTEN_ADDRS 16
 
 typedef struct ld_node ld_node_t;
 
-/* Creates a node on `loop` from a validated configuration (copied). Nothing listens yet.
- * Returns NULL and sets *err (LD_ERR_NOMEM, LD_ERR_INVALID_ARG) on failure. */
+/* Creates a node on `loop` from a validated configuration (copied; see
+ * ld_node_config_finalize). Nothing listens yet. Returns NULL and sets *err (LD_ERR_NOMEM,
+ * LD_ERR_INVALID_ARG) on failure. */
 ld_node_t *ld_node_new(uv_loop_t *loop, const ld_node_config_t *cfg, int *err);
 
-/* Mounts the protocols and starts listening; logs one line per listen address with its full
- * multiaddr ending in /p2p/<peer id>. Errors: LD_ERR_ADDR_IN_USE, LD_ERR_IO, … */
+/* Mounts the protocols and starts listening, the static peers, REST and metrics (see above);
+ * logs one "Listening on <multiaddr>/p2p/<id>" line per announced address. On failure the node
+ * must still be stopped with ld_node_stop. Errors: LD_ERR_STATE (already started),
+ * LD_ERR_ADDR_IN_USE (P2P, REST or metrics port), LD_ERR_IO, LD_ERR_NOMEM, … */
 int ld_node_start(ld_node_t *node);
 
-/* Closes every connection and listener, then calls `done` (may be NULL) from the loop and frees
- * the node. */
+/* Stops everything: REST and metrics first, then the static peers, then every connection and
+ * listener. Calls `done` (may be NULL) from the loop and frees the node. A second call is a no-op
+ * (the first `done` is kept). Safe from inside broker listeners and fan-out handlers (the work
+ * happens on the loop). */
 void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_data);
 
 const ld_peerid_t *ld_node_peer_id(const ld_node_t *node);
-ld_switch_t *ld_node_switch(ld_node_t *node);
+const ld_node_config_t *ld_node_config(const ld_node_t *node);
 
-/* Copies up to `max` listen addresses, each ending in /p2p/<peer id>; returns the total. */
+/* Copies up to `max` announced listen addresses, each ending in /p2p/<peer id>; returns the
+ * total. Before start (or when not listening) there are none. */
 size_t ld_node_listen_addrs(const ld_node_t *node, ld_multiaddr_t *out, size_t max);
+
+/* The parts, for the layers above and tests. Pointers stay valid until ld_node_stop's `done`.
+ * Protocols are NULL before ld_node_start and when not mounted (relay with --relay=false). */
+ld_switch_t *ld_node_switch(ld_node_t *node);
+ld_broker_t *ld_node_broker(ld_node_t *node);
+ld_fanout_t *ld_node_fanout(ld_node_t *node);
+ld_peerstore_t *ld_node_peerstore(ld_node_t *node);
+ld_identify_t *ld_node_identify(ld_node_t *node);
+ld_metadata_t *ld_node_metadata(ld_node_t *node);
+ld_relay_t *ld_node_relay(ld_node_t *node);
+ld_gs_service_t *ld_node_gossipsub(ld_node_t *node);
+ld_static_peers_t *ld_node_static_peers(ld_node_t *node);
+
+/* Bound ports of the REST and metrics servers (0 when not running). */
+uint16_t ld_node_rest_port(const ld_node_t *node);
+uint16_t ld_node_metrics_port(const ld_node_t *node);
+
+/* ---- relay conveniences ------------------------------------------------------------------- */
+
+/* Subscribes relay to `pubsub_topic`; its messages go through the fan-out. Already subscribed
+ * is 0. LD_ERR_UNSUPPORTED when relay is not mounted; errors of ld_relay_subscribe. */
+int ld_node_subscribe(ld_node_t *node, const char *pubsub_topic);
+
+/* Leaves `pubsub_topic`. Not subscribed is 0. LD_ERR_UNSUPPORTED when relay is not mounted. */
+int ld_node_unsubscribe(ld_node_t *node, const char *pubsub_topic);
+
+/* Publishes `msg` on `pubsub_topic` (NULL: the shard of its content topic by autosharding)
+ * after relay's outgoing checks (size, protected shard). Returns the number of relay peers it was
+ * sent to (0: nobody yet) and stores its deterministic hash in `hash` (may be NULL). Errors:
+ * LD_ERR_UNSUPPORTED (relay not mounted, or autosharding off with a NULL topic),
+ * LD_ERR_TOO_LARGE, LD_ERR_BAD_SIGNATURE (protected shard), LD_ERR_INVALID_ARG (another refusal
+ * by the outgoing checks), and the errors of ld_relay_publish. */
+int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                    uint8_t hash[LD_WAKU_HASH_LEN]);
 
 #endif

@@ -1,5 +1,6 @@
 #include "p2p/switch.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,9 +72,19 @@ static int set_identity(ld_switch_t *sw, const ld_privkey_t *key) {
 
 static void on_idle(uv_idle_t *h);
 
+/* A write to a socket the peer has closed raises SIGPIPE, whose default action ends the process;
+ * the switch handles the EPIPE error instead. Only the default disposition is replaced, so an
+ * application's own handler stays. */
+static void ignore_default_sigpipe(void) {
+  struct sigaction current;
+  if (sigaction(SIGPIPE, NULL, &current) == 0 && current.sa_handler == SIG_DFL)
+    signal(SIGPIPE, SIG_IGN);
+}
+
 ld_switch_t *ld_switch_new(const ld_switch_config_t *cfg) {
   if (cfg == NULL || cfg->loop == NULL || cfg->identity == NULL)
     return NULL;
+  ignore_default_sigpipe();
   ld_switch_t *sw = calloc(1, sizeof *sw);
   if (sw == NULL)
     return NULL;

@@ -31,7 +31,9 @@ typedef struct ld_switch_config {
  * count or timeout as its default; a NULL muxers[i] is skipped (at least one must be given). */
 void ld_switch_config_default(ld_switch_config_t *cfg);
 
-/* Creates a switch. NULL on bad configuration or allocation failure. */
+/* Creates a switch. NULL on bad configuration or allocation failure. When SIGPIPE still has its
+ * default disposition it is set to ignored (writes to closed sockets then fail with EPIPE instead
+ * of ending the process); an application's own SIGPIPE handler is left alone. */
 ld_switch_t *ld_switch_new(const ld_switch_config_t *cfg);
 
 /* Closes every listener and connection (streams get on_close(LD_ERR_CLOSED), listeners get

@@ -1,0 +1,102 @@
+#include "node/fanout.h"
+
+#include <stdlib.h>
+
+#include "base/error.h"
+
+typedef struct handler {
+  int handle; /* 0 = free slot */
+  ld_fanout_stage_t stage;
+  uint64_t order; /* insertion order */
+  ld_fanout_fn fn;
+  void *user_data;
+} handler_t;
+
+struct ld_fanout {
+  handler_t handlers[LD_FANOUT_MAX_HANDLERS];
+  int next_handle;
+  uint64_t next_order;
+  bool dispatching;
+};
+
+ld_fanout_t *ld_fanout_new(void) {
+  ld_fanout_t *f = calloc(1, sizeof *f);
+  if (f != NULL)
+    f->next_handle = 1;
+  return f;
+}
+
+void ld_fanout_free(ld_fanout_t *f) {
+  free(f);
+}
+
+int ld_fanout_add(ld_fanout_t *f, ld_fanout_stage_t stage, ld_fanout_fn fn, void *user_data) {
+  if ((unsigned)stage >= LD_FANOUT_STAGES || fn == NULL)
+    return LD_ERR_INVALID_ARG;
+  for (size_t i = 0; i < LD_FANOUT_MAX_HANDLERS; i++) {
+    handler_t *h = &f->handlers[i];
+    if (h->handle != 0)
+      continue;
+    h->handle = f->next_handle++;
+    h->stage = stage;
+    h->order = f->next_order++;
+    h->fn = fn;
+    h->user_data = user_data;
+    return h->handle;
+  }
+  return LD_ERR_LIMIT;
+}
+
+int ld_fanout_remove(ld_fanout_t *f, int handle) {
+  for (size_t i = 0; i < LD_FANOUT_MAX_HANDLERS; i++)
+    if (handle > 0 && f->handlers[i].handle == handle) {
+      f->handlers[i].handle = 0;
+      return 0;
+    }
+  return LD_ERR_NOT_FOUND;
+}
+
+/* The live handler of `stage` with the smallest order above `after` that existed when the
+ * dispatch began (order < limit), or NULL. */
+static handler_t *next_handler(ld_fanout_t *f, ld_fanout_stage_t stage, uint64_t after, bool first,
+                               uint64_t limit) {
+  handler_t *best = NULL;
+  for (size_t i = 0; i < LD_FANOUT_MAX_HANDLERS; i++) {
+    handler_t *h = &f->handlers[i];
+    if (h->handle == 0 || h->stage != stage || h->order >= limit || (!first && h->order <= after))
+      continue;
+    if (best == NULL || h->order < best->order)
+      best = h;
+  }
+  return best;
+}
+
+int ld_fanout_dispatch(ld_fanout_t *f, const ld_fanout_message_t *m) {
+  if (f->dispatching)
+    return LD_ERR_STATE;
+  f->dispatching = true;
+  uint64_t limit = f->next_order;
+  int called = 0;
+  for (int s = 0; s < LD_FANOUT_STAGES; s++) {
+    uint64_t after = 0;
+    bool first = true;
+    handler_t *h;
+    while ((h = next_handler(f, (ld_fanout_stage_t)s, after, first, limit)) != NULL) {
+      after = h->order;
+      first = false;
+      ld_fanout_fn fn = h->fn;
+      void *ud = h->user_data;
+      fn(m, ud);
+      called++;
+    }
+  }
+  f->dispatching = false;
+  return called;
+}
+
+size_t ld_fanout_count(const ld_fanout_t *f, ld_fanout_stage_t stage) {
+  size_t n = 0;
+  for (size_t i = 0; i < LD_FANOUT_MAX_HANDLERS; i++)
+    n += f->handlers[i].handle != 0 && f->handlers[i].stage == stage;
+  return n;
+}

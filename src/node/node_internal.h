@@ -1,0 +1,84 @@
+/* Internals shared by the node's files (node.c, node_addrs.c, node_static.c, node_servers.c).
+ * Not for other modules. */
+#ifndef LD_NODE_NODE_INTERNAL_H
+#define LD_NODE_NODE_INTERNAL_H
+
+#include "base/hashmap.h"
+#include "metrics/metrics.h"
+#include "metrics/node_metrics.h"
+#include "metrics/server.h"
+#include "node/node.h"
+#include "rest/server.h"
+
+typedef enum node_state {
+  NODE_NEW = 0,
+  NODE_STARTED,
+  NODE_STOPPING,
+} node_state_t;
+
+/* What a static-peer dial callback needs to find its way back. */
+typedef struct node_static_dial {
+  ld_node_t *node;
+  size_t index;
+} node_static_dial_t;
+
+struct ld_node {
+  uv_loop_t *loop;
+  ld_node_config_t cfg;
+  ld_privkey_t key;
+  ld_peerid_t peer_id;
+  node_state_t state;
+
+  ld_switch_t *sw;
+  ld_peerstore_t *peerstore;
+  ld_identify_t *identify;
+  ld_metadata_t *metadata;
+  ld_gs_service_t *gs;
+  ld_relay_t *relay;
+  ld_broker_t *broker;
+  ld_fanout_t *fanout;
+  int broker_stage; /* fan-out handle of the broker stage */
+
+  ld_multiaddr_t announced[LD_NODE_MAX_LISTEN_ADDRS]; /* transport addresses, without /p2p */
+  size_t n_announced;
+
+  ld_static_peers_t *statics;
+  node_static_dial_t static_dials[LD_STATIC_PEERS_MAX];
+  uv_timer_t static_timer;
+  bool static_timer_init;
+
+  ld_rest_server_t *rest;
+  ld_metrics_t *metrics_reg;
+  ld_node_metrics_t *node_metrics;
+  ld_metrics_server_t *metrics_srv;
+
+  ld_hashmap_t *peer_conns; /* peer ID bytes → live connection count (uintptr_t) */
+
+  uv_timer_t stop_defer; /* closed at once: moves the switch close to a later loop turn */
+  unsigned pending;      /* closes under way before the switch may close */
+  void (*stopped)(void *user_data);
+  void *stopped_data;
+};
+
+/* node_addrs.c: fills node->announced from the switch's bound addresses, expanding 0.0.0.0 and
+ * :: into the interface addresses; tells identify. */
+int ld_node_announce_addrs(ld_node_t *node);
+
+/* node_static.c: starts the static-peer engine and its timer (no-op without static peers). */
+int ld_node_static_start(ld_node_t *node);
+/* Connection events for the engine. */
+void ld_node_static_conn(ld_node_t *node, const ld_peerid_t *peer, bool up);
+/* Closes the timer (counts in node->pending; calls ld_node_pending_done). */
+void ld_node_static_stop(ld_node_t *node);
+
+/* node_servers.c: REST and metrics. */
+int ld_node_servers_start(ld_node_t *node);
+/* Closes both servers (counts in node->pending). */
+void ld_node_servers_stop(ld_node_t *node);
+/* Frees what the servers left (registry, collectors) once they are closed. */
+void ld_node_servers_free(ld_node_t *node);
+
+/* One close under way finished; when none is left the switch is closed. */
+void ld_node_pending_done(void *node);
+
+#endif

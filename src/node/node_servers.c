@@ -1,0 +1,208 @@
+/* The node's HTTP servers: REST (nwaku's API over the node's parts) and Prometheus metrics. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "metrics/process.h"
+#include "node/node_internal.h"
+#include "waku/core/topics.h"
+
+#define TOPIC "node"
+
+/* ---- the relay operations REST needs ------------------------------------------------------ */
+
+static void why_text(char *why, size_t cap, const char *text) {
+  if (why != NULL && cap > 0)
+    snprintf(why, cap, "%s", text);
+}
+
+static int rest_subscribe(void *ud, const char *topic, char *why, size_t cap) {
+  int rc = ld_node_subscribe(ud, topic);
+  if (rc != 0)
+    why_text(why, cap, ld_strerror(rc));
+  return rc;
+}
+
+static int rest_unsubscribe(void *ud, const char *topic, char *why, size_t cap) {
+  int rc = ld_node_unsubscribe(ud, topic);
+  if (rc != 0)
+    why_text(why, cap, ld_strerror(rc));
+  return rc;
+}
+
+static bool rest_subscribed(void *ud, const char *topic) {
+  ld_node_t *node = ud;
+  return node->relay != NULL && ld_relay_subscribed(node->relay, topic);
+}
+
+static int rest_publish(void *ud, const char *topic, const ld_waku_message_t *msg, char *why,
+                        size_t cap) {
+  ld_node_t *node = ud;
+  ld_relay_reason_t reason = ld_relay_check_outgoing(node->relay, topic, msg);
+  if (reason != LD_RELAY_OK) {
+    why_text(why, cap, ld_relay_reason_name(reason));
+    return reason == LD_RELAY_TOO_LARGE ? LD_ERR_TOO_LARGE : LD_ERR_INVALID_ARG;
+  }
+  int rc = ld_relay_publish(node->relay, topic, msg, NULL);
+  if (rc < 0)
+    why_text(why, cap, ld_strerror(rc));
+  return rc;
+}
+
+static size_t rest_peer_count(void *ud) {
+  ld_node_t *node = ud;
+  return node->gs != NULL ? ld_gs_service_peers(node->gs, NULL, 0) : 0;
+}
+
+static bool rest_peer_score(void *ud, const ld_peerid_t *peer, double *score) {
+  ld_node_t *node = ud;
+  ld_gs_peer_info_t info[64];
+  size_t n = node->gs != NULL ? ld_gs_service_peers(node->gs, info, 64) : 0;
+  for (size_t i = 0; i < n && i < 64; i++)
+    if (ld_peerid_equal(&info[i].id, peer)) {
+      *score = info[i].score;
+      return true;
+    }
+  return false;
+}
+
+static size_t rest_listen_addrs(void *ud, ld_multiaddr_t *out, size_t max) {
+  return ld_node_listen_addrs(ud, out, max);
+}
+
+static const char *rest_peer_origin(void *ud, const ld_peerid_t *peer) {
+  ld_node_t *node = ud;
+  for (size_t i = 0; node->statics != NULL && i < ld_static_peers_count(node->statics); i++)
+    if (ld_peerid_equal(ld_static_peers_peer(node->statics, i), peer))
+      return "Static";
+  return "UnknownOrigin";
+}
+
+/* ---- REST ------------------------------------------------------------------------------------ */
+
+typedef struct cached_topics {
+  char pubsub[LD_NODE_MAX_SHARDS][LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1];
+  const char *pubsub_ptrs[LD_NODE_MAX_SHARDS];
+  const char *content_ptrs[LD_NODE_MAX_CONTENT_TOPICS];
+  const char *origin_ptrs[LD_NODE_MAX_REST_ORIGINS];
+} cached_topics_t;
+
+static void fill_rest_config(const ld_node_t *node, cached_topics_t *t, ld_rest_config_t *rc) {
+  ld_rest_config_default(rc);
+  rc->address = node->cfg.rest.address;
+  rc->port = node->cfg.rest.port;
+  rc->admin = node->cfg.rest_admin;
+  rc->relay_cache_capacity = node->cfg.rest_relay_cache_capacity;
+  for (size_t i = 0; i < node->cfg.n_rest_allow_origins; i++)
+    t->origin_ptrs[i] = node->cfg.rest_allow_origins[i];
+  rc->allowed_origins = t->origin_ptrs;
+  rc->n_allowed_origins = node->cfg.n_rest_allow_origins;
+  for (size_t i = 0; i < node->cfg.n_shards; i++) {
+    ld_relay_shard_t shard = {node->cfg.cluster_id, node->cfg.shards[i]};
+    ld_pubsub_topic_format(shard, t->pubsub[i], sizeof t->pubsub[i]);
+    t->pubsub_ptrs[i] = t->pubsub[i];
+  }
+  for (size_t i = 0; i < node->cfg.n_content_topics; i++)
+    t->content_ptrs[i] = node->cfg.content_topics[i];
+  rc->cached_pubsub_topics = t->pubsub_ptrs;
+  rc->n_cached_pubsub_topics = node->cfg.n_shards;
+  rc->cached_content_topics = t->content_ptrs;
+  rc->n_cached_content_topics = node->cfg.n_content_topics;
+}
+
+static int start_rest(ld_node_t *node) {
+  static const ld_rest_relay_ops_t ops_template = {rest_subscribe,
+                                                   rest_unsubscribe,
+                                                   rest_subscribed,
+                                                   rest_publish,
+                                                   rest_peer_count,
+                                                   rest_peer_score,
+                                                   NULL};
+  ld_rest_relay_ops_t ops = ops_template;
+  ops.user_data = node;
+  ld_rest_context_t ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.loop = node->loop;
+  ctx.sw = node->sw;
+  ctx.peerstore = node->peerstore;
+  ctx.metadata = node->metadata;
+  ctx.fanout = node->fanout;
+  ctx.relay = node->relay != NULL ? &ops : NULL;
+  ctx.cluster_id = node->cfg.cluster_id;
+  ctx.num_shards_in_network = node->cfg.num_shards_in_network;
+  ctx.max_msg_size = node->cfg.max_msg_size;
+  ctx.listen_addrs = rest_listen_addrs;
+  ctx.peer_origin = rest_peer_origin;
+  ctx.user_data = node;
+  cached_topics_t *topics = malloc(sizeof *topics);
+  if (topics == NULL)
+    return LD_ERR_NOMEM;
+  ld_rest_config_t rc;
+  fill_rest_config(node, topics, &rc);
+  int err = ld_rest_server_new(&ctx, &rc, &node->rest);
+  free(topics);
+  if (err != 0)
+    LD_ERROR(TOPIC, "REST server on %s:%u failed: %s", node->cfg.rest.address, node->cfg.rest.port,
+             ld_strerror(err));
+  else
+    ld_rest_server_set_health(node->rest, LD_REST_HEALTH_READY);
+  return err;
+}
+
+/* ---- metrics ------------------------------------------------------------------------------ */
+
+static int start_metrics(ld_node_t *node) {
+  node->metrics_reg = ld_metrics_new();
+  if (node->metrics_reg == NULL)
+    return LD_ERR_NOMEM;
+  ld_metrics_register_process(node->metrics_reg);
+  ld_node_metrics_sources_t src = {node->sw, node->peerstore, node->metadata,
+                                   node->gs != NULL ? ld_gs_service_router(node->gs) : NULL, NULL};
+  node->node_metrics = ld_node_metrics_new(node->metrics_reg, &src);
+  if (node->node_metrics == NULL)
+    return LD_ERR_NOMEM;
+  ld_metrics_server_config_t mc = {node->loop, node->metrics_reg, node->cfg.metrics.address,
+                                   node->cfg.metrics.port};
+  int err = ld_metrics_server_new(&mc, &node->metrics_srv);
+  if (err != 0)
+    LD_ERROR(TOPIC, "metrics server on %s:%u failed: %s", node->cfg.metrics.address,
+             node->cfg.metrics.port, ld_strerror(err));
+  return err;
+}
+
+int ld_node_servers_start(ld_node_t *node) {
+  int rc = node->cfg.rest.enabled ? start_rest(node) : 0;
+  if (rc == 0 && node->cfg.metrics.enabled)
+    rc = start_metrics(node);
+  return rc;
+}
+
+uint16_t ld_node_rest_port(const ld_node_t *node) {
+  return node->rest != NULL ? ld_rest_server_port(node->rest) : 0;
+}
+
+uint16_t ld_node_metrics_port(const ld_node_t *node) {
+  return node->metrics_srv != NULL ? ld_metrics_server_port(node->metrics_srv) : 0;
+}
+
+void ld_node_servers_stop(ld_node_t *node) {
+  if (node->rest != NULL) {
+    node->pending++;
+    ld_rest_server_set_health(node->rest, LD_REST_HEALTH_SHUTTING_DOWN);
+    ld_rest_server_close(node->rest, ld_node_pending_done, node);
+    node->rest = NULL;
+  }
+  if (node->metrics_srv != NULL) {
+    node->pending++;
+    ld_metrics_server_close(node->metrics_srv, ld_node_pending_done, node);
+    node->metrics_srv = NULL;
+  }
+}
+
+void ld_node_servers_free(ld_node_t *node) {
+  ld_node_metrics_free(node->node_metrics);
+  node->node_metrics = NULL;
+  ld_metrics_free(node->metrics_reg);
+  node->metrics_reg = NULL;
+}

@@ -1,0 +1,124 @@
+#include "rest/relay_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/log.h"
+
+int ld_rest_read_topic_list(ld_http_request_t *req, json_t **body, const char ***topics,
+                            size_t *n) {
+  char err[LD_REST_ERR_MAX];
+  int rc = ld_rest_read_json(req, body);
+  if (rc != 0)
+    return rc;
+  rc = ld_rest_json_strings(*body, topics, n, err, sizeof err);
+  if (rc != 0) {
+    ld_rest_respond_error(req, 400, "Invalid content body, could not decode: ", err);
+    json_decref(*body);
+    *body = NULL;
+  }
+  return rc;
+}
+
+int ld_rest_relay_subscribe(ld_rest_server_t *srv, ld_http_request_t *req, const char *pubsub_topic,
+                            ld_rest_topic_kind_t kind, const char *topic, size_t len) {
+  const ld_rest_relay_ops_t *relay = srv->ctx.relay;
+  char why[LD_REST_ERR_MAX] = "";
+  int rc = relay->subscribe(relay->user_data, pubsub_topic, why, sizeof why);
+  if (rc == 0) {
+    rc = ld_rest_cache_subscribe(srv->cache, kind, topic, len);
+    if (rc != 0)
+      snprintf(why, sizeof why, "%s", rc == LD_ERR_LIMIT ? "too many topics" : ld_strerror(rc));
+  }
+  if (rc != 0) {
+    LD_ERROR("rest", "SUBSCRIBE failed: %s: %s", pubsub_topic, why[0] ? why : ld_strerror(rc));
+    ld_rest_respond_error(req, 500, "Subscribe failed:", why[0] ? why : ld_strerror(rc));
+    return rc;
+  }
+  LD_INFO("rest", "Subscribed to %s", pubsub_topic);
+  return 0;
+}
+
+int ld_rest_relay_unsubscribe(ld_rest_server_t *srv, ld_http_request_t *req,
+                              const char *pubsub_topic, ld_rest_topic_kind_t kind,
+                              const char *topic, size_t len) {
+  const ld_rest_relay_ops_t *relay = srv->ctx.relay;
+  char why[LD_REST_ERR_MAX] = "";
+  ld_rest_cache_unsubscribe(srv->cache, kind, topic, len);
+  int rc = relay->unsubscribe(relay->user_data, pubsub_topic, why, sizeof why);
+  if (rc != 0) {
+    LD_ERROR("rest", "UNSUBSCRIBE failed: %s: %s", pubsub_topic, why[0] ? why : ld_strerror(rc));
+    ld_rest_respond_error(req, 500, "Unsubscribe failed:", why[0] ? why : ld_strerror(rc));
+    return rc;
+  }
+  LD_INFO("rest", "Unsubscribed from %s", pubsub_topic);
+  return 0;
+}
+
+static json_t *messages_json(ld_waku_message_t *msgs, size_t n) {
+  json_t *list = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *m = list != NULL ? ld_rest_message_to_json(&msgs[i]) : NULL;
+    if (m == NULL || json_array_append_new(list, m) != 0) {
+      json_decref(list);
+      list = NULL;
+    }
+  }
+  return list;
+}
+
+void ld_rest_respond_cached(ld_rest_server_t *srv, ld_http_request_t *req,
+                            ld_rest_topic_kind_t kind, const char *topic, size_t len) {
+  ld_waku_message_t *msgs = NULL;
+  size_t n = 0;
+  int rc = ld_rest_cache_take(srv->cache, kind, topic, len, &msgs, &n);
+  if (rc == LD_ERR_NOT_FOUND) {
+    LD_INFO("rest", "Not subscribed to topic %s", topic);
+    ld_rest_respond_error(req, 404, "Not subscribed to topic: ", topic);
+    return;
+  }
+  if (rc != 0) {
+    ld_http_respond_text(req, 500, "Out of memory");
+    return;
+  }
+  ld_rest_respond_json_new(req, messages_json(msgs, n));
+  for (size_t i = 0; i < n; i++)
+    ld_waku_message_clear(&msgs[i]);
+  free(msgs);
+}
+
+int ld_rest_read_message(ld_rest_server_t *srv, ld_http_request_t *req, ld_waku_message_t *msg) {
+  json_t *body = NULL;
+  int rc = ld_rest_read_json(req, &body);
+  if (rc != 0)
+    return rc;
+  char err[LD_REST_ERR_MAX];
+  size_t cap = srv->ctx.max_msg_size > 0 ? srv->ctx.max_msg_size : LD_WAKU_DEFAULT_MAX_MSG_SIZE;
+  rc = ld_rest_message_from_json(body, (int64_t)ld_wall_ns(), true, cap, msg, err, sizeof err);
+  json_decref(body);
+  if (rc == LD_ERR_NOMEM)
+    ld_http_respond_text(req, 500, "Out of memory");
+  else if (rc != 0)
+    ld_http_respond_text(req, 400, err);
+  return rc;
+}
+
+void ld_rest_relay_publish(ld_rest_server_t *srv, ld_http_request_t *req, const char *pubsub_topic,
+                           const ld_waku_message_t *msg, const char *prefix,
+                           unsigned internal_status) {
+  const ld_rest_relay_ops_t *relay = srv->ctx.relay;
+  char why[LD_REST_ERR_MAX] = "";
+  int rc = relay->publish(relay->user_data, pubsub_topic, msg, why, sizeof why);
+  if (rc >= 0 || rc == LD_ERR_EXISTS) {
+    LD_INFO("rest", "Published a message on %s to %d peers", pubsub_topic, rc > 0 ? rc : 0);
+    ld_rest_respond_ok(req);
+    return;
+  }
+  const char *reason = why[0] ? why : ld_strerror(rc);
+  LD_WARN("rest", "Failed to publish on %s: %s", pubsub_topic, reason);
+  bool internal = rc == LD_ERR_NOMEM || rc == LD_ERR_IO || rc == LD_ERR_INTERNAL;
+  ld_rest_respond_error(req, internal ? internal_status : 400, prefix, reason);
+}

@@ -1,0 +1,39 @@
+/* Pieces shared by the static-shard and the autosharding relay endpoints. Each function that
+ * takes `req` answers it when it fails (and returns the error); on success the caller answers. */
+#ifndef LD_REST_RELAY_COMMON_H
+#define LD_REST_RELAY_COMMON_H
+
+#include "rest/server_internal.h"
+
+/* Reads the body as a JSON list of strings into a new reference *body and an array *topics of
+ * borrowed strings (free() it); 400 on failure. */
+int ld_rest_read_topic_list(ld_http_request_t *req, json_t **body, const char ***topics, size_t *n);
+
+/* Caches `topic` (of `kind`) and subscribes the node to `pubsub_topic`; 500
+ * "Subscribe failed:<why>" on failure (the cache is left as it was). */
+int ld_rest_relay_subscribe(ld_rest_server_t *srv, ld_http_request_t *req, const char *pubsub_topic,
+                            ld_rest_topic_kind_t kind, const char *topic, size_t len);
+
+/* Forgets `topic` in the cache and unsubscribes the node from `pubsub_topic`; 500
+ * "Unsubscribe failed:<why>" on failure. */
+int ld_rest_relay_unsubscribe(ld_rest_server_t *srv, ld_http_request_t *req,
+                              const char *pubsub_topic, ld_rest_topic_kind_t kind,
+                              const char *topic, size_t len);
+
+/* Answers the cached messages of a topic as a JSON array and clears them; 404 when the topic is
+ * not cached. */
+void ld_rest_respond_cached(ld_rest_server_t *srv, ld_http_request_t *req,
+                            ld_rest_topic_kind_t kind, const char *topic, size_t len);
+
+/* Reads the body as a RelayWakuMessage into `msg` (initialised; owned on success); 400 with the
+ * reason on failure. */
+int ld_rest_read_message(ld_rest_server_t *srv, ld_http_request_t *req, ld_waku_message_t *msg);
+
+/* Publishes `msg` on `pubsub_topic` and answers: 200 "OK" on success (a duplicate included),
+ * 400 "<prefix><why>" for a refused message, `internal_status` "<prefix><why>" for internal
+ * failures. */
+void ld_rest_relay_publish(ld_rest_server_t *srv, ld_http_request_t *req, const char *pubsub_topic,
+                           const ld_waku_message_t *msg, const char *prefix,
+                           unsigned internal_status);
+
+#endif

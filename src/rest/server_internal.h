@@ -1,0 +1,63 @@
+/* Internals shared by the REST server and its endpoint files. Not for other modules. */
+#ifndef LD_REST_SERVER_INTERNAL_H
+#define LD_REST_SERVER_INTERNAL_H
+
+#include <jansson.h>
+
+#include "rest/json.h"
+#include "rest/message_cache.h"
+#include "rest/server.h"
+
+typedef struct ld_rest_route {
+  ld_rest_handler_fn fn;
+  void *user_data;
+  struct ld_rest_route *next;
+} ld_rest_route_t;
+
+typedef struct ld_rest_unavailable {
+  char group[32];
+  char *message;
+} ld_rest_unavailable_t;
+
+struct ld_rest_server {
+  ld_rest_context_t ctx;
+  ld_rest_relay_ops_t relay; /* valid when ctx.relay != NULL (then ctx.relay points here) */
+  char version[128];
+  bool admin;
+  ld_httpd_t *httpd;
+  ld_route_table_t *routes;
+  ld_rest_route_t *route_list;
+  ld_rest_cache_t *cache;
+  int fanout_handle;
+  ld_rest_health_t health;
+  ld_rest_unavailable_t unavailable[LD_REST_MAX_UNAVAILABLE];
+  void (*done)(void *);
+  void *done_data;
+};
+
+/* The endpoint groups. Each returns 0 or the error of ld_rest_server_add_route. */
+int ld_rest_install_debug(ld_rest_server_t *srv);
+int ld_rest_install_health(ld_rest_server_t *srv);
+int ld_rest_install_admin(ld_rest_server_t *srv);
+int ld_rest_install_relay(ld_rest_server_t *srv);
+int ld_rest_install_relay_auto(ld_rest_server_t *srv);
+
+/* 200 "OK" as text/plain. */
+void ld_rest_respond_ok(ld_http_request_t *req);
+
+/* 200 "OK" for OPTIONS routes. */
+void ld_rest_options_ok(ld_rest_server_t *srv, ld_http_request_t *req, const ld_route_match_t *m,
+                        void *user_data);
+
+/* Parses the request body as JSON (rest/json.h). On failure answers 400 with the reason and
+ * returns the error; on success stores a new reference in *out. */
+int ld_rest_read_json(ld_http_request_t *req, json_t **out);
+
+/* Answers `json` (a new reference, consumed) with status 200, or 500 when it is NULL. */
+void ld_rest_respond_json_new(ld_http_request_t *req, json_t *json);
+
+/* Answers `status` with "<prefix><why>" as text/plain. */
+void ld_rest_respond_error(ld_http_request_t *req, unsigned status, const char *prefix,
+                           const char *why);
+
+#endif

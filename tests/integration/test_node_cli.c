@@ -1,0 +1,338 @@
+/* `logosdelivery send` and `logosdelivery subscribe` (the program from $LD_BIN, as child
+ * processes) against a relay node running in this process: the hash `send` prints is the hash
+ * the node received and the one `subscribe` prints; static and autosharded topics; the exit
+ * codes of an unreachable peer, a wrong peer ID, another cluster and bad usage. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <signal.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "node/events.h"
+#include "node/node.h"
+#include "waku/core/sharding.h"
+
+#define STEP_MS 30000
+#define CONTENT_TOPIC "/cli/1/chat/proto"
+
+static uv_loop_t g_loop;
+static const char *g_bin;
+
+static void pump(void) {
+  uv_run(&g_loop, UV_RUN_ONCE);
+}
+
+#define WAIT_FOR(cond)                                                                             \
+  do {                                                                                             \
+    uint64_t deadline_ = ld_now_ms() + STEP_MS;                                                    \
+    while (!(cond) && ld_now_ms() < deadline_)                                                     \
+      pump();                                                                                      \
+    assert_true(cond);                                                                             \
+  } while (0)
+
+/* ---- child processes ---------------------------------------------------------------------------
+ */
+
+typedef struct child {
+  uv_process_t proc;
+  uv_pipe_t out, err;
+  char stdout_buf[8192], stderr_buf[8192];
+  size_t out_len, err_len;
+  bool exited;
+  int64_t status;
+  int closed; /* handles closed */
+} child_t;
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  (void)suggested;
+  child_t *c = h->data;
+  bool is_out = h == (uv_handle_t *)&c->out;
+  char *base = is_out ? c->stdout_buf : c->stderr_buf;
+  size_t len = is_out ? c->out_len : c->err_len;
+  *buf = uv_buf_init(base + len, (unsigned)(sizeof c->stdout_buf - 1 - len));
+}
+
+static void on_closed(uv_handle_t *h) {
+  ((child_t *)h->data)->closed++;
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  (void)buf;
+  child_t *c = s->data;
+  if (n > 0) {
+    size_t *len = s == (uv_stream_t *)&c->out ? &c->out_len : &c->err_len;
+    *len += (size_t)n;
+    (s == (uv_stream_t *)&c->out ? c->stdout_buf : c->stderr_buf)[*len] = '\0';
+  } else if (n < 0) {
+    uv_close((uv_handle_t *)s, on_closed);
+  }
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int signal) {
+  (void)signal;
+  child_t *c = p->data;
+  c->exited = true;
+  c->status = status;
+  uv_close((uv_handle_t *)p, on_closed);
+}
+
+static child_t *spawn(const char *const *args) {
+  child_t *c = calloc(1, sizeof *c);
+  char *argv[24];
+  size_t n = 0;
+  argv[n++] = (char *)g_bin;
+  for (; args[n - 1] != NULL && n < 23; n++)
+    argv[n] = (char *)args[n - 1];
+  argv[n] = NULL;
+  uv_pipe_init(&g_loop, &c->out, 0);
+  uv_pipe_init(&g_loop, &c->err, 0);
+  c->proc.data = c->out.data = c->err.data = c;
+  uv_stdio_container_t stdio[3] = {
+      {.flags = UV_IGNORE},
+      {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&c->out},
+      {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&c->err},
+  };
+  uv_process_options_t opts = {
+      .exit_cb = on_exit_cb, .file = g_bin, .args = argv, .stdio_count = 3, .stdio = stdio};
+  assert_int_equal(uv_spawn(&g_loop, &c->proc, &opts), 0);
+  uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
+  uv_read_start((uv_stream_t *)&c->err, on_alloc, on_read);
+  return c;
+}
+
+/* Waits for the exit and the end of both outputs; returns the exit status. */
+static int64_t finish(child_t *c) {
+  WAIT_FOR(c->exited && c->closed == 3);
+  return c->status;
+}
+
+static void expect_success(child_t *c) {
+  int64_t status = finish(c);
+  if (status != 0)
+    fail_msg("exit %lld, stderr '%s'", (long long)status, c->stderr_buf);
+}
+
+/* ---- the node -------------------------------------------------------------------------------- */
+
+typedef struct received {
+  int count;
+  char hash[LD_WAKU_HASH_HEX_LEN + 1];
+  char topic[64];
+} received_t;
+
+static void on_message(int kind, const void *payload, void *ud) {
+  (void)kind;
+  const ld_fanout_message_t *m = payload;
+  received_t *r = ud;
+  r->count++;
+  ld_waku_hash_to_hex(m->hash, r->hash);
+  snprintf(r->topic, sizeof r->topic, "%s", m->pubsub_topic);
+}
+
+static void on_stopped(void *ud) {
+  *(bool *)ud = true;
+}
+
+static ld_node_t *start_node(uint16_t cluster, uint16_t num_shards, const char *shard,
+                             received_t *r, char *addr, size_t cap) {
+  ld_node_config_t *cfg = malloc(sizeof *cfg);
+  char err[256];
+  ld_node_config_default(cfg);
+  assert_int_equal(ld_node_config_set_listen(cfg, "127.0.0.1", 0, 0, err, sizeof err), 0);
+  cfg->cluster_id = cluster;
+  cfg->num_shards_in_network = num_shards;
+  if (shard != NULL)
+    assert_int_equal(ld_node_config_add_shard(cfg, shard, err, sizeof err), 0);
+  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
+  int rc = 0;
+  ld_node_t *n = ld_node_new(&g_loop, cfg, &rc);
+  free(cfg);
+  assert_non_null(n);
+  ld_broker_subscribe(ld_node_broker(n), LD_EVENT_MESSAGE, on_message, r);
+  assert_int_equal(ld_node_start(n), 0);
+  ld_multiaddr_t ma;
+  assert_int_equal(ld_node_listen_addrs(n, &ma, 1), 1);
+  ld_multiaddr_to_text(&ma, addr, cap);
+  return n;
+}
+
+static void stop_node(ld_node_t *n) {
+  bool stopped = false;
+  ld_node_stop(n, on_stopped, &stopped);
+  WAIT_FOR(stopped);
+}
+
+static void trim(char *s) {
+  size_t n = strlen(s);
+  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+    s[--n] = '\0';
+}
+
+/* ---- tests ----------------------------------------------------------------------------------- */
+
+static void send_and_subscribe_agree_on_the_hash(void **state) {
+  (void)state;
+  received_t r = {0};
+  char addr[LD_MULTIADDR_TEXT_MAX];
+  ld_node_t *n = start_node(0, 0, NULL, &r, addr, sizeof addr); /* shards 0..7 of cluster 0 */
+
+  const char *sub_args[] = {"subscribe",   "--peer",  addr, "--content-topic",
+                            CONTENT_TOPIC, "--count", "1",  "--timeout",
+                            "25",          NULL};
+  child_t *sub = spawn(sub_args);
+  /* the subscriber is in the topic before the sender publishes */
+  WAIT_FOR(strstr(sub->stderr_buf, "subscribe: receiving") != NULL);
+
+  const char *send_args[] = {
+      "send", "--peer", addr, "--content-topic", CONTENT_TOPIC, "hello from the command line",
+      NULL};
+  child_t *snd = spawn(send_args);
+  expect_success(snd);
+  trim(snd->stdout_buf);
+  assert_int_equal(strlen(snd->stdout_buf), LD_WAKU_HASH_HEX_LEN);
+  assert_memory_equal(snd->stdout_buf, "0x", 2);
+
+  WAIT_FOR(r.count == 1);
+  assert_string_equal(r.hash, snd->stdout_buf);
+  assert_string_equal(r.topic, "/waku/2/rs/0/0"); /* autosharding over 1 shard by default */
+
+  expect_success(sub);
+  json_error_t jerr;
+  json_t *line = json_loads(sub->stdout_buf, JSON_DISABLE_EOF_CHECK, &jerr);
+  assert_non_null(line);
+  assert_string_equal(json_string_value(json_object_get(line, "hash")), snd->stdout_buf);
+  assert_string_equal(json_string_value(json_object_get(line, "text")),
+                      "hello from the command line");
+  assert_string_equal(json_string_value(json_object_get(line, "payload")),
+                      "aGVsbG8gZnJvbSB0aGUgY29tbWFuZCBsaW5l");
+  assert_string_equal(json_string_value(json_object_get(line, "contentTopic")), CONTENT_TOPIC);
+  assert_string_equal(json_string_value(json_object_get(line, "pubsubTopic")), "/waku/2/rs/0/0");
+  assert_true(json_integer_value(json_object_get(line, "timestamp")) > 0);
+  json_decref(line);
+  free(sub);
+  free(snd);
+  stop_node(n);
+}
+
+static void autosharding_and_static_topics_reach_the_right_shard(void **state) {
+  (void)state;
+  received_t r = {0};
+  char addr[LD_MULTIADDR_TEXT_MAX];
+  ld_relay_shard_t shard;
+  assert_int_equal(ld_autoshard(CONTENT_TOPIC, strlen(CONTENT_TOPIC), 8, 2, &shard, NULL), 0);
+  ld_node_t *n = start_node(2, 8, NULL, &r, addr, sizeof addr); /* autosharding: all 8 shards */
+  const char *auto_args[] = {"send",        "--peer",       addr, "--content-topic",
+                             CONTENT_TOPIC, "--cluster-id", "2",  "--num-shards-in-network",
+                             "8",           "auto",         NULL};
+  child_t *c = spawn(auto_args);
+  expect_success(c);
+  WAIT_FOR(r.count == 1);
+  char expect[64];
+  snprintf(expect, sizeof expect, "/waku/2/rs/2/%u", shard.shard_id);
+  assert_string_equal(r.topic, expect);
+  free(c);
+
+  const char *static_args[] = {
+      "send",           "--peer", addr,   "--content-topic", CONTENT_TOPIC, "--pubsub-topic",
+      "/waku/2/rs/2/5", "--meta", "0102", "static",          NULL};
+  c = spawn(static_args);
+  expect_success(c);
+  WAIT_FOR(r.count == 2);
+  assert_string_equal(r.topic, "/waku/2/rs/2/5");
+  free(c);
+  stop_node(n);
+}
+
+static void failures_have_clear_exit_codes(void **state) {
+  (void)state;
+  received_t r = {0};
+  char addr[LD_MULTIADDR_TEXT_MAX];
+  ld_node_t *n = start_node(0, 0, "0", &r, addr, sizeof addr);
+  char wrong_id[LD_MULTIADDR_TEXT_MAX];
+  snprintf(wrong_id, sizeof wrong_id,
+           "%.*s/p2p/16Uiu2HAkx3GoZmXmHbBcphAVJAU6gDuFWWLyBgAaEpyPzbZqccLQ",
+           (int)(strstr(addr, "/p2p/") - addr), addr);
+  struct {
+    const char *args[16];
+    int64_t status;
+    const char *needle;
+  } cases[] = {
+      {{"send", "--peer",
+        "/ip4/127.0.0.1/tcp/1/p2p/16Uiu2HAkx3GoZmXmHbBcphAVJAU6gDuFWWLyBgAaEpyPzbZqccLQ",
+        "--content-topic", CONTENT_TOPIC, "x", NULL},
+       2,
+       "cannot reach"},
+      {{"send", "--peer", wrong_id, "--content-topic", CONTENT_TOPIC, "x", NULL},
+       3,
+       "PEER_ID_MISMATCH"},
+      {{"send", "--peer", addr, "--content-topic", CONTENT_TOPIC, "--cluster-id", "9", "x", NULL},
+       2,
+       "CLUSTER_MISMATCH"},
+      {{"send", "--peer", addr, "--content-topic", CONTENT_TOPIC, "--pubsub-topic",
+        "/waku/2/rs/0/6", "--timeout", "1", "x", NULL},
+       5,
+       "timed out"},
+      {{"send", "--peer", addr, "--content-topic", "bad-topic", "x", NULL}, 1, "--content-topic"},
+      {{"send", "--peer", "/ip4/127.0.0.1/tcp/1", "--content-topic", CONTENT_TOPIC, "x", NULL},
+       1,
+       "must end with /p2p/"},
+      {{"send", "--peer", addr, "--content-topic", CONTENT_TOPIC, NULL}, 1, "usage"},
+      {{"send", "--content-topic", CONTENT_TOPIC, "x", NULL}, 1, "--peer and --content-topic"},
+      {{"send", "--peer", addr, "--content-topic", CONTENT_TOPIC, "--pubsub-topic",
+        "/waku/2/rs/1/0", "--cluster-id", "0", "x", NULL},
+       1,
+       "not in --cluster-id 0"},
+      {{"subscribe", "--peer", addr, "--content-topic", CONTENT_TOPIC, "extra", NULL},
+       1,
+       "unexpected argument"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    child_t *c = spawn(cases[i].args);
+    int64_t status = finish(c);
+    if (status != cases[i].status || strstr(c->stderr_buf, cases[i].needle) == NULL)
+      fail_msg("case %zu: exit %lld, stderr '%s'", i, (long long)status, c->stderr_buf);
+    free(c);
+  }
+  assert_int_equal(r.count, 0);
+  stop_node(n);
+}
+
+static int setup(void **state) {
+  (void)state;
+  g_bin = getenv("LD_BIN");
+  if (g_bin == NULL)
+    return -1;
+  uv_loop_init(&g_loop);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  uint64_t end = ld_now_ms() + 50;
+  while (ld_now_ms() < end)
+    pump();
+  return uv_loop_close(&g_loop) == 0 ? 0 : -1;
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN); /* as the program does: a closed peer is a write error */
+  if (getenv("LD_BIN") == NULL) {
+    printf("LD_BIN is not set: skipping the program tests\n");
+    return 0;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(send_and_subscribe_agree_on_the_hash),
+      cmocka_unit_test(autosharding_and_static_topics_reach_the_right_shard),
+      cmocka_unit_test(failures_have_clear_exit_codes),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
