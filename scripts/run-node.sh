@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Sets up the machine, builds the release binary and starts a node. Extra arguments are passed
-# to the node, e.g. scripts/run-node.sh --tcp-port=60000 --log-level=DEBUG
+# Sets up the machine, builds the release binary and starts a node: by default a relay node with
+# the REST API on 127.0.0.1:8645 and metrics on 127.0.0.1:8008. Arguments replace the defaults,
+# e.g. scripts/run-node.sh --tcp-port=60001 --log-level=DEBUG
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DLD_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target logosdelivery
+if [ $# -eq 0 ]; then
+  set -- --relay=true --rest=true --rest-address=127.0.0.1 --rest-admin=true \
+    --metrics-server=true --metrics-server-address=127.0.0.1
+fi
 exec ./build/logosdelivery "$@"
