@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Runs every benchmark of the libp2p core and prints one JSON line per figure: ours (C, Release
+# Runs every benchmark (libp2p core, relay) and prints one JSON line per figure: ours (C, Release
 # build) beside js-libp2p's from the same run. bench/RESULTS.md records the latest figures.
 #
-#   bash bench/run.sh            # all figures, about five minutes on two cores
+#   bash bench/run.sh            # all figures, about fifteen minutes on two cores
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/deps.sh >/dev/null
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF -DLD_TESTS=ON -DLD_WERROR=OFF >/dev/null
-cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p ld_testpeer \
-  logosdelivery >/dev/null
+cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p bench_relay \
+  ld_testpeer logosdelivery >/dev/null
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
 root=$(pwd)
 export LD_TESTPEER="$root/build-rel/ld_testpeer" LD_BIN="$root/build-rel/logosdelivery"
+export LD_BENCH_RELAY="$root/build-rel/bench_relay"
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "# node $(node --version), js-libp2p $(node -p "require('./tests/interop/node_modules/libp2p/package.json').version")"
 
@@ -54,3 +55,11 @@ for mux in yamux mplex; do
   node bench/memory.mjs --server node --muxer "$mux" --connections 100 \
     --server-arg=--max-connections=200
 done
+echo "# relay: 10 relay processes on one shard, each dialing 4 others, 1 KiB messages"
+echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# js: REST publishing and log lines (relay-mesh.mjs); ours: bench_relay publishing and /metrics
+node bench/relay-rate.mjs --impl js,node --ramp 1000,1500,2000,2500,3000,4000,5000
+# instructions per delivered message: one fleet node under callgrind, 1,000 messages at 100/s
+node bench/relay-rate.mjs --impl node --callgrind 100,1000
+node bench/relay-memory.mjs --impl js,node --peers 50
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "logosdelivery/app.h"
+#include "logosdelivery/client.h"
 #include "logosdelivery/flags.h"
 #include "p2p/identify.h"
 #include "p2p/ping.h"
@@ -26,26 +27,12 @@ typedef struct canary {
   int exit_code;
 } canary_t;
 
+/* The send/subscribe mapping, except that the canary counts a closed connection and a cluster
+ * mismatch as "other". */
 static int exit_code_for(int err) {
-  switch (err) {
-  case LD_ERR_UNREACHABLE:
-  case LD_ERR_REFUSED:
-  case LD_ERR_IO:
-    return LD_CANARY_EXIT_UNREACHABLE;
-  case LD_ERR_HANDSHAKE:
-  case LD_ERR_BAD_SIGNATURE:
-  case LD_ERR_BAD_KEY:
-  case LD_ERR_PEER_ID_MISMATCH:
-  case LD_ERR_DECRYPT:
-  case LD_ERR_NEGOTIATION_FAILED:
-    return LD_CANARY_EXIT_HANDSHAKE;
-  case LD_ERR_PROTOCOL_UNSUPPORTED:
-    return LD_CANARY_EXIT_UNSUPPORTED;
-  case LD_ERR_TIMEOUT:
-    return LD_CANARY_EXIT_TIMEOUT;
-  default:
+  if (err == LD_ERR_CLOSED || err == LD_ERR_CLUSTER_MISMATCH)
     return LD_CANARY_EXIT_OTHER;
-  }
+  return ld_client_exit_code(err);
 }
 
 static void on_closed(void *user_data) {

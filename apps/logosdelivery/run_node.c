@@ -10,11 +10,12 @@
 #include "logosdelivery/node_options.h"
 #include "node/node.h"
 
-/* Parses flags, environment and config file into a node configuration and sets up logging.
- * Returns 0, 1 for --help (printed), or an error (printed). */
-static int parse_node_flags(int argc, char **argv, ld_node_config_t *cfg) {
+/* Parses flags, environment and config file into `*out` (freed by the caller) and sets up
+ * logging. Returns 0, 1 for --help (printed), or an error (printed). */
+static int parse_node_flags(int argc, char **argv, ld_app_node_options_t **out) {
   ld_app_node_options_t *opts = malloc(sizeof *opts);
   char err[512];
+  *out = NULL;
   if (opts == NULL)
     return LD_ERR_NOMEM;
   int rc = ld_app_node_options_parse(argc, argv, opts, err, sizeof err);
@@ -28,7 +29,8 @@ static int parse_node_flags(int argc, char **argv, ld_node_config_t *cfg) {
   } else {
     ld_log_set_level(opts->log_level);
     ld_log_set_format(opts->log_format);
-    *cfg = opts->config;
+    *out = opts;
+    return 0;
   }
   free(opts);
   return rc;
@@ -67,15 +69,18 @@ static int start_signals(node_run_t *run) {
 }
 
 int ld_app_run_node(int argc, char **argv) {
-  static ld_node_config_t cfg;
-  int rc = parse_node_flags(argc, argv, &cfg);
+  ld_app_node_options_t *opts;
+  int rc = parse_node_flags(argc, argv, &opts);
   if (rc != 0)
     return rc == 1 ? LD_EXIT_OK : LD_EXIT_USAGE;
   node_run_t run;
   memset(&run, 0, sizeof run);
   uv_loop_init(&run.loop);
   int err = 0;
-  run.node = ld_node_new(&run.loop, &cfg, &err);
+  /* The node keeps its own copy of the configuration: the options go back to the heap before
+   * the node starts allocating, instead of a second copy living in static storage. */
+  run.node = ld_node_new(&run.loop, &opts->config, &err);
+  free(opts);
   if (run.node == NULL || (err = ld_node_start(run.node)) != 0) {
     LD_ERROR("main", "Failed to start the node: %s (%s)", ld_strerror(err), ld_errname(err));
     if (run.node != NULL)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/utf8.h"
 
 struct ld_metric_series {
   ld_metric_t *family;
@@ -401,30 +402,12 @@ int ld_metrics_format_value(ld_buf_t *out, double v) {
   return append_str(out, tmp);
 }
 
-/* Length of the valid UTF-8 sequence at s[0..len), or 0 when it is not one. */
-static size_t utf8_seq_len(const unsigned char *s, size_t len) {
-  unsigned char c = s[0];
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || n > len)
-    return 0;
-  uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80)
-      return 0;
-    cp = cp << 6 | (s[i] & 0x3Fu);
-  }
-  static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return n;
-}
-
 static int escape(ld_buf_t *out, const char *value, bool quotes) {
   const unsigned char *s = (const unsigned char *)value;
   size_t len = strlen(value);
   int rc = 0;
   for (size_t i = 0; i < len && rc == 0;) {
-    size_t n = utf8_seq_len(s + i, len - i);
+    size_t n = ld_utf8_char_len(s + i, len - i);
     if (n == 0) {
       rc = ld_buf_append(out, "\xEF\xBF\xBD", 3);
       i++;

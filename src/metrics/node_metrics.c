@@ -322,18 +322,24 @@ static void emit_bytes(const char *topic, const ld_gs_topic_stats_t *st, void *a
                   (double)st->bytes_out + (double)st->msgs_out * tlen);
 }
 
+/* The relay set with ld_node_metrics_set_relay, or NULL. */
+static ld_relay_t *relay_of(const ld_node_metrics_t *nm) {
+  return nm->relay;
+}
+
 /* Calls fn for every topic the relay keeps counters for. */
 static void for_each_relay_topic(ld_node_metrics_t *nm,
                                  void (*fn)(const char *topic, const ld_relay_topic_stats_t *st,
                                             void *arg),
                                  void *arg) {
-  if (nm->relay == NULL)
+  ld_relay_t *relay = relay_of(nm);
+  if (relay == NULL)
     return;
   const char *topics[LD_NODE_METRICS_MAX_TOPICS];
-  size_t n = ld_relay_topics(nm->relay, topics, LD_NODE_METRICS_MAX_TOPICS);
+  size_t n = ld_relay_topics(relay, topics, LD_NODE_METRICS_MAX_TOPICS);
   for (size_t i = 0; i < n && i < LD_NODE_METRICS_MAX_TOPICS; i++) {
     ld_relay_topic_stats_t st;
-    if (ld_relay_topic_stats(nm->relay, topics[i], &st) == 0)
+    if (ld_relay_topic_stats(relay, topics[i], &st) == 0)
       fn(topics[i], &st, arg);
   }
 }
@@ -377,12 +383,30 @@ static void c_shard_avg(ld_metrics_emitter_t *e, void *ud) {
 
 static void c_signed(ld_metrics_emitter_t *e, void *ud) {
   ld_node_metrics_t *nm = ud;
-  if (nm->relay == NULL)
+  ld_relay_t *relay = relay_of(nm);
+  if (relay == NULL)
     return;
   ld_relay_stats_t st;
-  ld_relay_get_stats(nm->relay, &st);
+  ld_relay_get_stats(relay, &st);
   ld_metrics_emit(e, (const char *const[]){"Accept"}, (double)st.signed_accepted);
   ld_metrics_emit(e, (const char *const[]){"Reject"}, (double)st.signed_rejected);
+}
+
+static void c_latency(ld_metrics_emitter_t *e, void *ud) {
+  ld_node_metrics_t *nm = ud;
+  ld_relay_t *relay = relay_of(nm);
+  if (relay == NULL)
+    return;
+  ld_relay_latency_t lat;
+  ld_relay_get_latency(relay, &lat);
+  double bounds[LD_RELAY_LATENCY_BUCKETS];
+  uint64_t cum[LD_RELAY_LATENCY_BUCKETS], acc = 0;
+  for (size_t i = 0; i < LD_RELAY_LATENCY_BUCKETS; i++) {
+    bounds[i] = ld_relay_latency_bounds_us[i] / 1e6;
+    acc += lat.counts[i];
+    cum[i] = acc;
+  }
+  ld_metrics_emit_histogram(e, NULL, bounds, cum, LD_RELAY_LATENCY_BUCKETS, lat.count, lat.sum_s);
 }
 
 /* ---- registration ---------------------------------------------------------------------------- */
@@ -553,6 +577,13 @@ static const family_def_t FAMILIES[] = {
      {"result"},
      1,
      c_signed,
+     -1},
+    {"waku_relay_message_latency_seconds",
+     LD_METRIC_HISTOGRAM,
+     "time from a received relay message's timestamp to its delivery",
+     {0},
+     0,
+     c_latency,
      -1},
 };
 

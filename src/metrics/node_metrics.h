@@ -34,6 +34,10 @@
  *                                                      ("Accept", "Reject"; needs the relay)
  *   waku_node_messages_total{type="relay"}             counter: messages handed to the node's
  *                                                      subscribers (received and published)
+ *   waku_relay_message_latency_seconds                 histogram: now minus the timestamp of
+ *                                                      each valid message received from a peer
+ *                                                      (buckets 0.25 ms … 5 s, relay.h; needs
+ *                                                      the relay)
  *
  * Per-topic counters cover every topic the router has had since the collector first saw it
  * subscribed (at most LD_NODE_METRICS_MAX_TOPICS), so they keep counting after an
@@ -71,7 +75,8 @@ ld_node_metrics_t *ld_node_metrics_new(ld_metrics_t *reg, const ld_node_metrics_
 void ld_node_metrics_set_router(ld_node_metrics_t *nm, ld_gs_router_t *router);
 
 /* Sets the Waku relay (borrowed, as the sources) for the metrics that need it: the "net"/"in"
- * bytes, the per-shard payload sizes and the signed-shard verdicts; NULL removes it. */
+ * bytes, the per-shard payload sizes, the signed-shard verdicts and the latency histogram; NULL
+ * removes it (those metrics are then absent). */
 void ld_node_metrics_set_relay(ld_node_metrics_t *nm, ld_relay_t *relay);
 
 /* Removes the families from the registry and frees the object. NULL is a no-op. */

@@ -162,6 +162,7 @@ static int start_metrics(ld_node_t *node) {
   node->node_metrics = ld_node_metrics_new(node->metrics_reg, &src);
   if (node->node_metrics == NULL)
     return LD_ERR_NOMEM;
+  ld_node_metrics_set_relay(node->node_metrics, node->relay);
   ld_metrics_server_config_t mc = {node->loop, node->metrics_reg, node->cfg.metrics.address,
                                    node->cfg.metrics.port};
   int err = ld_metrics_server_new(&mc, &node->metrics_srv);

@@ -6,10 +6,11 @@
 #include <uv.h>
 
 #include "base/clock.h"
-#include "base/cursor.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "base/varint.h"
+#include "p2p/reqresp.h"
 #include "identify.pb-c.h"
 
 typedef Ld__Identify__Identify pb_identify_t;
@@ -140,16 +141,11 @@ static size_t framed_size(const pb_identify_t *msg) {
 }
 
 static int append_framed(const pb_identify_t *msg, ld_buf_t *out) {
-  size_t body = ld__identify__identify__get_packed_size(msg);
-  size_t total = ld_varint_len(body) + body;
-  int rc = ld_buf_reserve(out, total);
-  if (rc != 0)
-    return rc;
-  uint8_t *p = out->data + out->len;
-  size_t pre = ld_varint_encode(body, p);
-  ld__identify__identify__pack(msg, p + pre);
-  out->len += total;
-  return 0;
+  uint8_t *p;
+  int rc = ld_reqresp_append_frame(out, ld__identify__identify__get_packed_size(msg), &p);
+  if (rc == 0)
+    ld__identify__identify__pack(msg, p);
+  return rc;
 }
 
 /* Listen addresses without /p2p, at most LD_IDENTIFY_MAX_ADDRS; returns how many. */
@@ -216,30 +212,12 @@ int ld_identify_encode(const ld_identify_local_t *local, ld_buf_t *out) {
 
 /* ---- decoding ------------------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence starting at s[0] (n > 0 bytes available), 0 when invalid.
- * Overlong forms, surrogates and code points above U+10FFFF are invalid. */
-static size_t utf8_char(const uint8_t *s, size_t n) {
-  uint8_t b = s[0];
-  if (b < 0x80)
-    return 1;
-  size_t len = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 ? 2 : 0;
-  if (len == 0 || b > 0xf4 || len > n)
-    return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-  if ((b == 0xe0 && s[1] < 0xa0) || (b == 0xed && s[1] > 0x9f) || (b == 0xf0 && s[1] < 0x90) ||
-      (b == 0xf4 && s[1] > 0x8f))
-    return 0;
-  return len;
-}
-
 /* True when data[0..n) is valid UTF-8 with no NUL (and no control characters when `strict`). */
 static bool text_ok(const uint8_t *data, size_t n, bool strict) {
   for (size_t i = 0; i < n;) {
     if (data[i] == 0 || (strict && (data[i] < 0x20 || data[i] == 0x7f)))
       return false;
-    size_t len = utf8_char(data + i, n - i);
+    size_t len = ld_utf8_char_len(data + i, n - i);
     if (len == 0)
       return false;
     i += len;
@@ -343,30 +321,27 @@ static int take_fields(const pb_identify_t *msg, const ld_peerid_t *remote, unsi
 int ld_identify_decode(const uint8_t *data, size_t len, const ld_peerid_t *remote, unsigned flags,
                        ld_identify_info_t *out) {
   ld_identify_info_clear(out);
-  ld_cursor_t c;
-  ld_cursor_init(&c, data, len);
   const uint8_t *body;
   size_t n;
-  int rc = ld_cursor_lp_bytes(&c, LD_IDENTIFY_MAX_MSG, &body, &n);
-  if (rc != 0)
-    return rc;
+  int used = ld_reqresp_read_frame(data, len, LD_IDENTIFY_MAX_MSG, &body, &n);
+  if (used < 0)
+    return used;
   pb_identify_t *msg = ld__identify__identify__unpack(NULL, n, body);
   if (msg == NULL)
     return LD_ERR_BAD_PROTOBUF;
-  rc = take_fields(msg, remote, flags, out);
+  int rc = take_fields(msg, remote, flags, out);
   ld__identify__identify__free_unpacked(msg, NULL);
   if (rc != 0) {
     ld_identify_info_clear(out);
     return rc;
   }
-  return (int)c.pos;
+  return used;
 }
 
 /* ---- service -------------------------------------------------------------------------------- */
 
 typedef enum op_kind {
-  OP_REQUEST, /* we asked the peer (outbound /ipfs/id/1.0.0) */
-  OP_SERVE,   /* the peer asked us (inbound /ipfs/id/1.0.0) */
+  OP_SERVE, /* the peer asked us (inbound /ipfs/id/1.0.0) */
   OP_PUSH_OUT,
   OP_PUSH_IN,
 } op_kind_t;
@@ -390,7 +365,8 @@ typedef struct op {
 struct conn_state {
   ld_identify_t *id;
   ld_conn_t *conn;
-  unsigned inbound; /* live OP_SERVE and OP_PUSH_IN */
+  unsigned inbound;           /* live OP_SERVE and OP_PUSH_IN */
+  ld_reqresp_call_t *request; /* our /ipfs/id/1.0.0 request, until its result */
   bool identified;
   ld_identify_info_t info;
   op_t *ops;
@@ -419,7 +395,7 @@ static conn_state_t *state_of(const ld_conn_t *c) {
 }
 
 static const char *op_name(const op_t *op) {
-  static const char *const names[] = {"request", "serve", "push", "push-in"};
+  static const char *const names[] = {"serve", "push", "push-in"};
   return names[op->kind];
 }
 
@@ -502,28 +478,28 @@ static void store_in_peerstore(ld_identify_t *id, const ld_identify_info_t *info
                             info->has_protocol_version ? info->protocol_version : NULL, now);
 }
 
-static void report_failure(op_t *op, int err) {
-  conn_state_t *st = op->state;
+static void report_failure(ld_identify_t *id, conn_state_t *st, bool request, const char *what,
+                           int err) {
   char peer[LD_PEERID_TEXT_MAX] = "?";
   if (st != NULL)
     ld_peerid_to_text(ld_conn_remote_peer(st->conn), peer, sizeof peer);
-  LD_DEBUG(LOG_TOPIC, "identify %s with %s failed: %s", op_name(op), peer, ld_errname(err));
-  ld_identify_t *id = op->id;
-  if (op->kind == OP_REQUEST && st != NULL && err != LD_ERR_CLOSED && id->ev.on_failed != NULL)
+  LD_DEBUG(LOG_TOPIC, "identify %s with %s failed: %s", what, peer, ld_errname(err));
+  if (request && st != NULL && err != LD_ERR_CLOSED && id->ev.on_failed != NULL)
     id->ev.on_failed(st->conn, err, id->ev_ud);
 }
 
+static void op_failure(op_t *op, int err) {
+  report_failure(op->id, op->state, false, op_name(op), err);
+}
+
 /* Merges a decoded message into the connection's view and reports it. */
-static void apply(op_t *op, const ld_identify_info_t *info) {
-  conn_state_t *st = op->state;
-  ld_identify_t *id = op->id;
-  if (st == NULL)
-    return;
+static void apply(ld_identify_t *id, conn_state_t *st, bool request,
+                  const ld_identify_info_t *info) {
   if (ld_identify_info_merge(&st->info, info) != 0) {
-    report_failure(op, LD_ERR_NOMEM);
+    report_failure(id, st, request, request ? "request" : "push-in", LD_ERR_NOMEM);
     return;
   }
-  if (op->kind == OP_REQUEST)
+  if (request)
     st->identified = true;
   if (!st->identified)
     return;
@@ -532,16 +508,17 @@ static void apply(op_t *op, const ld_identify_info_t *info) {
     id->ev.on_identified(st->conn, &st->info, id->ev_ud);
 }
 
-/* Decodes every message in op->rx (the first of a request must carry the key) and merges them
- * into `out`. Returns 0 when at least one message was decoded. */
-static int decode_all(op_t *op, const ld_peerid_t *remote, ld_identify_info_t *out) {
+/* Decodes every message in data[0..len) (the first of a request must carry the key) and merges
+ * them into `out`. Returns 0 when at least one message was decoded. */
+static int decode_all(const uint8_t *data, size_t len, bool request, const ld_peerid_t *remote,
+                      ld_identify_info_t *out) {
   ld_identify_info_t one;
   ld_identify_info_init(&one);
   size_t pos = 0;
   int rc = 0, count = 0;
-  while (pos < op->rx.len && count < LD_IDENTIFY_MAX_MESSAGES) {
-    unsigned flags = (op->kind == OP_REQUEST && count == 0) ? 0 : LD_IDENTIFY_KEY_OPTIONAL;
-    int used = ld_identify_decode(op->rx.data + pos, op->rx.len - pos, remote, flags, &one);
+  while (pos < len && count < LD_IDENTIFY_MAX_MESSAGES) {
+    unsigned flags = (request && count == 0) ? 0 : LD_IDENTIFY_KEY_OPTIONAL;
+    int used = ld_identify_decode(data + pos, len - pos, remote, flags, &one);
     if (used < 0) {
       rc = used;
       break;
@@ -558,32 +535,35 @@ static int decode_all(op_t *op, const ld_peerid_t *remote, ld_identify_info_t *o
 }
 
 /* Handles what a request or push-in stream delivered. */
+static void receive(ld_identify_t *id, conn_state_t *st, bool request, const uint8_t *data,
+                    size_t len) {
+  ld_identify_info_t info;
+  ld_identify_info_init(&info);
+  int rc = decode_all(data, len, request, ld_conn_remote_peer(st->conn), &info);
+  if (rc == 0 && request && !info.has_public_key)
+    rc = LD_ERR_BAD_KEY;
+  if (rc == 0)
+    apply(id, st, request, &info);
+  else
+    report_failure(id, st, request, request ? "request" : "push-in", rc);
+  ld_identify_info_clear(&info);
+}
+
 static void finish_receive(op_t *op) {
   if (op->finished)
     return;
   op->finished = true;
-  if (op->state == NULL)
-    return;
-  ld_identify_info_t info;
-  ld_identify_info_init(&info);
-  int rc = decode_all(op, ld_conn_remote_peer(op->state->conn), &info);
-  if (rc == 0 && op->kind == OP_REQUEST && !info.has_public_key)
-    rc = LD_ERR_BAD_KEY;
-  if (rc == 0)
-    apply(op, &info);
-  else
-    report_failure(op, rc);
-  ld_identify_info_clear(&info);
+  if (op->state != NULL)
+    receive(op->id, op->state, false, op->rx.data, op->rx.len);
 }
 
 static void on_timeout(uv_timer_t *t) {
   op_t *op = t->data;
-  if (!op->finished && (op->kind == OP_REQUEST || op->kind == OP_PUSH_IN) && op->rx.len > 0 &&
-      op->stream != NULL) {
+  if (!op->finished && op->kind == OP_PUSH_IN && op->rx.len > 0 && op->stream != NULL) {
     finish_receive(op); /* a peer that never half-closes: use what it sent */
   } else if (!op->finished) {
     op->finished = true;
-    report_failure(op, LD_ERR_TIMEOUT);
+    op_failure(op, LD_ERR_TIMEOUT);
   }
   if (op->stream != NULL)
     ld_stream_reset(op->stream);
@@ -638,13 +618,13 @@ static void on_recv_data(ld_stream_t *s, const uint8_t *data, size_t len) {
     return;
   if (op->rx.len + len > LD_IDENTIFY_MAX_READ) {
     op->finished = true;
-    report_failure(op, LD_ERR_TOO_LARGE);
+    op_failure(op, LD_ERR_TOO_LARGE);
     ld_stream_reset(s);
     return;
   }
   if (ld_buf_append(&op->rx, data, len) != 0) {
     op->finished = true;
-    report_failure(op, LD_ERR_NOMEM);
+    op_failure(op, LD_ERR_NOMEM);
     ld_stream_reset(s);
   }
 }
@@ -659,10 +639,10 @@ static void on_stream_close(ld_stream_t *s, int err) {
   op_t *op = ld_stream_user_data(s);
   if (!op->finished) {
     op->finished = true;
-    if (op->kind == OP_REQUEST || op->kind == OP_PUSH_IN)
-      report_failure(op, err != 0 ? err : LD_ERR_PROTOCOL);
+    if (op->kind == OP_PUSH_IN)
+      op_failure(op, err != 0 ? err : LD_ERR_PROTOCOL);
     else if (err != 0)
-      report_failure(op, err);
+      op_failure(op, err);
   }
   release(op);
 }
@@ -731,28 +711,24 @@ static void on_open(ld_stream_t *s, int err, void *user_data) {
   if (s == NULL) {
     if (!op->finished) {
       op->finished = true;
-      report_failure(op, err);
+      op_failure(op, err);
     }
     release(op);
     return;
   }
   op->stream = s;
-  bool request = op->kind == OP_REQUEST;
-  ld_stream_set_handler(s, request ? &g_recv_handler : &g_send_handler, op);
+  ld_stream_set_handler(s, &g_send_handler, op);
   if (op->finished || op->state == NULL) {
     ld_stream_reset(s); /* timed out while opening, or the connection is going away */
     return;
   }
-  if (!request) {
-    int rc = send_message(op->id, s);
-    if (rc != 0)
-      ld_stream_reset(s);
-  }
+  if (send_message(op->id, s) != 0)
+    ld_stream_reset(s);
 }
 
-static int start_outbound(ld_identify_t *id, ld_conn_t *c, op_kind_t kind) {
-  const char *protocol = kind == OP_REQUEST ? LD_IDENTIFY_PROTOCOL : LD_IDENTIFY_PUSH_PROTOCOL;
-  op_t *op = op_new(id, kind, state_of(c));
+static int start_push(ld_identify_t *id, ld_conn_t *c) {
+  const char *protocol = LD_IDENTIFY_PUSH_PROTOCOL;
+  op_t *op = op_new(id, OP_PUSH_OUT, state_of(c));
   if (op == NULL)
     return LD_ERR_NOMEM;
   int rc = ld_switch_open_stream(id->sw, c, &protocol, 1, on_open, op);
@@ -761,6 +737,27 @@ static int start_outbound(ld_identify_t *id, ld_conn_t *c, op_kind_t kind) {
     release(op);
   }
   return rc;
+}
+
+/* The responder sends one message (or more) and half-closes; a peer that never half-closes is
+ * read up to the deadline. */
+static void on_response(const uint8_t *resp, size_t len, int err, void *user_data) {
+  conn_state_t *st = user_data;
+  st->request = NULL;
+  if (err != 0)
+    report_failure(st->id, st, true, "request", err);
+  else
+    receive(st->id, st, true, resp, len);
+}
+
+static int start_request(ld_identify_t *id, conn_state_t *st) {
+  ld_reqresp_opts_t opts = {
+      .max_bytes = LD_IDENTIFY_MAX_READ,
+      .timeout_ms = LD_IDENTIFY_TIMEOUT_MS,
+      .partial_on_timeout = true,
+  };
+  return ld_reqresp_request(id->sw, st->conn, LD_IDENTIFY_PROTOCOL, NULL, 0, &opts, on_response, st,
+                            &st->request);
 }
 
 /* -- connection events -- */
@@ -776,7 +773,7 @@ static void on_connected(ld_conn_t *c, void *user_data) {
   st->conn = c;
   ld_identify_info_init(&st->info);
   ld_conn_set_slot(c, g_slot, st);
-  int rc = start_outbound(id, c, OP_REQUEST);
+  int rc = start_request(id, st);
   if (rc != 0 && rc != LD_ERR_CLOSED && id->ev.on_failed != NULL)
     id->ev.on_failed(c, rc, id->ev_ud);
 }
@@ -789,6 +786,8 @@ static void on_disconnected(ld_conn_t *c, int reason, void *user_data) {
     return;
   while (st->ops != NULL)
     detach(st->ops);
+  if (st->request != NULL)
+    ld_reqresp_cancel(st->request);
   ld_conn_set_slot(c, g_slot, NULL);
   ld_identify_info_clear(&st->info);
   free(st);
@@ -866,7 +865,7 @@ int ld_identify_push(ld_identify_t *id) {
   size_t n = ld_switch_connections(id->sw, conns, total);
   int started = 0;
   for (size_t i = 0; i < n && i < total; i++)
-    if (wants_push(conns[i]) && start_outbound(id, conns[i], OP_PUSH_OUT) == 0)
+    if (wants_push(conns[i]) && start_push(id, conns[i]) == 0)
       started++;
   free(conns);
   return started;

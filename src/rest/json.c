@@ -7,6 +7,7 @@
 
 #include "base/base64.h"
 #include "base/error.h"
+#include "base/utf8.h"
 #include "waku/core/topics.h"
 
 static int fail(char *err, size_t cap, int code, const char *fmt, const char *arg) {
@@ -237,23 +238,6 @@ json_t *ld_rest_message_to_json(const ld_waku_message_t *msg) {
 
 /* ---- strings --------------------------------------------------------------------------------- */
 
-static size_t utf8_len(const unsigned char *s, size_t len) {
-  unsigned char c = s[0];
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || n > len)
-    return 0;
-  uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80)
-      return 0;
-    cp = cp << 6 | (s[i] & 0x3Fu);
-  }
-  static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return n;
-}
-
 json_t *ld_rest_json_string(const char *text, size_t len) {
   json_t *j = json_stringn(text != NULL ? text : "", len);
   if (j != NULL || len == 0)
@@ -264,7 +248,7 @@ json_t *ld_rest_json_string(const char *text, size_t len) {
   size_t o = 0;
   const unsigned char *s = (const unsigned char *)text;
   for (size_t i = 0; i < len;) {
-    size_t n = utf8_len(s + i, len - i);
+    size_t n = ld_utf8_char_len(s + i, len - i);
     if (n == 0) {
       memcpy(clean + o, "\xEF\xBF\xBD", 3);
       o += 3;

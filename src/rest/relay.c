@@ -51,27 +51,6 @@ static void subscriptions(ld_rest_server_t *srv, ld_http_request_t *req, bool su
   json_decref(body);
 }
 
-static void post_subscriptions(ld_rest_server_t *srv, ld_http_request_t *req,
-                               const ld_route_match_t *m, void *user_data) {
-  (void)m;
-  (void)user_data;
-  subscriptions(srv, req, true);
-}
-
-static void delete_subscriptions(ld_rest_server_t *srv, ld_http_request_t *req,
-                                 const ld_route_match_t *m, void *user_data) {
-  (void)m;
-  (void)user_data;
-  subscriptions(srv, req, false);
-}
-
-static void get_messages(ld_rest_server_t *srv, ld_http_request_t *req, const ld_route_match_t *m,
-                         void *user_data) {
-  (void)user_data;
-  const char *topic = ld_route_param(m, "pubsubTopic");
-  ld_rest_respond_cached(srv, req, LD_REST_PUBSUB_TOPIC, topic, strlen(topic));
-}
-
 static void post_message(ld_rest_server_t *srv, ld_http_request_t *req, const ld_route_match_t *m,
                          void *user_data) {
   (void)user_data;
@@ -90,12 +69,13 @@ static void post_message(ld_rest_server_t *srv, ld_http_request_t *req, const ld
 }
 
 int ld_rest_install_relay(ld_rest_server_t *srv) {
-  static const char subs[] = "/relay/v1/subscriptions";
-  static const char msgs[] = "/relay/v1/messages/{pubsubTopic}";
-  int rc = ld_rest_server_add_route(srv, "OPTIONS", subs, ld_rest_options_ok, NULL);
-  rc = rc ? rc : ld_rest_server_add_route(srv, "POST", subs, post_subscriptions, NULL);
-  rc = rc ? rc : ld_rest_server_add_route(srv, "DELETE", subs, delete_subscriptions, NULL);
-  rc = rc ? rc : ld_rest_server_add_route(srv, "OPTIONS", msgs, ld_rest_options_ok, NULL);
-  rc = rc ? rc : ld_rest_server_add_route(srv, "GET", msgs, get_messages, NULL);
-  return rc ? rc : ld_rest_server_add_route(srv, "POST", msgs, post_message, NULL);
+  static const ld_rest_relay_routes_t routes = {
+      .subscriptions = "/relay/v1/subscriptions",
+      .messages = "/relay/v1/messages/{pubsubTopic}",
+      .param = "pubsubTopic",
+      .kind = LD_REST_PUBSUB_TOPIC,
+      .subscriptions_fn = subscriptions,
+      .post_message = post_message,
+  };
+  return ld_rest_install_relay_routes(srv, &routes);
 }

@@ -122,3 +122,37 @@ void ld_rest_relay_publish(ld_rest_server_t *srv, ld_http_request_t *req, const 
   bool internal = rc == LD_ERR_NOMEM || rc == LD_ERR_IO || rc == LD_ERR_INTERNAL;
   ld_rest_respond_error(req, internal ? internal_status : 400, prefix, reason);
 }
+
+static void post_subscriptions(ld_rest_server_t *srv, ld_http_request_t *req,
+                               const ld_route_match_t *m, void *user_data) {
+  (void)m;
+  const ld_rest_relay_routes_t *r = user_data;
+  r->subscriptions_fn(srv, req, true);
+}
+
+static void delete_subscriptions(ld_rest_server_t *srv, ld_http_request_t *req,
+                                 const ld_route_match_t *m, void *user_data) {
+  (void)m;
+  const ld_rest_relay_routes_t *r = user_data;
+  r->subscriptions_fn(srv, req, false);
+}
+
+static void get_messages(ld_rest_server_t *srv, ld_http_request_t *req, const ld_route_match_t *m,
+                         void *user_data) {
+  const ld_rest_relay_routes_t *r = user_data;
+  const char *topic = ld_route_param(m, r->param);
+  ld_rest_respond_cached(srv, req, r->kind, topic, strlen(topic));
+}
+
+int ld_rest_install_relay_routes(ld_rest_server_t *srv, const ld_rest_relay_routes_t *r) {
+  void *ud = (void *)r;
+  int rc = ld_rest_server_add_route(srv, "OPTIONS", r->subscriptions, ld_rest_options_ok, NULL);
+  rc = rc ? rc : ld_rest_server_add_route(srv, "POST", r->subscriptions, post_subscriptions, ud);
+  rc =
+      rc ? rc : ld_rest_server_add_route(srv, "DELETE", r->subscriptions, delete_subscriptions, ud);
+  rc = rc ? rc : ld_rest_server_add_route(srv, "OPTIONS", r->messages, ld_rest_options_ok, NULL);
+  rc = rc ? rc : ld_rest_server_add_route(srv, "GET", r->messages, get_messages, ud);
+  if (rc == 0 && r->post_message != NULL)
+    rc = ld_rest_server_add_route(srv, "POST", r->messages, r->post_message, NULL);
+  return rc;
+}

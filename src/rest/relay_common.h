@@ -36,4 +36,21 @@ void ld_rest_relay_publish(ld_rest_server_t *srv, ld_http_request_t *req, const 
                            const ld_waku_message_t *msg, const char *prefix,
                            unsigned internal_status);
 
+/* One relay endpoint family: the subscriptions path (OPTIONS, POST, DELETE) and the messages path
+ * with a `{param}` topic (OPTIONS, GET of the cached messages of `kind`, and, when post_message
+ * is set, POST). */
+typedef struct ld_rest_relay_routes {
+  const char *subscriptions;
+  const char *messages;
+  const char *param;
+  ld_rest_topic_kind_t kind;
+  /* Handles a subscription list (subscribe or unsubscribe) and answers the request. */
+  void (*subscriptions_fn)(ld_rest_server_t *srv, ld_http_request_t *req, bool subscribe);
+  ld_rest_handler_fn post_message; /* NULL: no POST on the messages path */
+} ld_rest_relay_routes_t;
+
+/* Registers the routes of `r` (borrowed; must outlive the server). Returns 0 or the error of
+ * ld_rest_server_add_route. */
+int ld_rest_install_relay_routes(ld_rest_server_t *srv, const ld_rest_relay_routes_t *r);
+
 #endif

@@ -2,9 +2,8 @@
 
 #include <string.h>
 
-#include "base/cursor.h"
 #include "base/error.h"
-#include "base/varint.h"
+#include "p2p/reqresp.h"
 #include "waku_metadata.pb-c.h"
 
 typedef Ld__Waku__Metadata__WakuMetadataResponse pb_metadata_t;
@@ -45,15 +44,11 @@ size_t ld_metadata_info_shards(const ld_metadata_info_t *info, uint16_t *out, si
 /* ---- codec ---------------------------------------------------------------------------------- */
 
 static int append_framed(const pb_metadata_t *msg, size_t body, ld_buf_t *out) {
-  size_t total = ld_varint_len(body) + body;
-  int rc = ld_buf_reserve(out, total);
-  if (rc != 0)
-    return rc;
-  uint8_t *p = out->data + out->len;
-  size_t pre = ld_varint_encode(body, p);
-  ld__waku__metadata__waku_metadata_response__pack(msg, p + pre);
-  out->len += total;
-  return 0;
+  uint8_t *p;
+  int rc = ld_reqresp_append_frame(out, body, &p);
+  if (rc == 0)
+    ld__waku__metadata__waku_metadata_response__pack(msg, p);
+  return rc;
 }
 
 int ld_metadata_encode(const ld_metadata_info_t *info, ld_buf_t *out) {
@@ -84,13 +79,11 @@ static void take_shards(const uint32_t *v, size_t n, ld_metadata_info_t *out) {
 
 int ld_metadata_decode(const uint8_t *data, size_t len, ld_metadata_info_t *out) {
   ld_metadata_info_init(out);
-  ld_cursor_t c;
-  ld_cursor_init(&c, data, len);
   const uint8_t *body;
   size_t n;
-  int rc = ld_cursor_lp_bytes(&c, LD_METADATA_MAX_MSG, &body, &n);
-  if (rc != 0)
-    return rc;
+  int used = ld_reqresp_read_frame(data, len, LD_METADATA_MAX_MSG, &body, &n);
+  if (used < 0)
+    return used;
   pb_metadata_t *msg = ld__waku__metadata__waku_metadata_response__unpack(NULL, n, body);
   if (msg == NULL)
     return LD_ERR_BAD_PROTOBUF;
@@ -101,7 +94,7 @@ int ld_metadata_decode(const uint8_t *data, size_t len, ld_metadata_info_t *out)
   else
     take_shards(msg->shards, msg->n_shards, out);
   ld__waku__metadata__waku_metadata_response__free_unpacked(msg, NULL);
-  return (int)c.pos;
+  return used;
 }
 
 /* ---- policy --------------------------------------------------------------------------------- */

@@ -2,12 +2,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uv.h>
 
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/hashmap.h"
 #include "base/log.h"
+#include "p2p/reqresp.h"
 #include "waku/metadata/metadata.h"
 
 #define LOG_TOPIC "waku metadata"
@@ -15,32 +15,20 @@
 /* Bytes read from one stream: a frame of at most LD_METADATA_MAX_MSG plus its prefix. */
 #define MAX_READ (LD_METADATA_MAX_MSG + 8)
 
-typedef enum op_kind {
-  OP_REQUEST, /* we asked the peer */
-  OP_SERVE,   /* the peer asked us */
-} op_kind_t;
-
 typedef struct conn_state conn_state_t;
 
-/* One metadata stream (or one being opened) with its deadline. Freed once the stream is over
- * and the timer handle is closed. */
-typedef struct op {
-  ld_metadata_t *md;
-  op_kind_t kind;
-  conn_state_t *state; /* NULL once the connection is gone */
-  struct op *next;     /* in state->ops */
-  ld_stream_t *stream;
-  ld_buf_t rx;
-  uv_timer_t timer;
-  bool finished; /* the exchange's result was handled */
-  bool released;
-} op_t;
+/* One inbound stream being served on a connection. */
+typedef struct serve_slot {
+  conn_state_t *st;
+  ld_reqresp_call_t *call; /* NULL: free */
+} serve_slot_t;
 
 struct conn_state {
+  ld_metadata_t *md;
   ld_conn_t *conn;
-  unsigned inbound; /* live OP_SERVE */
-  bool closing;     /* rejected: being closed by us */
-  op_t *ops;
+  bool closing;               /* rejected: being closed by us */
+  ld_reqresp_call_t *request; /* our exchange, until its result */
+  serve_slot_t serves[LD_METADATA_MAX_INBOUND_STREAMS];
 };
 
 typedef struct peer_entry {
@@ -125,65 +113,6 @@ static int store_peer(ld_metadata_t *md, const ld_peerid_t *peer, const ld_metad
   return 0;
 }
 
-/* ---- op lifecycle --------------------------------------------------------------------------- */
-
-static void attach(op_t *op, conn_state_t *st) {
-  op->state = st;
-  if (st == NULL)
-    return;
-  op->next = st->ops;
-  st->ops = op;
-  if (op->kind == OP_SERVE)
-    st->inbound++;
-}
-
-static void detach(op_t *op) {
-  conn_state_t *st = op->state;
-  if (st == NULL)
-    return;
-  for (op_t **pp = &st->ops; *pp != NULL; pp = &(*pp)->next) {
-    if (*pp == op) {
-      *pp = op->next;
-      break;
-    }
-  }
-  if (op->kind == OP_SERVE)
-    st->inbound--;
-  op->state = NULL;
-}
-
-static void on_timer_closed(uv_handle_t *h) {
-  op_t *op = h->data;
-  ld_buf_clear(&op->rx);
-  free(op);
-}
-
-static void release(op_t *op) {
-  if (op->released)
-    return;
-  op->released = true;
-  detach(op);
-  op->stream = NULL;
-  uv_timer_stop(&op->timer);
-  uv_close((uv_handle_t *)&op->timer, on_timer_closed);
-}
-
-static void on_timeout(uv_timer_t *t);
-
-static op_t *op_new(ld_metadata_t *md, op_kind_t kind, conn_state_t *st) {
-  op_t *op = calloc(1, sizeof *op);
-  if (op == NULL)
-    return NULL;
-  op->md = md;
-  op->kind = kind;
-  ld_buf_init(&op->rx);
-  uv_timer_init(ld_switch_loop(md->sw), &op->timer);
-  op->timer.data = op;
-  uv_timer_start(&op->timer, on_timeout, md->timeout_ms, 0);
-  attach(op, st);
-  return op;
-}
-
 /* ---- results -------------------------------------------------------------------------------- */
 
 static void reject(ld_metadata_t *md, conn_state_t *st, int reason,
@@ -211,15 +140,13 @@ static void reject(ld_metadata_t *md, conn_state_t *st, int reason,
 }
 
 /* Handles the end of our request: store, judge, report. */
-static void finish_request(op_t *op, int rc, const ld_metadata_info_t *info) {
-  op->finished = true;
-  ld_metadata_t *md = op->md;
-  conn_state_t *st = op->state;
+static void finish_request(ld_metadata_t *md, conn_state_t *st, int rc,
+                           const ld_metadata_info_t *info) {
   if (rc == 0)
     md->stats.responses_ok++;
   else
     md->stats.requests_failed++;
-  if (st == NULL || st->closing)
+  if (st->closing)
     return;
   char peer[LD_PEERID_TEXT_MAX];
   int reason = ld_metadata_policy(md->cluster_id, md->require, rc, rc == 0 ? info : NULL);
@@ -239,162 +166,131 @@ static void finish_request(op_t *op, int rc, const ld_metadata_info_t *info) {
   }
 }
 
-/* Ends an op with an error (no answer). */
-static void fail(op_t *op, int rc) {
-  if (op->finished)
-    return;
-  if (op->kind == OP_REQUEST) {
-    finish_request(op, rc, NULL);
-    return;
-  }
-  op->finished = true;
-  char peer[LD_PEERID_TEXT_MAX];
-  LD_DEBUG(LOG_TOPIC, "metadata request from %s not served: %s",
-           peer_text(op->state != NULL ? op->state->conn : NULL, peer, sizeof peer),
-           ld_errname(rc));
-}
-
-static void on_timeout(uv_timer_t *t) {
-  op_t *op = t->data;
-  fail(op, LD_ERR_TIMEOUT);
-  if (op->stream != NULL)
-    ld_stream_reset(op->stream);
-}
-
 /* ---- our message ---------------------------------------------------------------------------- */
 
-static int send_local(ld_metadata_t *md, ld_stream_t *s) {
+static int encode_local(const ld_metadata_t *md, ld_buf_t *out) {
   ld_metadata_info_t local;
   ld_metadata_local(md, &local);
-  ld_buf_t msg;
-  ld_buf_init(&msg);
-  int rc = ld_metadata_encode(&local, &msg);
-  if (rc == 0)
-    rc = ld_stream_write(s, msg.data, msg.len);
-  if (rc == 0)
-    rc = ld_stream_close_write(s);
-  ld_buf_clear(&msg);
-  return rc;
+  return ld_metadata_encode(&local, out);
 }
 
-/* The peer's request arrived complete: remember it, answer, close our side. */
-static void serve(op_t *op, ld_stream_t *s, const ld_metadata_info_t *info) {
-  ld_metadata_t *md = op->md;
-  conn_state_t *st = op->state;
-  op->finished = true;
-  md->stats.requests_served++;
-  if (st != NULL && !st->closing &&
-      store_peer(md, ld_conn_remote_peer(st->conn), info, false) == 0 && md->ev.on_peer != NULL)
-    md->ev.on_peer(st->conn, info, md->ev_ud);
-  int rc = send_local(md, s);
-  if (rc != 0) {
-    LD_WARN(LOG_TOPIC, "cannot answer metadata request: %s", ld_errname(rc));
-    ld_stream_reset(s);
-  }
+static ld_reqresp_opts_t exchange_opts(const ld_metadata_t *md) {
+  ld_reqresp_opts_t o = {
+      .max_bytes = MAX_READ, .frame_max = LD_METADATA_MAX_MSG, .timeout_ms = md->timeout_ms};
+  return o;
 }
-
-/* ---- stream handlers ------------------------------------------------------------------------ */
-
-static void on_data(ld_stream_t *s, const uint8_t *data, size_t len) {
-  op_t *op = ld_stream_user_data(s);
-  if (op->finished)
-    return;
-  if (op->rx.len + len > MAX_READ || ld_buf_append(&op->rx, data, len) != 0) {
-    fail(op, op->rx.len + len > MAX_READ ? LD_ERR_TOO_LARGE : LD_ERR_NOMEM);
-    ld_stream_reset(s);
-    return;
-  }
-  ld_metadata_info_t info;
-  int rc = ld_metadata_decode(op->rx.data, op->rx.len, &info);
-  if (rc == LD_ERR_TRUNCATED)
-    return;
-  if (rc < 0) {
-    fail(op, rc);
-    ld_stream_reset(s);
-  } else if (op->kind == OP_REQUEST) {
-    finish_request(op, 0, &info);
-  } else {
-    serve(op, s, &info);
-  }
-}
-
-static void on_eof(ld_stream_t *s) {
-  op_t *op = ld_stream_user_data(s);
-  if (!op->finished) {
-    /* Closed without a complete frame: nothing at all is a refusal, a partial frame garbage. */
-    fail(op, op->rx.len == 0 ? LD_ERR_PROTOCOL : LD_ERR_TRUNCATED);
-    ld_stream_reset(s);
-    return;
-  }
-  ld_stream_close_write(s);
-}
-
-static void on_close(ld_stream_t *s, int err) {
-  op_t *op = ld_stream_user_data(s);
-  fail(op, err != 0 ? err : LD_ERR_PROTOCOL);
-  release(op);
-}
-
-static const ld_stream_handler_t g_handler = {
-    .on_data = on_data,
-    .on_eof = on_eof,
-    .on_close = on_close,
-};
 
 /* ---- inbound -------------------------------------------------------------------------------- */
 
+static void log_not_served(ld_stream_t *s, int err) {
+  char peer[LD_PEERID_TEXT_MAX];
+  LD_DEBUG(LOG_TOPIC, "metadata request from %s not served: %s",
+           peer_text(s != NULL ? ld_stream_conn(s) : NULL, peer, sizeof peer), ld_errname(err));
+}
+
+/* The peer's request arrived complete: remember it and answer with our metadata. */
+static int serve(ld_metadata_t *md, conn_state_t *st, ld_stream_t *s, const uint8_t *req,
+                 size_t len, ld_buf_t *resp) {
+  ld_metadata_info_t info;
+  int rc = ld_metadata_decode(req, len, &info);
+  if (rc < 0) {
+    log_not_served(s, rc);
+    return rc;
+  }
+  md->stats.requests_served++;
+  if (st != NULL && !st->closing &&
+      store_peer(md, ld_conn_remote_peer(st->conn), &info, false) == 0 && md->ev.on_peer != NULL)
+    md->ev.on_peer(st->conn, &info, md->ev_ud);
+  rc = encode_local(md, resp);
+  if (rc != 0)
+    LD_WARN(LOG_TOPIC, "cannot answer metadata request: %s", ld_errname(rc));
+  return rc;
+}
+
+static int on_slot_request(ld_stream_t *s, const uint8_t *req, size_t len, ld_buf_t *resp,
+                           void *user_data) {
+  serve_slot_t *slot = user_data;
+  return serve(slot->st->md, slot->st, s, req, len, resp);
+}
+
+static int on_untracked_request(ld_stream_t *s, const uint8_t *req, size_t len, ld_buf_t *resp,
+                                void *user_data) {
+  return serve(user_data, NULL, s, req, len, resp);
+}
+
+static void on_serve_failed(ld_stream_t *s, int err, void *user_data) {
+  (void)user_data;
+  log_not_served(s, err);
+}
+
+static void on_slot_closed(void *user_data) {
+  serve_slot_t *slot = user_data;
+  slot->call = NULL;
+}
+
+static const ld_reqresp_server_t g_slot_server = {
+    .on_request = on_slot_request,
+    .on_failed = on_serve_failed,
+    .on_closed = on_slot_closed,
+};
+
+/* For a connection without state (its on_connected ran out of memory). */
+static const ld_reqresp_server_t g_untracked_server = {
+    .on_request = on_untracked_request,
+    .on_failed = on_serve_failed,
+};
+
+static serve_slot_t *free_slot(conn_state_t *st) {
+  for (size_t i = 0; i < LD_METADATA_MAX_INBOUND_STREAMS; i++)
+    if (st->serves[i].call == NULL)
+      return &st->serves[i];
+  return NULL;
+}
+
 static void on_accept(ld_stream_t *s, void *user_data) {
   ld_metadata_t *md = user_data;
+  ld_reqresp_opts_t opts = exchange_opts(md);
   conn_state_t *st = state_of(ld_stream_conn(s));
-  if (st != NULL && st->inbound >= LD_METADATA_MAX_INBOUND_STREAMS) {
+  if (st == NULL) {
+    ld_reqresp_serve(md->sw, s, &opts, &g_untracked_server, md, NULL);
+    return;
+  }
+  serve_slot_t *slot = free_slot(st);
+  if (slot == NULL) {
     LD_DEBUG(LOG_TOPIC, "too many inbound metadata streams; resetting");
     ld_stream_reset(s);
     return;
   }
-  op_t *op = op_new(md, OP_SERVE, st);
-  if (op == NULL) {
-    ld_stream_reset(s);
-    return;
-  }
-  op->stream = s;
-  ld_stream_set_handler(s, &g_handler, op);
+  slot->st = st;
+  ld_reqresp_serve(md->sw, s, &opts, &g_slot_server, slot, &slot->call);
 }
 
 /* ---- outbound ------------------------------------------------------------------------------- */
 
-static void on_open(ld_stream_t *s, int err, void *user_data) {
-  op_t *op = user_data;
-  if (s == NULL) {
-    fail(op, err);
-    release(op);
-    return;
+static void on_response(const uint8_t *resp, size_t len, int err, void *user_data) {
+  conn_state_t *st = user_data;
+  st->request = NULL;
+  ld_metadata_info_t info;
+  ld_metadata_info_init(&info);
+  if (err == 0) {
+    int rc = ld_metadata_decode(resp, len, &info);
+    err = rc < 0 ? rc : 0;
   }
-  op->stream = s;
-  ld_stream_set_handler(s, &g_handler, op);
-  if (op->finished || op->state == NULL || op->state->closing) {
-    ld_stream_reset(s);
-    return;
-  }
-  int rc = send_local(op->md, s);
-  if (rc != 0) {
-    fail(op, rc);
-    ld_stream_reset(s);
-  }
+  finish_request(st->md, st, err, &info);
 }
 
 static void start_request(ld_metadata_t *md, conn_state_t *st) {
-  const char *protocol = LD_METADATA_PROTOCOL;
-  op_t *op = op_new(md, OP_REQUEST, st);
-  if (op == NULL) {
-    LD_WARN(LOG_TOPIC, "out of memory; metadata not requested");
-    return;
-  }
+  ld_buf_t req;
+  ld_buf_init(&req);
+  ld_reqresp_opts_t opts = exchange_opts(md);
   md->stats.requests_sent++;
-  int rc = ld_switch_open_stream(md->sw, st->conn, &protocol, 1, on_open, op);
-  if (rc != 0) {
-    fail(op, rc);
-    release(op);
-  }
+  int rc = encode_local(md, &req);
+  if (rc == 0)
+    rc = ld_reqresp_request(md->sw, st->conn, LD_METADATA_PROTOCOL, req.data, req.len, &opts,
+                            on_response, st, &st->request);
+  ld_buf_clear(&req);
+  if (rc != 0)
+    finish_request(md, st, rc, NULL);
 }
 
 /* ---- connection events ---------------------------------------------------------------------- */
@@ -406,6 +302,7 @@ static void on_connected(ld_conn_t *c, void *user_data) {
     LD_WARN(LOG_TOPIC, "out of memory; connection not checked");
     return;
   }
+  st->md = md;
   st->conn = c;
   ld_conn_set_slot(c, g_slot, st);
   start_request(md, st);
@@ -413,12 +310,17 @@ static void on_connected(ld_conn_t *c, void *user_data) {
 
 static void on_disconnected(ld_conn_t *c, int reason, void *user_data) {
   (void)reason;
-  (void)user_data;
+  ld_metadata_t *md = user_data;
   conn_state_t *st = state_of(c);
   if (st == NULL)
     return;
-  while (st->ops != NULL)
-    detach(st->ops);
+  if (st->request != NULL) {
+    md->stats.requests_failed++;
+    ld_reqresp_cancel(st->request);
+  }
+  for (size_t i = 0; i < LD_METADATA_MAX_INBOUND_STREAMS; i++)
+    if (st->serves[i].call != NULL)
+      ld_reqresp_cancel(st->serves[i].call);
   ld_conn_set_slot(c, g_slot, NULL);
   free(st);
 }

@@ -1,5 +1,6 @@
 #include "waku/relay/relay.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +66,13 @@ struct ld_relay {
   ld_relay_events_t ev;
   void *ev_ud;
   ld_relay_stats_t stats;
+  ld_relay_latency_t latency;
 };
+
+const uint32_t ld_relay_latency_bounds_us[LD_RELAY_LATENCY_BUCKETS] = {
+    250,    500,    750,    1000,   1500,   2000,    3000,    4000,   5000,
+    7500,   10000,  15000,  20000,  30000,  40000,   50000,   75000,  100000,
+    150000, 200000, 300000, 500000, 750000, 1000000, 2000000, 5000000};
 
 static int64_t now_ns(const ld_relay_t *r) {
   return r->now_ns != NULL ? r->now_ns(r->clock_ud) : (int64_t)ld_wall_ns();
@@ -303,16 +310,37 @@ static void gs_validate(ld_gs_service_t *svc, uint64_t token, const char *topic,
 
 /* ---- delivery ------------------------------------------------------------------------------- */
 
+/* nwaku's relay lines: sentTime is the message's timestamp, receivedTime (received messages,
+ * `received_ns` > 0) when it was delivered here, both in Unix nanoseconds. */
 static void log_message(const char *what, const char *topic, const ld_waku_message_t *msg,
-                        const uint8_t hash[LD_WAKU_HASH_LEN], const ld_peerid_t *peer) {
+                        const uint8_t hash[LD_WAKU_HASH_LEN], const ld_peerid_t *peer,
+                        int64_t received_ns) {
   if (!LD_LOG_ENABLED(LD_LOG_DEBUG))
     return;
-  char hex[LD_WAKU_HASH_HEX_LEN + 1], id[LD_PEERID_TEXT_MAX] = "self";
+  char hex[LD_WAKU_HASH_HEX_LEN + 1], id[LD_PEERID_TEXT_MAX] = "self", rcv[40] = "";
   ld_waku_hash_to_hex(hash, hex);
   if (peer != NULL)
     ld_peerid_to_text(peer, id, sizeof id);
-  LD_DEBUG(LOG_TOPIC, "%s relay message: msg_hash=%s topic=%s contentTopic=%.*s peer=%s", what, hex,
-           topic, (int)msg->content_topic_len, msg->content_topic, id);
+  if (received_ns > 0)
+    snprintf(rcv, sizeof rcv, " receivedTime=%lld", (long long)received_ns);
+  LD_DEBUG(LOG_TOPIC,
+           "%s relay message: msg_hash=%s topic=%s contentTopic=%.*s peer=%s sentTime=%lld%s", what,
+           hex, topic, (int)msg->content_topic_len, msg->content_topic, id,
+           (long long)msg->timestamp, rcv);
+}
+
+static void observe_latency(ld_relay_t *r, int64_t sent_ns, int64_t received_ns) {
+  if (sent_ns <= 0)
+    return;
+  int64_t d = received_ns > sent_ns ? received_ns - sent_ns : 0;
+  uint64_t us = (uint64_t)d / 1000;
+  size_t i = 0;
+  while (i < LD_RELAY_LATENCY_BUCKETS && (us > ld_relay_latency_bounds_us[i] ||
+                                          (us == ld_relay_latency_bounds_us[i] && d % 1000 != 0)))
+    i++;
+  r->latency.counts[i]++;
+  r->latency.count++;
+  r->latency.sum_s += (double)d / 1e9;
 }
 
 static void gs_on_message(ld_gs_service_t *svc, const char *topic, const uint8_t *data, size_t len,
@@ -336,8 +364,11 @@ static void gs_on_message(ld_gs_service_t *svc, const char *topic, const uint8_t
     count_payload(t, msg.payload_len);
   }
   r->stats.delivered++;
-  if (from != NULL)
-    log_message("received", topic, &msg, hash, from);
+  if (from != NULL) {
+    int64_t received_ns = now_ns(r);
+    observe_latency(r, msg.timestamp, received_ns);
+    log_message("received", topic, &msg, hash, from, received_ns);
+  }
   if (t != NULL && t->subscribed && t->fn != NULL)
     t->fn(r, topic, &msg, hash, from, t->ud);
   if (r->ev.on_message != NULL && !r->closing)
@@ -628,7 +659,7 @@ int ld_relay_publish(ld_relay_t *r, const char *pubsub_topic, const ld_waku_mess
     rc = ld_gs_service_publish(r->gs, pubsub_topic, data.data, data.len);
   if (rc >= 0) {
     count_published(r, pubsub_topic, &m, data.len);
-    log_message("sent", pubsub_topic, &m, h, NULL);
+    log_message("sent", pubsub_topic, &m, h, NULL, 0);
     if (hash != NULL)
       memcpy(hash, h, sizeof h);
   } else {
@@ -742,4 +773,8 @@ int ld_relay_topic_stats(const ld_relay_t *r, const char *pubsub_topic,
 
 void ld_relay_get_stats(const ld_relay_t *r, ld_relay_stats_t *out) {
   *out = r->stats;
+}
+
+void ld_relay_get_latency(const ld_relay_t *r, ld_relay_latency_t *out) {
+  *out = r->latency;
 }

@@ -242,4 +242,23 @@ typedef struct ld_relay_stats {
 
 void ld_relay_get_stats(const ld_relay_t *r, ld_relay_stats_t *out);
 
+/* Receive latency: for every valid message from a peer that carries a timestamp, now minus that
+ * timestamp (the relay's clock, Unix ns), counted in fixed buckets. Across processes of one
+ * machine this is the end-to-end delay from the publisher stamping the message to its delivery
+ * here; across machines it includes their clock offset. */
+#define LD_RELAY_LATENCY_BUCKETS 26
+/* The buckets' upper bounds in microseconds, increasing: 0.25 ms … 5 s. */
+extern const uint32_t ld_relay_latency_bounds_us[LD_RELAY_LATENCY_BUCKETS];
+
+typedef struct ld_relay_latency {
+  /* counts[i]: observations in (bounds[i-1], bounds[i]] (not cumulative; a latency at or below
+   * zero, from a timestamp in the future, lands in bucket 0); counts[LD_RELAY_LATENCY_BUCKETS]:
+   * above the last bound. */
+  uint64_t counts[LD_RELAY_LATENCY_BUCKETS + 1];
+  uint64_t count; /* all observations */
+  double sum_s;   /* their sum in seconds (negative latencies count as 0) */
+} ld_relay_latency_t;
+
+void ld_relay_get_latency(const ld_relay_t *r, ld_relay_latency_t *out);
+
 #endif

@@ -28,6 +28,7 @@ const RECEIVED_RE = /received relay message/i;
 const SENT_RE = /sent relay message/i;
 const RECEIVED_TIME_RE = /receivedTime["=:\s]+(\d{16,20})/;
 const SENT_TIME_RE = /sentTime["=:\s]+(\d{16,20})/;
+const METRICS_URL_RE = /Metrics HTTP server started at (http:\/\/\S+\/metrics)/;
 const CLK_TCK = 100;
 const PUBLISH_TIMEOUT_MS = 30_000;
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -108,6 +109,7 @@ export class FleetNode {
     }
     if (this.addr == null && LISTEN_ADDR_RE.test(text)) this.addr = text.match(LISTEN_ADDR_RE)[0];
     if (this.restUrl == null) this.restUrl = restUrlFrom(text);
+    if (this.metricsUrl == null && METRICS_URL_RE.test(text)) this.metricsUrl = text.match(METRICS_URL_RE)[1];
     if (SETUP_COMPLETE_RE.test(text)) this.setup = true;
     if (this.addr != null && this.restUrl != null && this.setup) {
       this.rest ??= new RestClient(this.restUrl);
@@ -175,7 +177,11 @@ export class Fleet {
     const cmd = fleetCommand(this.opts);
     const args = nodeArgs({ clusterId: this.opts.clusterId, shard: this.opts.shard, extra: this.opts.nodeArgs });
     const onEvent = (...event) => this.event(...event);
-    for (let i = 0; i < this.opts.nodes; i++) this.nodes.push(new FleetNode(cmd, args, i, onEvent));
+    // opts.firstPrefix: a command prefix for node 0 only (valgrind for the instruction count).
+    for (let i = 0; i < this.opts.nodes; i++) {
+      const c = i === 0 && this.opts.firstPrefix ? [...this.opts.firstPrefix, ...[].concat(cmd)] : cmd;
+      this.nodes.push(new FleetNode(c, args, i, onEvent));
+    }
     await Promise.all(this.nodes.map((n) => n.ready));
   }
 

@@ -68,6 +68,7 @@ static void families_without_sources(void **state) {
       "waku_relay_max_msg_bytes_per_shard gauge",
       "waku_relay_avg_msg_bytes_per_shard gauge",
       "waku_msg_validator_signed_outcome_total counter",
+      "waku_relay_message_latency_seconds histogram",
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char line[128];

@@ -1,0 +1,383 @@
+#!/usr/bin/env node
+// Relay mesh throughput, latency and CPU for both implementations in one command:
+//   --impl js    runs relay-mesh.mjs --impl js unchanged (REST publishing, deliveries and
+//                latencies from log lines) and prints its JSON line;
+//   --impl node  the same fleet of logosdelivery processes (--nodes, each dialing --degree
+//                others, one static shard) fed by bench_relay (bench/relay.c: one relay peer per
+//                fleet node, publishing round-robin at a paced rate with timestamp = now), and
+//                measured from each node's /metrics instead of its log:
+//                  deliveries per node   growth of waku_relay_message_latency_seconds_count
+//                  delivered to every    min over the nodes of that growth (capped at published)
+//                  node
+//                  rate                  that min / (first publish → the 50 ms scrape at which
+//                                        the last node had it all)
+//                  latency p50/p99       from the sum over the nodes of the histogram's growth
+//                                        (now − message timestamp at the receiving node), as
+//                                        the upper bound of the bucket holding the percentile
+//                  CPU per delivery      CPU time (/proc/<pid>/stat) of all fleet nodes during
+//                                        the run / deliveries (bench_relay's own CPU reported
+//                                        apart as publisherCpuMs)
+//
+//   node bench/relay-rate.mjs [--impl js,node] [--node PATH] [--bench PATH] [--nodes 10]
+//        [--degree 4] [--size 1024] [--ramp 1000,2000,4000,8000,16000] [--ramp-seconds 5]
+//        [--rates 50,1000] [--seconds 10] [--js-ramp …] [--node-arg ARG …]
+//   node bench/relay-rate.mjs --impl node --callgrind RATE,COUNT
+//
+// --callgrind: node 0 of the fleet runs under `valgrind --tool=callgrind --instr-atstart=no`;
+// instrumentation is switched on (callgrind_control -i on, counters zeroed) just before COUNT
+// messages are published at RATE/s and the counts are dumped once node 0 has them all; the
+// figure is node 0's instructions (Ir) / the messages delivered at node 0 in that window
+// (everything the node did meanwhile included: receiving duplicates, forwarding, heartbeats).
+//
+// Saturation (node): runs at each --ramp rate, stopping after a run that loses messages or
+// delivers less than 90 % of its offered rate; the figure is the best delivered-to-every-node
+// rate of a run without loss. Prints one JSON line per implementation.
+import '../lib/node20-compat.mjs';
+
+import { spawn } from 'node:child_process';
+import { get } from 'node:http';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { setTimeout as delay } from 'node:timers/promises';
+
+import { report, run } from './common.mjs';
+import { Fleet } from './relay-fleet.mjs';
+
+const list = (text) => text.split(',').filter(Boolean).map(Number);
+const HIST = 'waku_relay_message_latency_seconds';
+const POLL_MS = 50;
+const r2 = (x) => Number(x.toFixed(2));
+
+run(async () => {
+  const { values: o } = parseArgs({
+    options: {
+      impl: { type: 'string', default: 'js,node' },
+      node: { type: 'string' },
+      bench: { type: 'string' },
+      'node-arg': { type: 'string', multiple: true, default: [] },
+      nodes: { type: 'string', default: '10' },
+      degree: { type: 'string', default: '4' },
+      size: { type: 'string', default: '1024' },
+      ramp: { type: 'string', default: '1000,2000,4000,8000,16000' },
+      'js-ramp': { type: 'string', default: '50,100,200,400,800,1600' },
+      'ramp-seconds': { type: 'string', default: '5' },
+      rates: { type: 'string', default: '50,1000' },
+      seconds: { type: 'string', default: '10' },
+      cluster: { type: 'string', default: '42' },
+      shard: { type: 'string', default: '0' },
+      callgrind: { type: 'string' },
+    },
+  });
+  for (const impl of o.impl.split(',')) {
+    if (impl === 'js') await measureJs(o);
+    else if (impl === 'node' && o.callgrind) await measureInstructions(o);
+    else if (impl === 'node') await measureNode(o);
+    else throw new Error(`unknown --impl ${impl}`);
+  }
+});
+
+/** relay-mesh.mjs --impl js as it is; its JSON line is printed unchanged. */
+async function measureJs(o) {
+  const script = fileURLToPath(new URL('./relay-mesh.mjs', import.meta.url));
+  const args = [script, '--impl', 'js', '--nodes', o.nodes, '--degree', o.degree, '--size', o.size,
+    '--ramp', o['js-ramp'], '--ramp-seconds', o['ramp-seconds'], '--rates', o.rates, '--seconds', o.seconds,
+    '--cluster', o.cluster, '--shard', o.shard];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => { out += d; });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`relay-mesh.mjs --impl js exited ${code}`);
+  process.stdout.write(out);
+}
+
+function benchPath(o) {
+  const path = o.bench ?? process.env.LD_BENCH_RELAY
+    ?? fileURLToPath(new URL('../../../build-rel/bench_relay', import.meta.url));
+  if (!existsSync(path)) throw new Error(`bench_relay not found at ${path}: set LD_BENCH_RELAY or pass --bench`);
+  return path;
+}
+
+/** GET a node's /metrics; resolves with {count, bounds, cum} of the latency histogram. */
+function scrape(url) {
+  return new Promise((resolve, reject) => {
+    get(url, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve(parseHistogram(text)));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+function parseHistogram(text) {
+  const bounds = [];
+  const cum = [];
+  let count = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(HIST)) continue;
+    const b = line.match(/_bucket\{le="([^"]+)"\} (\S+)/);
+    if (b != null && b[1] !== '+Inf') {
+      bounds.push(Number(b[1]));
+      cum.push(Number(b[2]));
+    } else if (line.startsWith(`${HIST}_count `)) {
+      count = Number(line.split(' ')[1]);
+    }
+  }
+  return { count, bounds, cum };
+}
+
+/** Percentile (0–100) of a cumulative histogram as the upper bound of its bucket, ms. */
+function histPercentile(bounds, cum, total, p) {
+  if (total === 0) return NaN;
+  const want = Math.ceil((p / 100) * total);
+  for (let i = 0; i < bounds.length; i++) if (cum[i] >= want) return bounds[i] * 1000;
+  return Infinity;
+}
+
+/** bench_relay as a child: line protocol on stdin/stdout (see bench/relay.c). */
+class Publisher {
+  constructor(path, peers, o) {
+    const args = peers.flatMap((p) => ['--peer', p]);
+    args.push('--cluster', o.cluster, '--shard', o.shard, '--size', o.size);
+    this.child = spawn(path, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.pid = this.child.pid;
+    this.waiting = [];
+    this.lines = [];
+    let rest = '';
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (d) => {
+      const lines = (rest + d).split('\n');
+      rest = lines.pop();
+      for (const line of lines) (this.waiting.shift() ?? ((l) => this.lines.push(l)))(line);
+    });
+    this.exited = new Promise((resolve) => this.child.on('close', resolve));
+  }
+
+  next(timeoutMs = 120_000) {
+    if (this.lines.length > 0) return Promise.resolve(this.lines.shift());
+    return Promise.race([
+      new Promise((resolve) => this.waiting.push(resolve)),
+      this.exited.then((c) => { throw new Error(`bench_relay exited ${c}`); }),
+      delay(timeoutMs).then(() => { throw new Error('bench_relay did not answer'); }),
+    ]);
+  }
+
+  async stop() {
+    this.child.stdin.end('quit\n');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+async function measureNode(o) {
+  const size = Number(o.size);
+  const extra = ['--metrics-server=true', '--metrics-server-address=127.0.0.1', '--metrics-server-port=0',
+    '--log-level=INFO', ...o['node-arg']];
+  const fleet = new Fleet({ impl: 'node', node: o.node, nodeArgs: extra, nodes: Number(o.nodes),
+    clusterId: Number(o.cluster), shard: Number(o.shard) });
+  let pub = null;
+  try {
+    await fleet.start();
+    for (let i = 0; i < 100 && fleet.nodes.some((n) => n.metricsUrl == null); i++) await delay(50);
+    if (fleet.nodes.some((n) => n.metricsUrl == null)) throw new Error('a node has no metrics server');
+    await fleet.connect(Number(o.degree));
+    pub = new Publisher(benchPath(o), fleet.nodes.map((n) => n.addr), o);
+    if ((await pub.next(60_000)) !== 'READY') throw new Error('bench_relay not ready');
+    const runOnce = (rate, count, label, timed = true) => runRate(fleet, pub, { rate, count, label, timed });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const r = await runOnce(20, 20, 'mesh');
+      if (r.deliveredToAll === r.published && r.published > 0) break;
+      if (Date.now() > deadline) throw new Error(`mesh not formed: ${JSON.stringify(r)}`);
+      await delay(1000);
+    }
+    process.stderr.write(`${JSON.stringify(await runOnce(200, 1000, 'warm-up'))}\n`);
+    const ramp = [];
+    for (const rate of list(o.ramp)) {
+      const r = await runOnce(rate, Math.round(rate * Number(o['ramp-seconds'])), `ramp ${rate}`);
+      ramp.push(r);
+      process.stderr.write(`${JSON.stringify(r)}\n`);
+      if (r.deliveredToAll < r.published || r.deliveredToAllPerSecond < 0.9 * rate) break;
+    }
+    const clean = ramp.filter((r) => r.deliveredToAll === r.published);
+    const best = (clean.length > 0 ? clean : ramp)
+      .reduce((a, b) => (b.deliveredToAllPerSecond > a.deliveredToAllPerSecond ? b : a));
+    const fixed = [];
+    for (const rate of list(o.rates)) {
+      const r = await runOnce(rate, Math.round(rate * Number(o.seconds)), `rate ${rate}`, false);
+      fixed.push(r);
+      process.stderr.write(`${JSON.stringify(r)}\n`);
+    }
+    report({
+      bench: 'relay-rate',
+      impl: 'node',
+      publisher: 'bench_relay',
+      nodes: fleet.nodes.length,
+      degree: Number(o.degree),
+      payloadBytes: size,
+      saturation: {
+        deliveredToAllPerSecond: best.deliveredToAllPerSecond,
+        offeredRate: best.offeredRate,
+        p99LatencyMs: best.latencyMs.p99,
+        cpuMsPerDelivery: best.cpuMsPerDelivery,
+      },
+      latency: Object.fromEntries(fixed.map((r) => [r.offeredRate, {
+        p50Ms: r.latencyMs.p50,
+        p99Ms: r.latencyMs.p99,
+        deliveredToAll: `${r.deliveredToAll}/${r.published}`,
+        cpuMsPerDelivery: r.cpuMsPerDelivery,
+      }])),
+      loadAverage: (await import('node:os')).loadavg().map(r2),
+      runs: [...ramp, ...fixed],
+    });
+  } finally {
+    await pub?.stop();
+    await fleet.stop();
+  }
+}
+
+/**
+ * One run: `count` messages at `rate`/s from bench_relay; the nodes' histograms are scraped
+ * before and every POLL_MS until every node has every message, or nothing changed for drainMs
+ * after the publisher finished. Untimed runs (the latency runs) scrape only once the publisher
+ * finished, so that scraping adds no load while the latencies are taken.
+ */
+async function runRate(fleet, pub, { rate, count, label, timed = true, drainMs = 2000, maxMs = 120_000 }) {
+  const nodes = fleet.nodes;
+  const base = await Promise.all(nodes.map((n) => scrape(n.metricsUrl)));
+  const cpu0 = await Promise.all(nodes.map((n) => n.cpuMs()));
+  pub.child.stdin.write(`run ${rate} ${count}\n`);
+  let result = null;
+  const resultP = pub.next().then((line) => { result = JSON.parse(line); });
+  resultP.catch(() => {});
+  const doneAt = new Array(nodes.length).fill(null);
+  let last = base;
+  let lastTotal = -1;
+  let quietSince = Date.now();
+  const end = Date.now() + maxMs;
+  for (;;) {
+    if (!timed && result == null) await resultP;
+    await delay(POLL_MS);
+    const now = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6));
+    last = await Promise.all(nodes.map((n) => scrape(n.metricsUrl)));
+    const got = last.map((s, i) => s.count - base[i].count);
+    const total = got.reduce((a, b) => a + b, 0);
+    if (result != null) {
+      if (result.error) throw new Error(`bench_relay: ${result.error}`);
+      got.forEach((g, i) => { if (doneAt[i] == null && g >= result.published) doneAt[i] = now; });
+      if (doneAt.every((t) => t != null)) break;
+    }
+    if (total !== lastTotal) {
+      lastTotal = total;
+      quietSince = Date.now();
+    } else if (result != null && Date.now() - quietSince > drainMs) {
+      break;
+    }
+    if (Date.now() > end) break;
+  }
+  await resultP;
+  const cpu1 = await Promise.all(nodes.map((n) => n.cpuMs()));
+  const cpuMs = cpu1.reduce((a, c, i) => a + c - cpu0[i], 0);
+  const got = last.map((s, i) => s.count - base[i].count);
+  const deliveries = got.reduce((a, b) => a + b, 0);
+  const deliveredToAll = Math.min(result.published, ...got);
+  const bounds = last[0].bounds;
+  const cum = bounds.map((_, k) => last.reduce((a, s, i) => a + s.cum[k] - base[i].cum[k], 0));
+  const lastDone = doneAt.every((t) => t != null) ? doneAt.reduce((a, b) => (b > a ? b : a)) : null;
+  const spanS = lastDone != null ? Number(lastDone - BigInt(result.firstNs)) / 1e9 : NaN;
+  return {
+    label,
+    offeredRate: rate,
+    published: result.published,
+    publishErrors: result.failed,
+    payloadBytes: Number(pub.child.spawnargs[pub.child.spawnargs.indexOf('--size') + 1]),
+    publishSeconds: r2((result.lastNs - result.firstNs) / 1e9),
+    deliveredToAll,
+    deliveredToAllPerSecond: Number.isFinite(spanS) ? r2(deliveredToAll / Math.max(spanS, 1e-3)) : 0,
+    deliveries,
+    latencyMs: {
+      p50: histPercentile(bounds, cum, deliveries, 50),
+      p99: histPercentile(bounds, cum, deliveries, 99),
+      max: histPercentile(bounds, cum, deliveries, 100),
+    },
+    cpuMsPerDelivery: deliveries > 0 ? Number((cpuMs / deliveries).toFixed(4)) : null,
+    cpuMsTotal: r2(cpuMs),
+    publisherCpuMs: result.publisherCpuMs,
+  };
+}
+
+function sh(file, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => { out += d; });
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${file} ${args.join(' ')} exited ${code}`))));
+  });
+}
+
+/** Instructions per delivered message of one fleet node, counted by callgrind (see the header). */
+async function measureInstructions(o) {
+  const [rate, count] = list(o.callgrind);
+  const outFile = `/tmp/ld-relay-callgrind.${process.pid}`;
+  const prefix = ['valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${outFile}`];
+  const extra = ['--metrics-server=true', '--metrics-server-address=127.0.0.1', '--metrics-server-port=0',
+    '--log-level=INFO', ...o['node-arg']];
+  const fleet = new Fleet({ impl: 'node', node: o.node, nodeArgs: extra, nodes: Number(o.nodes),
+    clusterId: Number(o.cluster), shard: Number(o.shard), firstPrefix: prefix });
+  let pub = null;
+  try {
+    await fleet.start();
+    for (let i = 0; i < 200 && fleet.nodes.some((n) => n.metricsUrl == null); i++) await delay(50);
+    await fleet.connect(Number(o.degree));
+    pub = new Publisher(benchPath(o), fleet.nodes.map((n) => n.addr), o);
+    if ((await pub.next(60_000)) !== 'READY') throw new Error('bench_relay not ready');
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const r = await runRate(fleet, pub, { rate: 20, count: 20, label: 'mesh', timed: false });
+      if (r.deliveredToAll === r.published && r.published > 0) break;
+      if (Date.now() > deadline) throw new Error(`mesh not formed: ${JSON.stringify(r)}`);
+    }
+    const node0 = fleet.nodes[0];
+    const base = await scrape(node0.metricsUrl);
+    const pid = String(node0.pid);
+    await sh('callgrind_control', ['-i', 'on', pid]);
+    await sh('callgrind_control', ['-z', pid]);
+    pub.child.stdin.write(`run ${rate} ${count}\n`);
+    const result = JSON.parse(await pub.next());
+    let got = 0;
+    for (let i = 0; i < 200 && got < result.published; i++) {
+      await delay(100);
+      got = (await scrape(node0.metricsUrl)).count - base.count;
+    }
+    const dump = await sh('callgrind_control', ['-d', pid]);
+    await sh('callgrind_control', ['-i', 'off', pid]);
+    const { readdir, readFile } = await import('node:fs/promises');
+    const files = (await readdir('/tmp')).filter((f) => f.startsWith(`ld-relay-callgrind.${process.pid}`));
+    let ir = 0;
+    for (const f of files) {
+      const text = await readFile(`/tmp/${f}`, 'utf8');
+      const m = text.match(/^(?:summary|totals): (\d+)/m);
+      if (m != null) ir = Math.max(ir, Number(m[1]));
+    }
+    report({
+      bench: 'relay-rate',
+      impl: 'node',
+      figure: 'instructions per delivered message (callgrind, node 0 of the fleet)',
+      offeredRate: rate,
+      published: result.published,
+      deliveredAtNode0: got,
+      instructions: ir,
+      instructionsPerDelivery: got > 0 ? Math.round(ir / got) : null,
+      callgrindFiles: files.map((f) => `/tmp/${f}`),
+      dump: dump.trim().split('\n').slice(-1)[0],
+    });
+  } finally {
+    await pub?.stop();
+    await fleet.stop();
+  }
+}
