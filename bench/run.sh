@@ -62,4 +62,5 @@ node bench/relay-rate.mjs --impl js,node --ramp 1000,1500,2000,2500,3000,4000,50
 # instructions per delivered message: one fleet node under callgrind, 1,000 messages at 100/s
 node bench/relay-rate.mjs --impl node --callgrind 100,1000
 node bench/relay-memory.mjs --impl js,node --peers 50
+node bench/relay-memory.mjs --impl node --peers 50 --rest false
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -242,19 +242,23 @@ static void write_done(uv_write_t *req, int status) {
   }
 }
 
-static int tcp_write(ld_tconn_t *base, ld_buf_t *data) {
-  tcp_conn_t *c = (tcp_conn_t *)base;
-  if (c->closed || c->failed || !c->connected)
-    return LD_ERR_CLOSED;
-  if (data->len == 0)
-    return 0;
+/* Writes what the kernel takes at once when libuv has nothing queued for the socket: no write
+ * request, no completion callback and no re-arming of the poll watcher. UV_EAGAIN (libuv's queue
+ * busy, socket full) and socket errors give 0: uv_write then queues or reports as before. */
+static size_t write_now(tcp_conn_t *c, const ld_buf_t *data) {
+  uv_buf_t b = uv_buf_init((char *)data->data, (unsigned)data->len);
+  int n = uv_try_write((uv_stream_t *)&c->handle, &b, 1);
+  return n > 0 ? (size_t)n : 0;
+}
+
+static int queue_write(tcp_conn_t *c, ld_buf_t *data, size_t off) {
   tcp_write_t *w = malloc(sizeof *w);
   if (w == NULL)
     return LD_ERR_NOMEM;
   w->data = data->data;
-  w->len = data->len;
+  w->len = data->len - off;
   w->req.data = c;
-  uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)w->len);
+  uv_buf_t b = uv_buf_init((char *)w->data + off, (unsigned)w->len);
   int rc = uv_write(&w->req, (uv_stream_t *)&c->handle, &b, 1, write_done);
   if (rc != 0) {
     free(w);
@@ -269,6 +273,20 @@ static int tcp_write(ld_tconn_t *base, ld_buf_t *data) {
     update_reading(c);
   }
   return 0;
+}
+
+static int tcp_write(ld_tconn_t *base, ld_buf_t *data) {
+  tcp_conn_t *c = (tcp_conn_t *)base;
+  if (c->closed || c->failed || !c->connected)
+    return LD_ERR_CLOSED;
+  if (data->len == 0)
+    return 0;
+  size_t n = write_now(c, data);
+  if (n == data->len) {
+    ld_buf_reset(data);
+    return 0;
+  }
+  return queue_write(c, data, n);
 }
 
 static size_t tcp_queued(const ld_tconn_t *base) {

@@ -1,7 +1,9 @@
 /* The TCP transport on libuv: /ip4|ip6/<addr>/tcp/<port> listeners and dials, TCP_NODELAY,
- * one read buffer shared by every connection of the transport, one uv_write per batch the owner
- * hands over, and backpressure (see LD_TCONN_HIGH_WATER and LD_TCONN_READ_STOP). libuv reads at
- * most 32 times per wakeup and connection, which caps what one peer can take of a loop turn. */
+ * one read buffer shared by every connection of the transport, one write per batch the owner
+ * hands over (straight to the socket when nothing is queued and the kernel takes it all, else
+ * queued with uv_write behind what is already queued), and backpressure (see LD_TCONN_HIGH_WATER
+ * and LD_TCONN_READ_STOP). libuv reads at most 32 times per wakeup and connection, which caps what
+ * one peer can take of a loop turn. */
 #ifndef LD_P2P_TRANSPORT_TCP_H
 #define LD_P2P_TRANSPORT_TCP_H
 

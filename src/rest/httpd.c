@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +12,17 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "rest/mhd.h"
 #include "rest/route.h"
 
 #define LISTEN_BACKLOG 64
+
+/* Every caller runs after ld_httpd_new has loaded the library successfully. */
+static const ld_mhd_api_t *mhd(void) {
+  const ld_mhd_api_t *api = NULL;
+  ld_mhd_load(&api);
+  return api;
+}
 
 struct ld_http_request {
   ld_httpd_t *httpd; /* NULL once libmicrohttpd is done with the connection */
@@ -120,7 +127,7 @@ bool ld_httpd_origin_matches(const char *pattern, const char *origin) {
 
 static void request_free(ld_http_request_t *r) {
   if (r->response != NULL)
-    MHD_destroy_response(r->response);
+    mhd()->destroy_response(r->response);
   ld_buf_clear(&r->body);
   free(r->method);
   free(r->path);
@@ -166,13 +173,13 @@ const char *ld_http_request_path(const ld_http_request_t *r) {
 const char *ld_http_request_header(const ld_http_request_t *r, const char *name) {
   if (r->conn == NULL)
     return NULL;
-  return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+  return mhd()->lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
 const char *ld_http_request_query(const ld_http_request_t *r, const char *name, char *buf,
                                   size_t cap) {
   const char *raw =
-      r->conn != NULL ? MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name) : NULL;
+      r->conn != NULL ? mhd()->lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name) : NULL;
   size_t len = 0;
   if (raw == NULL || ld_url_decode(raw, strlen(raw), buf, cap, &len) != 0)
     return NULL;
@@ -200,7 +207,7 @@ static void on_timer(uv_timer_t *t);
 
 static void arm_timer(ld_httpd_t *h) {
   MHD_UNSIGNED_LONG_LONG ms = 0;
-  if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
+  if (mhd()->get_timeout(h->mhd, &ms) == MHD_YES)
     uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
   else
     uv_timer_stop(&h->timer);
@@ -210,7 +217,7 @@ static void httpd_run(ld_httpd_t *h) {
   if (h->mhd == NULL)
     return;
   h->in_run = true;
-  MHD_run(h->mhd);
+  mhd()->run(h->mhd);
   h->in_run = false;
   if (h->close_pending)
     httpd_finish_close(h);
@@ -238,20 +245,20 @@ static void kick(ld_httpd_t *h) {
 static struct MHD_Response *build_response(const ld_http_request_t *r, const char *content_type,
                                            const void *body, size_t len) {
   struct MHD_Response *resp =
-      MHD_create_response_from_buffer(len, (void *)(len > 0 ? body : ""), MHD_RESPMEM_MUST_COPY);
+      mhd()->create_response_from_buffer(len, (void *)(len > 0 ? body : ""), MHD_RESPMEM_MUST_COPY);
   if (resp == NULL)
     return NULL;
-  bool ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) == MHD_YES;
+  bool ok = mhd()->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) == MHD_YES;
   if (ok && r->cors_origin != NULL) {
     if (strcmp(r->cors_origin, "*") != 0)
-      ok = MHD_add_response_header(resp, "Vary", "Origin") == MHD_YES;
+      ok = mhd()->add_response_header(resp, "Vary", "Origin") == MHD_YES;
     ok = ok &&
-         MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors_origin) == MHD_YES;
-    ok = ok &&
-         MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Content-Type") == MHD_YES;
+         mhd()->add_response_header(resp, "Access-Control-Allow-Origin", r->cors_origin) == MHD_YES;
+    ok = ok && mhd()->add_response_header(resp, "Access-Control-Allow-Headers", "Content-Type") ==
+                   MHD_YES;
   }
   if (!ok) {
-    MHD_destroy_response(resp);
+    mhd()->destroy_response(resp);
     return NULL;
   }
   return resp;
@@ -260,9 +267,9 @@ static struct MHD_Response *build_response(const ld_http_request_t *r, const cha
 static struct MHD_Response *fallback_response(void) {
   static const char text[] = "Internal server error";
   struct MHD_Response *resp =
-      MHD_create_response_from_buffer(sizeof text - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
+      mhd()->create_response_from_buffer(sizeof text - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
   if (resp != NULL)
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+    mhd()->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
   return resp;
 }
 
@@ -296,7 +303,7 @@ int ld_http_respond(ld_http_request_t *r, unsigned status, const char *content_t
   if (r->suspended) {
     r->suspended = false;
     unlink_suspended(r->httpd, r);
-    MHD_resume_connection(r->conn);
+    mhd()->resume_connection(r->conn);
     kick(r->httpd);
   }
   return rc;
@@ -333,14 +340,14 @@ static void check_cors(ld_httpd_t *h, ld_http_request_t *r) {
   if (h->n_origins == 0)
     return;
   int count = 0;
-  MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_origin, &count);
+  mhd()->get_connection_values(r->conn, MHD_HEADER_KIND, count_origin, &count);
   if (count == 0)
     return;
   if (count > 1) {
     prepare(r, MHD_HTTP_BAD_REQUEST, "Only a single Origin header must be specified");
     return;
   }
-  const char *origin = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin");
+  const char *origin = mhd()->lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin");
   if (h->any_origin) {
     r->cors_origin = "*";
     return;
@@ -358,7 +365,7 @@ static void check_cors(ld_httpd_t *h, ld_http_request_t *r) {
 }
 
 static bool content_length_too_large(const ld_httpd_t *h, struct MHD_Connection *conn) {
-  const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+  const char *cl = mhd()->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
   if (cl == NULL)
     return false;
   char *end = NULL;
@@ -368,8 +375,8 @@ static bool content_length_too_large(const ld_httpd_t *h, struct MHD_Connection 
 }
 
 static enum MHD_Result queue(ld_http_request_t *r) {
-  enum MHD_Result res = MHD_queue_response(r->conn, r->status, r->response);
-  MHD_destroy_response(r->response);
+  enum MHD_Result res = mhd()->queue_response(r->conn, r->status, r->response);
+  mhd()->destroy_response(r->response);
   r->response = NULL;
   return res;
 }
@@ -421,7 +428,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
   if (h->suspended != NULL)
     h->suspended->prev = r;
   h->suspended = r;
-  MHD_suspend_connection(conn);
+  mhd()->suspend_connection(conn);
   return MHD_YES;
 }
 
@@ -511,7 +518,7 @@ static int start_mhd(ld_httpd_t *h, const ld_httpd_config_t *cfg, bool ipv6) {
   unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   if (ipv6)
     flags |= MHD_USE_IPv6;
-  h->mhd = MHD_start_daemon(
+  h->mhd = mhd()->start_daemon(
       flags, 0, NULL, NULL, on_access, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
       (unsigned)(cfg->max_connections ? cfg->max_connections : LD_HTTPD_DEFAULT_MAX_CONNECTIONS),
@@ -523,7 +530,7 @@ static int start_mhd(ld_httpd_t *h, const ld_httpd_config_t *cfg, bool ipv6) {
       MHD_OPTION_END);
   if (h->mhd == NULL)
     return LD_ERR_IO;
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+  const union MHD_DaemonInfo *info = mhd()->get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
   if (info == NULL || uv_poll_init(h->loop, &h->poll, info->epoll_fd) != 0)
     return LD_ERR_IO;
   h->poll.data = h;
@@ -553,11 +560,11 @@ static void on_handle_closed(uv_handle_t *handle) {
 static void stop_mhd(ld_httpd_t *h) {
   for (ld_http_request_t *r = h->suspended; r != NULL; r = r->next) {
     r->suspended = false;
-    MHD_resume_connection(r->conn);
+    mhd()->resume_connection(r->conn);
   }
   h->suspended = NULL;
-  MHD_run(h->mhd);
-  MHD_stop_daemon(h->mhd); /* closes the listening socket too */
+  mhd()->run(h->mhd);
+  mhd()->stop_daemon(h->mhd); /* closes the listening socket too */
   h->mhd = NULL;
   h->listen_fd = -1;
 }
@@ -587,6 +594,10 @@ static void httpd_finish_close(ld_httpd_t *h) {
 int ld_httpd_new(const ld_httpd_config_t *cfg, ld_httpd_t **out) {
   if (cfg == NULL || cfg->loop == NULL || cfg->handler == NULL || out == NULL)
     return LD_ERR_INVALID_ARG;
+  const ld_mhd_api_t *api = NULL;
+  int rc = ld_mhd_load(&api);
+  if (rc != 0)
+    return rc;
   ld_httpd_t *h = calloc(1, sizeof *h);
   if (h == NULL)
     return LD_ERR_NOMEM;
@@ -597,7 +608,7 @@ int ld_httpd_new(const ld_httpd_config_t *cfg, ld_httpd_t **out) {
   h->user_data = cfg->user_data;
   snprintf(h->topic, sizeof h->topic, "%s", cfg->log_topic ? cfg->log_topic : "http");
   bool ipv6 = false;
-  int rc = copy_origins(h, cfg);
+  rc = copy_origins(h, cfg);
   if (rc == 0)
     rc = open_listener(h, cfg->address ? cfg->address : "127.0.0.1", cfg->port, &ipv6);
   if (rc == 0) {

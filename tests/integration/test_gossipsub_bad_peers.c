@@ -225,6 +225,7 @@ static void test_rpc_over_the_cap(void **state) {
   assert_int_equal(s.frames_too_large, 1);
   assert_int_equal(s.router.rpcs_malformed, 1);
   ld_gs_peer_info_t info;
+  memset(&info, 0, sizeof info);
   assert_true(raw_info(&r, &info));
   assert_true(info.score < 0);
   assert_true(info.writable);
@@ -277,6 +278,7 @@ static void test_invalid_messages_score_down_then_disconnect(void **state) {
   size_t want = 5;
   assert_true(sh_run_until(&g_loop, rejected_at_least, &want, WAIT_MS));
   ld_gs_peer_info_t info;
+  memset(&info, 0, sizeof info);
   assert_true(raw_info(&r, &info));
   assert_true(info.score <= -100 * 25 + 1); /* P4: -100 x 5^2 */
   assert_true(r.conn != NULL);
@@ -417,6 +419,7 @@ static void test_outbound_queue_capped(void **state) {
   ld_gs_service_stats_t s;
   ld_gs_service_stats(c.gs, &s);
   ld_gs_peer_info_t info;
+  memset(&info, 0, sizeof info);
   assert_int_equal(ld_gs_service_peers(c.gs, &info, 1), 1);
   printf("# %llu frames (%llu bytes) dropped for a peer we cannot write to\n",
          (unsigned long long)s.frames_dropped, (unsigned long long)s.bytes_dropped);

@@ -31,6 +31,7 @@ run(async () => {
       settle: { type: 'string', default: '3' },
       cluster: { type: 'string', default: '42' },
       shard: { type: 'string', default: '0' },
+      rest: { type: 'string', default: 'true' },
     },
   });
   for (const impl of o.impl.split(',')) await measure({ ...o, impl });
@@ -41,7 +42,8 @@ async function measure(o) {
   const shard = Number(o.shard);
   const topic = shardTopic(clusterId, shard);
   const settle = Number(o.settle) * 1000;
-  const node = await startRelayNode({ path: fleetCommand(o), clusterId, shards: [shard], logLevel: 'INFO',
+  const rest = o.rest !== 'false';
+  const node = await startRelayNode({ path: fleetCommand(o), clusterId, shards: [shard], logLevel: 'INFO', rest,
     extraArgs: ['--max-connections=200', '--ip-colocation-limit=0', ...o['node-arg']] });
   const peers = [];
   try {
@@ -64,6 +66,7 @@ async function measure(o) {
     report({
       bench: 'relay-memory',
       impl: o.impl,
+      rest,
       idleRssMiB: round(idle.rss, 1),
       relayPeers: connected,
       loadedRssMiB: round(loaded.rss, 1),

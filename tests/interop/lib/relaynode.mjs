@@ -174,13 +174,14 @@ function restUrlFrom(line) {
 /**
  * Starts the node program as a relay node with REST on an ephemeral loopback port. opts:
  *   clusterId, shards ([] = the node's default), numShardsInNetwork (autosharding), nodekey,
- *   restAdmin, logLevel (default DEBUG: message hashes are logged at that level), extraArgs,
- *   path ($LD_BIN), timeoutMs.
- * Resolves once the listen address, the REST URL and "Node setup complete" have been logged,
- * with a RelayNode.
+ *   rest (default true; false starts no HTTP server and leaves the REST URL null), restAdmin,
+ *   logLevel (default DEBUG: message hashes are logged at that level), extraArgs, path ($LD_BIN),
+ *   timeoutMs.
+ * Resolves once the listen address, the REST URL (with rest) and "Node setup complete" have been
+ * logged, with a RelayNode.
  */
 export async function startRelayNode(opts = {}) {
-  const { clusterId, shards = [], numShardsInNetwork, nodekey, restAdmin = false, logLevel = 'DEBUG',
+  const { clusterId, shards = [], numShardsInNetwork, nodekey, rest = true, restAdmin = false, logLevel = 'DEBUG',
     extraArgs = [], path = nodePath(), timeoutMs = 30_000, name = 'logosdelivery' } = opts;
   const args = [];
   if (nodekey != null) args.push(`--nodekey=${nodekey}`);
@@ -188,17 +189,18 @@ export async function startRelayNode(opts = {}) {
   if (clusterId != null) args.push(`--cluster-id=${clusterId}`);
   for (const s of shards) args.push(`--shard=${s}`);
   if (numShardsInNetwork != null) args.push(`--num-shards-in-network=${numShardsInNetwork}`);
-  args.push('--rest=true', '--rest-address=127.0.0.1', '--rest-port=0');
-  if (restAdmin) args.push('--rest-admin=true');
+  if (rest) args.push('--rest=true', '--rest-address=127.0.0.1', '--rest-port=0');
+  if (rest && restAdmin) args.push('--rest-admin=true');
   if (logLevel != null) args.push(`--log-level=${logLevel}`);
   args.push(...extraArgs);
   const proc = new Proc(path, args, { name });
   try {
     const [addr] = await proc.waitMatch(LISTEN_ADDR_RE, { timeoutMs });
-    const restLine = await proc.waitLine((l) => restUrlFrom(l.text) != null, (l) => l.text,
-      'the REST server URL', timeoutMs);
+    const restLine = rest
+      ? await proc.waitLine((l) => restUrlFrom(l.text) != null, (l) => l.text, 'the REST server URL', timeoutMs)
+      : null;
     await proc.waitMatch(SETUP_COMPLETE_RE, { timeoutMs });
-    return new RelayNode(proc, addr, restUrlFrom(restLine));
+    return new RelayNode(proc, addr, restLine != null ? restUrlFrom(restLine) : null);
   } catch (err) {
     await proc.stop();
     throw err;
@@ -211,7 +213,7 @@ export class RelayNode {
     this.addr = addr;
     this.peerId = addr.split('/p2p/').pop();
     this.restUrl = restUrl;
-    this.rest = new RestClient(restUrl);
+    this.rest = restUrl != null ? new RestClient(restUrl) : null;
   }
 
   get pid() {
