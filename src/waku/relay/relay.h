@@ -246,7 +246,7 @@ void ld_relay_get_stats(const ld_relay_t *r, ld_relay_stats_t *out);
  * timestamp (the relay's clock, Unix ns), counted in fixed buckets. Across processes of one
  * machine this is the end-to-end delay from the publisher stamping the message to its delivery
  * here; across machines it includes their clock offset. */
-#define LD_RELAY_LATENCY_BUCKETS 26
+#define LD_RELAY_LATENCY_BUCKETS 29
 /* The buckets' upper bounds in microseconds, increasing: 0.25 ms … 5 s. */
 extern const uint32_t ld_relay_latency_bounds_us[LD_RELAY_LATENCY_BUCKETS];
 
