@@ -1,12 +1,14 @@
 #include "metrics/process.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 
 typedef enum {
@@ -18,18 +20,28 @@ typedef enum {
   PROC_MAX_FDS,
 } proc_field_t;
 
-/* Boot time (Unix seconds) from the "btime" line of /proc/stat; 0 when unknown. */
-static double boot_time(void) {
+/* A scrape calls the six collectors back to back; they share one reading of /proc taken at most
+ * this long ago (per thread, since every node scrapes on its own loop thread). */
+#define PROCESS_STATS_REUSE_MS 100
+
+static double g_boot_time;
+static pthread_once_t g_boot_time_once = PTHREAD_ONCE_INIT;
+
+/* Reads the boot time (Unix seconds) from the "btime" line of /proc/stat; 0 when unknown. */
+static void read_boot_time(void) {
   FILE *f = fopen("/proc/stat", "r");
   if (f == NULL)
-    return 0;
+    return;
   char line[256];
-  double bt = 0;
   while (fgets(line, sizeof line, f) != NULL)
     if (strncmp(line, "btime ", 6) == 0)
-      bt = strtod(line + 6, NULL);
+      g_boot_time = strtod(line + 6, NULL);
   fclose(f);
-  return bt;
+}
+
+static double boot_time(void) {
+  pthread_once(&g_boot_time_once, read_boot_time);
+  return g_boot_time;
 }
 
 /* Reads utime, stime, starttime, vsize and rss from /proc/self/stat. */
@@ -84,10 +96,24 @@ int ld_process_stats_read(ld_process_stats_t *out) {
   return rc;
 }
 
+/* The latest reading of this thread, reused within PROCESS_STATS_REUSE_MS. */
+static int recent_stats(ld_process_stats_t *out) {
+  static _Thread_local ld_process_stats_t cached;
+  static _Thread_local int cached_rc;
+  static _Thread_local uint64_t cached_at;
+  uint64_t now = ld_now_ms();
+  if (cached_at == 0 || now - cached_at > PROCESS_STATS_REUSE_MS) {
+    cached_rc = ld_process_stats_read(&cached);
+    cached_at = now == 0 ? 1 : now;
+  }
+  *out = cached;
+  return cached_rc;
+}
+
 static void collect(ld_metrics_emitter_t *e, void *user_data) {
   ld_process_stats_t st;
   proc_field_t field = (proc_field_t)(uintptr_t)user_data;
-  if (ld_process_stats_read(&st) != 0 && field != PROC_OPEN_FDS && field != PROC_MAX_FDS)
+  if (recent_stats(&st) != 0 && field != PROC_OPEN_FDS && field != PROC_MAX_FDS)
     return;
   double v[] = {st.cpu_seconds,        st.resident_bytes, st.virtual_bytes,
                 st.start_time_seconds, st.open_fds,       st.max_fds};
