@@ -99,22 +99,6 @@ static void assert_relays(void) {
   assert_memory_equal(g_in_b.last, text, (size_t)n);
 }
 
-static void raw_send_frame(ph_raw_t *r, const ld_buf_t *body) {
-  ld_buf_t f;
-  ld_buf_init(&f);
-  ph_frame(&f, body);
-  assert_int_equal(ph_raw_send(r, f.data, f.len), 0);
-  ld_buf_clear(&f);
-}
-
-static void raw_subscribe(ph_raw_t *r) {
-  ld_buf_t body;
-  ld_buf_init(&body);
-  ph_rpc_sub(&body, PH_TOPIC, true);
-  raw_send_frame(r, &body);
-  ld_buf_clear(&body);
-}
-
 static bool raw_joined(void *ud) {
   ph_raw_t *r = ud;
   return r->rx.subscribes >= 1 && ld_gs_service_topic_peers(g_a.gs, PH_TOPIC, NULL, 0) == 2;
@@ -124,7 +108,7 @@ static bool raw_joined(void *ud) {
 static void raw_join(ph_raw_t *r, const char *protocol) {
   ph_raw_start(r, &g_loop, &g_a, protocol);
   ph_raw_open(r, protocol);
-  raw_subscribe(r);
+  ph_raw_subscribe(r);
   assert_true(sh_run_until(&g_loop, raw_joined, r, WAIT_MS));
 }
 
@@ -265,7 +249,7 @@ static void send_bad(ph_raw_t *r, unsigned from, unsigned to, bool seqno) {
       ph_rpc_msg_seqno(&body, PH_TOPIC, (uint8_t *)text, (size_t)n);
     else
       ph_rpc_msg(&body, PH_TOPIC, (uint8_t *)text, (size_t)n);
-    raw_send_frame(r, &body);
+    ph_raw_send_rpc(r, &body);
     ld_buf_clear(&body);
   }
 }
@@ -409,7 +393,7 @@ static void test_outbound_queue_capped(void **state) {
   ph_raw_t r;
   ph_raw_start(&r, &g_loop, &c, "/test/not-pubsub/1.0.0");
   ph_raw_open(&r, LD_GS_ID_WAKU_RELAY);
-  raw_subscribe(&r);
+  ph_raw_subscribe(&r);
   assert_true(sh_run_until(&g_loop, c_knows_raw, &c, WAIT_MS));
   uint8_t data[1024];
   for (int i = 0; i < 50; i++) {

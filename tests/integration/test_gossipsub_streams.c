@@ -116,27 +116,11 @@ static void publish_text(ph_node_t *n, const char *text) {
   assert_true(ld_gs_service_publish(n->gs, PH_TOPIC, (const uint8_t *)text, strlen(text)) >= 1);
 }
 
-static void raw_send_body(ph_raw_t *r, const ld_buf_t *body) {
-  ld_buf_t f;
-  ld_buf_init(&f);
-  ph_frame(&f, body);
-  assert_int_equal(ph_raw_send(r, f.data, f.len), 0);
-  ld_buf_clear(&f);
-}
-
-static void raw_subscribe(ph_raw_t *r) {
-  ld_buf_t body;
-  ld_buf_init(&body);
-  ph_rpc_sub(&body, PH_TOPIC, true);
-  raw_send_body(r, &body);
-  ld_buf_clear(&body);
-}
-
 static void raw_publish(ph_raw_t *r, const char *text) {
   ld_buf_t body;
   ld_buf_init(&body);
   ph_rpc_msg(&body, PH_TOPIC, (const uint8_t *)text, strlen(text));
-  raw_send_body(r, &body);
+  ph_raw_send_rpc(r, &body);
   ld_buf_clear(&body);
 }
 
@@ -167,7 +151,7 @@ static void test_outbound_reopened_after_reset(void **state) {
   ph_raw_start(&r, &g_loop, &g_a, LD_GS_ID_WAKU_RELAY);
   r.reset_next = 1; /* as js does with a stream it does not like */
   ph_raw_open(&r, LD_GS_ID_WAKU_RELAY);
-  raw_subscribe(&r); /* subscriptions in the first RPC, as js sends them */
+  ph_raw_subscribe(&r); /* subscriptions in the first RPC, as js sends them */
   assert_true(sh_run_until(&g_loop, hello_on_stream, &r, WAIT_MS));
   assert_int_equal(r.rx.streams, 2);
   assert_int_equal(r.rx.streams_reset, 1);
@@ -209,7 +193,7 @@ static void test_newer_inbound_stream_replaces_older(void **state) {
   ph_raw_t r;
   ph_raw_start(&r, &g_loop, &g_a, LD_GS_ID_MESHSUB_12);
   ph_raw_open(&r, LD_GS_ID_MESHSUB_12);
-  raw_subscribe(&r);
+  ph_raw_subscribe(&r);
   assert_true(sh_run_until(&g_loop, hello_on_stream, &r, WAIT_MS));
   uint64_t resets0 = stats_a().inbound_resets;
   ld_stream_t *first = r.out;

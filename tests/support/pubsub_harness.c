@@ -297,3 +297,19 @@ void ph_raw_stop(ph_raw_t *r) {
   ld_buf_clear(&r->inbuf);
   r->sw = NULL;
 }
+
+void ph_raw_send_rpc(ph_raw_t *r, const ld_buf_t *body) {
+  ld_buf_t f;
+  ld_buf_init(&f);
+  ph_frame(&f, body);
+  assert_int_equal(ph_raw_send(r, f.data, f.len), 0);
+  ld_buf_clear(&f);
+}
+
+void ph_raw_subscribe(ph_raw_t *r) {
+  ld_buf_t body;
+  ld_buf_init(&body);
+  ph_rpc_sub(&body, PH_TOPIC, true);
+  ph_raw_send_rpc(r, &body);
+  ld_buf_clear(&body);
+}

@@ -101,6 +101,13 @@ void ph_raw_open(ph_raw_t *r, const char *protocol);
 /* Writes bytes on our stream; returns ld_stream_write's result (LD_ERR_CLOSED once reset). */
 int ph_raw_send(ph_raw_t *r, const uint8_t *data, size_t len);
 
+/* Sends one RPC `body` as a length-prefixed frame on the raw peer's stream; fails the test when
+ * the write fails. */
+void ph_raw_send_rpc(ph_raw_t *r, const ld_buf_t *body);
+
+/* Sends an RPC subscribing the raw peer to PH_TOPIC. */
+void ph_raw_subscribe(ph_raw_t *r);
+
 void ph_raw_stop(ph_raw_t *r);
 
 #endif
