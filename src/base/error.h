@@ -21,6 +21,7 @@
   X(CANCELED, -10, "canceled")                                                                     \
   X(IO, -11, "input/output error")                                                                 \
   X(INTERNAL, -12, "internal error")                                                               \
+  X(DB, -13, "database error")                                                                     \
   /* parsing */                                                                                    \
   X(TRUNCATED, -20, "input truncated")                                                             \
   X(MALFORMED, -21, "malformed input")                                                             \

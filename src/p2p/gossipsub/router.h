@@ -120,6 +120,9 @@ typedef struct ld_gs_params {
   /* sizes */
   size_t max_rpc_size;       /* RPC frames in and out; data larger than fits is refused */
   size_t idontwant_min_size; /* send IDONTWANT for data of at least this many bytes */
+  /* IDONTWANT for data of at least this many bytes goes out at first sight, before validation;
+   * smaller messages' IDONTWANT is held (see ld_gs_router_validation_deferred). */
+  size_t idontwant_eager_size;
   /* gossip */
   uint32_t max_ihave_len;         /* ids per IHAVE we send; ids we request per peer per hb */
   uint32_t max_ihave_messages;    /* IHAVE entries accepted per peer per heartbeat */
@@ -232,6 +235,17 @@ int ld_gs_router_set_direct(ld_gs_router_t *r, ld_gs_peer_t peer, bool direct);
  * RPC beyond the per-RPC caps are dropped and counted, not errors. */
 int ld_gs_router_handle_rpc(ld_gs_router_t *r, ld_gs_peer_t peer, const uint8_t *rpc, size_t len,
                             uint64_t now_ms);
+
+/* IDONTWANT (v1.2). A message of at least idontwant_eager_size bytes takes long enough to
+ * transmit that an IDONTWANT sent at first sight, before validation, can stop copies a mesh peer
+ * is about to send us: it goes out at once. For a message between idontwant_min_size and that
+ * size the IDONTWANT is held while validation is pending: a verdict given in the same pass
+ * forwards the message itself to every mesh peer that did not send it to us, which tells them as
+ * much a few microseconds later, and saves each peer a wake-up and a write (the peers whose copies
+ * arrived meanwhile are skipped too). When validation will take longer (an asynchronous
+ * validator), the adapter calls this for `vid`: the held IDONTWANT goes at once to the mesh peers
+ * that have not sent us the message. Unknown `vid` or nothing held: no-op. */
+void ld_gs_router_validation_deferred(ld_gs_router_t *r, uint64_t vid);
 
 /* The verdict for a message announced by `validate`. Accept: deliver, forward to the mesh (and to
  * floodsub/direct subscribers) except the peers that sent it, add to the message cache. Reject:

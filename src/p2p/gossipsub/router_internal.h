@@ -71,6 +71,7 @@ typedef struct gs_pending {
   uint64_t received;
   ld_gs_peer_t deliverers[GS_MAX_DELIVERERS]; /* [0] is the first propagator */
   uint32_t n_deliverers;
+  bool idontwant_held; /* IDONTWANT owed to the mesh if validation turns out to take a while */
 } gs_pending_t;
 
 struct ld_gs_router {

@@ -238,18 +238,31 @@ static void duplicate(ld_gs_router_t *r, gs_peer_t *p, gs_topic_t *t, ld_gs_idse
   }
 }
 
-/* IDONTWANT to the other mesh peers right away, before validation. */
-static void send_idontwant(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *from, const uint8_t *id) {
+/* The held IDONTWANT to the mesh peers that have not sent us the message. */
+static void send_idontwant(ld_gs_router_t *r, gs_topic_t *t, const gs_pending_t *pv) {
   bool any = false;
   for (uint32_t i = 0; i < t->mesh.n; i++) {
     gs_peer_t *p = t->mesh.v[i];
-    if (p != from && gs_has_idontwant(p) && ld_gs_out_idontwant(gs_out(r, p), id, 1) == 0) {
+    if (!delivered_by(pv, p->id) && gs_has_idontwant(p) &&
+        ld_gs_out_idontwant(gs_out(r, p), pv->id, 1) == 0) {
       r->stats.idontwant_out++;
       any = true;
     }
   }
   if (any) {
     gs_flush(r);
+  }
+}
+
+void ld_gs_router_validation_deferred(ld_gs_router_t *r, uint64_t vid) {
+  gs_pending_t *pv = ld_hashmap_get_u64(r->pending, vid);
+  if (pv == NULL || !pv->idontwant_held) {
+    return;
+  }
+  pv->idontwant_held = false;
+  gs_topic_t *t = gs_topic_find(r, pv->topic, strlen(pv->topic));
+  if (t != NULL) {
+    send_idontwant(r, t, pv);
   }
 }
 
@@ -283,7 +296,7 @@ static gs_pending_t *pending_new(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p,
   return pv;
 }
 
-/* First sight of a message: mark seen, IDONTWANT, then hand it to the validator. */
+/* First sight of a message: mark seen (IDONTWANT held), then hand it to the validator. */
 static void fresh(ld_gs_router_t *r, gs_peer_t *p, gs_topic_t *t, const ProtobufCBinaryData *data,
                   const uint8_t *id, uint64_t h, uint64_t now) {
   if (ld_hashmap_size(r->pending) >= r->p.max_pending_validations) {
@@ -302,8 +315,10 @@ static void fresh(ld_gs_router_t *r, gs_peer_t *p, gs_topic_t *t, const Protobuf
     r->stats.validations_dropped++;
     return;
   }
-  if (data->len >= r->p.idontwant_min_size) {
-    send_idontwant(r, t, p, id);
+  if (data->len >= r->p.idontwant_min_size && data->len >= r->p.idontwant_eager_size) {
+    send_idontwant(r, t, pv);
+  } else {
+    pv->idontwant_held = data->len >= r->p.idontwant_min_size;
   }
   uint64_t vid = pv->vid;
   if (r->cb.validate == NULL) {

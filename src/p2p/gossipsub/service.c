@@ -943,7 +943,11 @@ static void val_step(ld_gs_service_t *svc, gs_val_t *v) {
   }
   v->step = val->id;
   v->waiting = true;
-  val->fn(svc, v->vid, v->topic, v->data, v->len, v->has_from ? &v->from : NULL, val->ud);
+  uint64_t vid = v->vid;
+  val->fn(svc, vid, v->topic, v->data, v->len, v->has_from ? &v->from : NULL, val->ud);
+  const gs_val_t *after = ld_hashmap_get_u64(svc->vals, vid);
+  if (after != NULL && after->waiting)
+    ld_gs_router_validation_deferred(svc->router, vid);
 }
 
 static void run_validations(ld_gs_service_t *svc) {

@@ -527,9 +527,8 @@ static void graft_during_backoff_is_penalised(void **state) {
   net_free(net);
 }
 
-static void idontwant_suppresses_the_duplicate(void **state) {
-  (void)state;
-  /* router 0; raw peers 1 (IDONTWANT sender), 2 (source), 3 (relay), 4 (meshsub 1.1) */
+/* Router 0 with raw peers 1 (IDONTWANT sender), 2 (source), 3 (relay), 4 (meshsub 1.1). */
+static net_t *idontwant_net(void) {
   net_t *net = net_new(1, 4, 5);
   ld_gs_router_t *r = net->nodes[0].r;
   for (int i = 1; i <= 3; i++) {
@@ -541,7 +540,14 @@ static void idontwant_suppresses_the_duplicate(void **state) {
     raw_join(net, i, 0, T, true);
     assert_true(ld_gs_router_in_mesh(r, T, (ld_gs_peer_t)i));
   }
-  uint8_t big[600];
+  return net;
+}
+
+static void idontwant_suppresses_the_duplicate(void **state) {
+  (void)state;
+  net_t *net = idontwant_net();
+  ld_gs_router_t *r = net->nodes[0].r;
+  static uint8_t big[9000]; /* above idontwant_eager_size: IDONTWANT before validation */
   memset(big, 'B', sizeof big);
   uint8_t id[32];
   ld_gs_msg_id(big, sizeof big, id);
@@ -581,6 +587,58 @@ static void idontwant_suppresses_the_duplicate(void **state) {
   net_free(net);
 }
 
+/* A mid-size message validated in the same pass: the forward itself replaces the IDONTWANT. */
+static void idontwant_is_held_while_validation_is_quick(void **state) {
+  (void)state;
+  net_t *net = idontwant_net();
+  uint8_t mid[600];
+  memset(mid, 'M', sizeof mid);
+  size_t mark[5];
+  for (int i = 1; i <= 4; i++) {
+    mark[i] = net->nodes[i].n_inbox;
+  }
+  assert_int_equal(raw_publish(net, 2, 0, T, mid, sizeof mid), 0);
+  assert_true(delivered(&net->nodes[0], mid, sizeof mid));
+  for (int i = 1; i <= 4; i++) {
+    tally_t t = inbox_tally(&net->nodes[i], 0, mark[i]);
+    assert_int_equal(t.msgs, i == 2 ? 0 : 1);
+    assert_int_equal(t.idontwant_ids, 0);
+  }
+  net_free(net);
+}
+
+/* A mid-size message whose validation goes asynchronous: the held IDONTWANT goes out then, to
+ * the mesh peers that have not sent it, and the forward follows the verdict. */
+static void held_idontwant_goes_out_when_validation_is_deferred(void **state) {
+  (void)state;
+  net_t *net = idontwant_net();
+  node_t *a = &net->nodes[0];
+  a->defer = true;
+  uint8_t mid[600];
+  memset(mid, 'D', sizeof mid);
+  size_t mark[5];
+  for (int i = 1; i <= 4; i++) {
+    mark[i] = net->nodes[i].n_inbox;
+  }
+  assert_int_equal(raw_publish(net, 2, 0, T, mid, sizeof mid), 0);
+  assert_int_equal(a->n_deferred, 1);
+  ld_gs_router_validation_deferred(a->r, a->deferred[0]);
+  ld_gs_router_validation_deferred(a->r, a->deferred[0]); /* sent once */
+  net_run(net);
+  for (int i = 1; i <= 4; i++) {
+    tally_t t = inbox_tally(&net->nodes[i], 0, mark[i]);
+    assert_int_equal(t.msgs, 0);
+    assert_int_equal(t.idontwant_ids, i == 1 || i == 3 ? 1 : 0); /* not the source, not 1.1 */
+  }
+  ld_gs_router_validated(a->r, a->deferred[0], LD_GS_ACCEPT, net->now);
+  net_run(net);
+  assert_true(delivered(a, mid, sizeof mid));
+  for (int i = 1; i <= 4; i++) {
+    assert_int_equal(inbox_tally(&net->nodes[i], 0, mark[i]).msgs, i == 2 ? 0 : 1);
+  }
+  net_free(net);
+}
+
 /* Several hops (30 nodes, 6 links each), so that IDONTWANT can overtake later copies. */
 static uint64_t network_copies(ld_gs_proto_t proto) {
   enum { N = 30, K = 3 };
@@ -593,7 +651,7 @@ static uint64_t network_copies(ld_gs_proto_t proto) {
   subscribe_all(net, T);
   tick(net, 5);
   net->msgs_delivered = 0;
-  uint8_t data[1024];
+  static uint8_t data[16384]; /* long enough to transmit that IDONTWANT goes out at once */
   for (int m = 0; m < 30; m++) {
     memset(data, m, sizeof data);
     ld_gs_router_publish(net->nodes[m % N].r, T, data, sizeof data, net->now);
@@ -1073,6 +1131,8 @@ int main(void) {
       cmocka_unit_test_setup(prune_backoff_is_honoured, setup),
       cmocka_unit_test_setup(graft_during_backoff_is_penalised, setup),
       cmocka_unit_test_setup(idontwant_suppresses_the_duplicate, setup),
+      cmocka_unit_test_setup(idontwant_is_held_while_validation_is_quick, setup),
+      cmocka_unit_test_setup(held_idontwant_goes_out_when_validation_is_deferred, setup),
       cmocka_unit_test_setup(idontwant_reduces_copies_in_a_network, setup),
       cmocka_unit_test_setup(invalid_sender_loses_score_is_pruned_then_disconnected, setup),
       cmocka_unit_test_setup(ihave_floods_are_bounded, setup),
