@@ -27,6 +27,92 @@ void ld_switch_config_default(ld_switch_config_t *cfg) {
   cfg->muxers[1] = MPLEX_ID;
 }
 
+/* ---- transports ------------------------------------------------------------------------- */
+
+/* The switch's transports behind one dispatching transport, kept where the connections look for
+ * their transport (sw->tcp): dial and listen go to the first member whose handles() accepts the
+ * address; listeners and connections belong to that member. */
+typedef struct transport_set {
+  ld_transport_t base;
+  ld_transport_t *members[LD_SWITCH_MAX_TRANSPORTS];
+  size_t n;
+} transport_set_t;
+
+static ld_transport_t *pick_transport(const ld_transport_t *set, const ld_multiaddr_t *addr) {
+  const transport_set_t *ts = (const transport_set_t *)set;
+  for (size_t i = 0; i < ts->n; i++)
+    if (ts->members[i]->ops->handles(addr))
+      return ts->members[i];
+  return NULL;
+}
+
+/* Not used: the set has no address of its own to answer for (pick_transport does). */
+static bool set_handles(const ld_multiaddr_t *addr) {
+  (void)addr;
+  return false;
+}
+
+static int set_listen(ld_transport_t *set, const ld_multiaddr_t *addr,
+                      ld_tlistener_accept_fn accept, void *user_data, ld_tlistener_t **out) {
+  ld_transport_t *t = pick_transport(set, addr);
+  return t != NULL ? t->ops->listen(t, addr, accept, user_data, out) : LD_ERR_UNSUPPORTED;
+}
+
+static void set_listener_close(ld_tlistener_t *l) {
+  l->transport->ops->listener_close(l);
+}
+
+static int set_dial(ld_transport_t *set, const ld_multiaddr_t *addr, const ld_tconn_events_t *ev,
+                    void *user_data, ld_tconn_t **out) {
+  ld_transport_t *t = pick_transport(set, addr);
+  return t != NULL ? t->ops->dial(t, addr, ev, user_data, out) : LD_ERR_UNSUPPORTED;
+}
+
+static void set_destroy(ld_transport_t *set) {
+  transport_set_t *ts = (transport_set_t *)set;
+  for (size_t i = 0; i < ts->n; i++)
+    ts->members[i]->ops->destroy(ts->members[i]);
+  free(ts);
+}
+
+static const ld_transport_ops_t transport_set_ops = {
+    .name = "switch",
+    .handles = set_handles,
+    .listen = set_listen,
+    .listener_close = set_listener_close,
+    .dial = set_dial,
+    .destroy = set_destroy,
+};
+
+static ld_transport_t *transport_set_new(uv_loop_t *loop) {
+  transport_set_t *ts = calloc(1, sizeof *ts);
+  if (ts == NULL)
+    return NULL;
+  ts->base.ops = &transport_set_ops;
+  ts->base.loop = loop;
+  if ((ts->members[0] = ld_transport_tcp_new(loop)) == NULL) {
+    free(ts);
+    return NULL;
+  }
+  ts->n = 1;
+  return &ts->base;
+}
+
+int ld_switch_add_transport(ld_switch_t *sw, ld_transport_t *t) {
+  transport_set_t *ts = (transport_set_t *)sw->tcp;
+  if (t == NULL || t->loop != sw->loop)
+    return LD_ERR_INVALID_ARG;
+  if (sw->closing)
+    return LD_ERR_CLOSED;
+  for (size_t i = 0; i < ts->n; i++)
+    if (ts->members[i] == t)
+      return LD_ERR_EXISTS;
+  if (ts->n == LD_SWITCH_MAX_TRANSPORTS)
+    return LD_ERR_LIMIT;
+  ts->members[ts->n++] = t;
+  return 0;
+}
+
 /* ---- creation ---------------------------------------------------------------------------- */
 
 static const char *known_muxer(const char *id) {
@@ -96,7 +182,7 @@ ld_switch_t *ld_switch_new(const ld_switch_config_t *cfg) {
   ld_list_init(&sw->conns);
   ld_list_init(&sw->pending);
   if (!set_muxers(sw, cfg) || set_identity(sw, cfg->identity) != 0 ||
-      (sw->tcp = ld_transport_tcp_new(sw->loop)) == NULL) {
+      (sw->tcp = transport_set_new(sw->loop)) == NULL) {
     free(sw);
     return NULL;
   }
@@ -202,7 +288,7 @@ void ld_switch_close(ld_switch_t *sw, void (*done)(void *user_data), void *user_
   sw->done = done;
   sw->done_data = user_data;
   for (size_t i = 0; i < sw->n_listeners; i++)
-    sw->tcp->ops->listener_close(sw->listeners[i]);
+    set_listener_close(sw->listeners[i]);
   sw->n_listeners = 0;
   for (ld_link_t *l = sw->conns.next; l != &sw->conns; l = l->next) {
     ld_conn_t *c = LD_CONTAINER_OF(l, ld_conn_t, link);
@@ -252,10 +338,8 @@ int ld_switch_listen(ld_switch_t *sw, const ld_multiaddr_t *addr) {
     return LD_ERR_LIMIT;
   ld_multiaddr_t a = *addr;
   ld_multiaddr_peerid(&a, NULL, true);
-  if (!sw->tcp->ops->handles(&a))
-    return LD_ERR_UNSUPPORTED;
   ld_tlistener_t *l;
-  int rc = sw->tcp->ops->listen(sw->tcp, &a, on_accept, sw, &l);
+  int rc = set_listen(sw->tcp, &a, on_accept, sw, &l);
   if (rc != 0)
     return rc;
   sw->listeners[sw->n_listeners++] = l;
@@ -357,14 +441,11 @@ static ld_conn_t *find_conn(ld_switch_t *sw, const ld_peerid_t *peer) {
   return NULL;
 }
 
+/* TCP dials IP addresses only; a transport such as WebSocket may resolve /dns* names itself. */
 static int check_dial_addr(const ld_switch_t *sw, const ld_multiaddr_t *a) {
-  size_t off = 0;
-  ld_multiaddr_component_t comp;
-  if (ld_multiaddr_next(a, &off, &comp) != 1)
+  if (a->len == 0)
     return LD_ERR_BAD_MULTIADDR;
-  if (comp.code != LD_MA_IP4 && comp.code != LD_MA_IP6)
-    return LD_ERR_UNSUPPORTED; /* /dns* resolution is not available yet */
-  return sw->tcp->ops->handles(a) ? 0 : LD_ERR_UNSUPPORTED;
+  return pick_transport(sw->tcp, a) != NULL ? 0 : LD_ERR_UNSUPPORTED;
 }
 
 int ld_switch_dial(ld_switch_t *sw, const ld_multiaddr_t *addr, ld_dial_cb cb, void *user_data) {

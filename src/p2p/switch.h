@@ -13,8 +13,12 @@
 #include "p2p/key.h"
 #include "p2p/multiaddr.h"
 #include "p2p/stream.h"
+#include "p2p/transport.h"
 
 typedef struct ld_switch ld_switch_t;
+
+/* Transports one switch holds, TCP included. */
+#define LD_SWITCH_MAX_TRANSPORTS 8
 
 typedef struct ld_switch_config {
   uv_loop_t *loop;
@@ -45,11 +49,20 @@ const ld_peerid_t *ld_switch_peer_id(const ld_switch_t *sw);
 const ld_privkey_t *ld_switch_identity(const ld_switch_t *sw);
 uv_loop_t *ld_switch_loop(const ld_switch_t *sw);
 
-/* Starts listening on a transport address (/ip4/0.0.0.0/tcp/0 binds any free port). */
+/* Adds a transport (p2p/transport.h) besides TCP, which every switch has: listen and dial use the
+ * first transport, in the order added and TCP first, whose handles() accepts the address. On
+ * success the switch owns `t` and destroys it when it closes; on failure the caller keeps it.
+ * `t` must run on the switch's loop. Errors: LD_ERR_INVALID_ARG (NULL, another loop),
+ * LD_ERR_EXISTS (added already), LD_ERR_LIMIT (too many), LD_ERR_CLOSED (closing). */
+int ld_switch_add_transport(ld_switch_t *sw, ld_transport_t *t);
+
+/* Starts listening on a transport address (/ip4/0.0.0.0/tcp/0 binds any free port;
+ * /ip4/0.0.0.0/tcp/0/ws with the WebSocket transport added). LD_ERR_UNSUPPORTED when no transport
+ * handles the address. */
 int ld_switch_listen(ld_switch_t *sw, const ld_multiaddr_t *addr);
 
-/* Copies up to `max` bound listen addresses (actual ports, without /p2p) and returns how many
- * there are in total. */
+/* Copies up to `max` bound listen addresses (actual ports, without /p2p, with the transport's
+ * suffix such as /ws) and returns how many there are in total. */
 size_t ld_switch_listen_addrs(const ld_switch_t *sw, ld_multiaddr_t *out, size_t max);
 
 /* ---- protocols ------------------------------------------------------------------------------ */
@@ -84,9 +97,10 @@ int ld_switch_add_listener(ld_switch_t *sw, const ld_switch_events_t *ev, void *
  * LD_ERR_PEER_ID_MISMATCH, LD_ERR_NEGOTIATION_FAILED, LD_ERR_TOO_MANY_CONNECTIONS, … */
 typedef void (*ld_dial_cb)(ld_conn_t *c, int err, void *user_data);
 
-/* Dials /ip4|ip6/…/tcp/…[/p2p/<id>]. With /p2p the Noise handshake must prove that peer ID. If a
- * connection to that peer already exists it is reused. Errors returned directly mean the callback
- * will not be called. */
+/* Dials /ip4|ip6/…/tcp/…[/p2p/<id>], or any address an added transport handles (LD_ERR_UNSUPPORTED
+ * otherwise; TCP does not resolve /dns* names, the WebSocket transport does). With /p2p the Noise
+ * handshake must prove that peer ID. If a connection to that peer already exists it is reused.
+ * Errors returned directly mean the callback will not be called. */
 int ld_switch_dial(ld_switch_t *sw, const ld_multiaddr_t *addr, ld_dial_cb cb, void *user_data);
 
 /* Copies up to `max` live connections; returns the total. */

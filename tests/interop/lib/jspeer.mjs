@@ -1,4 +1,4 @@
-// A js-libp2p 2.x peer for the interop tests and benchmarks: TCP, Noise, one chosen muxer,
+// A js-libp2p 2.x peer for the interop tests and benchmarks: TCP (or WebSockets), Noise, one chosen muxer,
 // identify, ping and the echo protocol /ld/echo/1.0.0 (every byte is written back until the
 // remote closes its write side, then the stream is closed).
 import './node20-compat.mjs';
@@ -15,6 +15,7 @@ import { mplex } from '@libp2p/mplex';
 import { peerIdFromPrivateKey, peerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id';
 import { ping } from '@libp2p/ping';
 import { tcp } from '@libp2p/tcp';
+import { webSockets } from '@libp2p/websockets';
 import { multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 
@@ -25,6 +26,12 @@ export const MUXER_PROTOCOLS = { yamux: '/yamux/1.0.0', mplex: '/mplex/6.7.0' };
 export const LOOPBACK_CIDRS = ['/ip4/127.0.0.0/ipcidr/8', '/ip6/::1/ipcidr/128'];
 
 const MUXER_FACTORIES = { yamux: () => yamux(), mplex: () => mplex() };
+// WebSockets dials /ws, /wss and /tls/ws; wss servers' certificates are not verified (tests use
+// self-signed ones, and Noise authenticates the peer).
+const TRANSPORT_FACTORIES = {
+  tcp: () => tcp(),
+  ws: () => webSockets({ websocket: { rejectUnauthorized: false } }),
+};
 const KEY_TYPES = { ed25519: 'Ed25519', secp256k1: 'secp256k1' };
 const ECHO_CHUNK = 64 * 1024;
 const ECHO_POOL = randomBytes(1024 * 1024 + ECHO_CHUNK);
@@ -93,6 +100,8 @@ async function makeKey(key, privateKey) {
  *   allowRemote: also dial non-loopback addresses (loopback only by default)
  *   agentVersion: replaces js-libp2p's own agent string in identify
  *   ping: false leaves /ipfs/ping/1.0.0 out (to test a remote's handling of a missing protocol)
+ *   transports: ['tcp'] (default) and/or 'ws'; with 'ws' alone, listen with
+ *     listenAddr: '/ip4/127.0.0.1/tcp/0/ws'
  */
 export async function createPeer(opts = {}) {
   const {
@@ -105,12 +114,16 @@ export async function createPeer(opts = {}) {
     listenAddr = '/ip4/127.0.0.1/tcp/0',
     maxConnections = 1000,
     ping: withPing = true,
+    transports = ['tcp'],
   } = opts;
+  for (const name of transports) {
+    if (!(name in TRANSPORT_FACTORIES)) throw new Error(`unknown transport ${name}`);
+  }
   const muxers = muxerList(muxer);
   const node = await createLibp2p({
     privateKey: await makeKey(key, privateKey),
     addresses: { listen: listen ? [listenAddr] : [] },
-    transports: [tcp()],
+    transports: transports.map((name) => TRANSPORT_FACTORIES[name]()),
     connectionEncrypters: [noise()],
     streamMuxers: muxers.map((name) => MUXER_FACTORIES[name]()),
     services: {

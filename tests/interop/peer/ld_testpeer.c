@@ -2,8 +2,15 @@
  * protocol /ld/echo/1.0.0, driven from the command line, printing one JSON object per line.
  *
  *   ld_testpeer listen [--key secp256k1|ed25519] [--addr MA] [--muxers yamux,mplex] [--agent S]
+ *                      [--ws-addr MA]… [--tls-cert PEM --tls-key PEM [--tls-generate NAME]]
  *   ld_testpeer dial MA [--key …] [--muxers …] [--ping N] [--echo-bytes N] [--echo-streams K]
  *                       [--timeout S] [--agent S]
+ *
+ * The switch has the WebSocket transport besides TCP, so dial takes /ws, /wss and /tls/ws
+ * addresses too (wss without certificate verification). --ws-addr (up to 4 times) listens on a
+ * WebSocket address as well, e.g. /ip4/127.0.0.1/tcp/0/ws or …/wss; secure ones need --tls-cert
+ * and --tls-key (PEM), which --tls-generate NAME first fills with a new self-signed certificate
+ * for NAME. The listening event lists the TCP address first.
  *
  * Both take --log-level LEVEL (stderr, default WARN). listen runs until SIGTERM, SIGINT or the end
  * of stdin and exits 0; dial exits 0 after {"event":"done"}, or 1 after {"event":"error",…}. */
@@ -23,6 +30,8 @@
 #include "p2p/peerstore.h"
 #include "p2p/ping.h"
 #include "p2p/switch.h"
+#include "p2p/tls.h"
+#include "p2p/transport_ws.h"
 
 #define ECHO_PROTOCOL "/ld/echo/1.0.0"
 #define YAMUX_ID "/yamux/1.0.0"
@@ -40,6 +49,7 @@
 /* An echo server whose peer does not read gives up past this. */
 #define ECHO_SERVER_MAX_PENDING (64u * 1024 * 1024)
 #define SHUTDOWN_GRACE_MS 3000
+#define MAX_WS_ADDRS 4
 
 typedef struct options {
   bool dial;
@@ -53,6 +63,11 @@ typedef struct options {
   unsigned echo_streams;
   unsigned timeout_s;
   ld_log_level_t log_level;
+  const char *ws_addrs[MAX_WS_ADDRS];
+  size_t n_ws_addrs;
+  const char *tls_cert;
+  const char *tls_key;
+  const char *tls_generate;
 } options_t;
 
 typedef struct echo_run echo_run_t;
@@ -685,6 +700,27 @@ static void print_listening(testpeer_t *tp) {
   j_emit(&b);
 }
 
+/* The WebSocket transport, with the certificate when one is given (generated first on request). */
+static int add_websocket(testpeer_t *tp) {
+  const options_t *o = &tp->opt;
+  int rc = 0;
+  if (o->tls_generate != NULL)
+    rc = ld_tls_write_self_signed(o->tls_cert, o->tls_key, o->tls_generate, 1);
+  if (rc != 0)
+    return rc;
+  ld_ws_config_t wcfg;
+  ld_ws_config_default(&wcfg);
+  wcfg.tls_cert_path = o->tls_cert;
+  wcfg.tls_key_path = o->tls_key;
+  ld_transport_t *ws = ld_transport_ws_new(&tp->loop, &wcfg, &rc);
+  if (ws == NULL)
+    return rc;
+  rc = ld_switch_add_transport(tp->sw, ws);
+  if (rc != 0)
+    ws->ops->destroy(ws);
+  return rc;
+}
+
 static int setup_switch(testpeer_t *tp) {
   ld_privkey_t key;
   int rc = ld_privkey_generate(&key, tp->opt.key);
@@ -701,6 +737,8 @@ static int setup_switch(testpeer_t *tp) {
     return LD_ERR_INVALID_ARG;
   if (ld_switch_add_listener(tp->sw, &g_switch_events, tp) != 0)
     return LD_ERR_LIMIT;
+  if ((rc = add_websocket(tp)) != 0)
+    return rc;
   tp->identify = ld_identify_new(tp->sw, tp->opt.agent);
   tp->ps = ld_peerstore_new(NULL);
   if (tp->identify == NULL || tp->ps == NULL)
@@ -723,6 +761,10 @@ static int start(testpeer_t *tp) {
       return rc;
     if ((rc = ld_switch_listen(tp->sw, &addr)) != 0)
       return rc;
+    for (size_t i = 0; i < tp->opt.n_ws_addrs; i++)
+      if ((rc = ld_multiaddr_parse(&addr, tp->opt.ws_addrs[i])) != 0 ||
+          (rc = ld_switch_listen(tp->sw, &addr)) != 0)
+        return rc;
     print_listening(tp);
     watch_stdin(tp);
     return 0;
@@ -761,6 +803,8 @@ static int usage(const char *why) {
     fprintf(stderr, "ld_testpeer: %s\n", why);
   fprintf(stderr,
           "usage: ld_testpeer listen [--key secp256k1|ed25519] [--addr MA] [--muxers yamux,mplex]\n"
+          "                          [--ws-addr MA]... [--tls-cert PEM --tls-key PEM]\n"
+          "                          [--tls-generate NAME]\n"
           "       ld_testpeer dial MA [--key …] [--muxers …] [--ping N] [--echo-bytes N]\n"
           "                           [--echo-streams K] [--timeout S]\n"
           "       common: [--agent S] [--log-level LEVEL]\n");
@@ -832,6 +876,14 @@ static bool apply_option(options_t *o, const char *name, const char *value) {
     o->timeout_s = (unsigned)v;
   } else if (strcmp(name, "log-level") == 0) {
     return ld_log_parse_level(value, &o->log_level) == 0;
+  } else if (strcmp(name, "ws-addr") == 0 && o->n_ws_addrs < MAX_WS_ADDRS) {
+    o->ws_addrs[o->n_ws_addrs++] = value;
+  } else if (strcmp(name, "tls-cert") == 0) {
+    o->tls_cert = value;
+  } else if (strcmp(name, "tls-key") == 0) {
+    o->tls_key = value;
+  } else if (strcmp(name, "tls-generate") == 0) {
+    o->tls_generate = value;
   } else {
     return false;
   }
@@ -878,6 +930,9 @@ static int parse_args(int argc, char **argv, options_t *o) {
   }
   if (o->dial && o->target == NULL)
     return usage("dial needs a multiaddr");
+  if ((o->tls_cert == NULL) != (o->tls_key == NULL) ||
+      (o->tls_generate != NULL && o->tls_cert == NULL))
+    return usage("--tls-cert and --tls-key go together");
   return 0;
 }
 

@@ -1,0 +1,649 @@
+#include "waku/lightpush/server.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/hashmap.h"
+#include "base/log.h"
+#include "p2p/reqresp.h"
+#include "waku/core/sharding.h"
+#include "waku/core/topics.h"
+#include "waku/relay/relay.h"
+
+#define LOG_TOPIC "waku lightpush"
+
+#define DESC_MAX LD_LIGHTPUSH_DESC_MAX
+/* Bytes of a frame's length prefix at most. */
+#define PREFIX_MAX 10
+
+struct ld_lightpush_server {
+  ld_switch_t *sw;
+  ld_lightpush_server_config_t cfg;
+  size_t frame_max;
+  ld_hashmap_t *conns;   /* connection address → streams being served (uintptr_t) */
+  ld_hashmap_t *buckets; /* peer ID bytes → bucket_t */
+  ld_lightpush_server_stats_t stats;
+};
+
+/* One served stream. */
+typedef struct served {
+  ld_lightpush_server_t *srv;
+  ld_conn_t *conn; /* only a key: never dereferenced after the stream is over */
+  bool legacy;
+} served_t;
+
+typedef struct bucket {
+  double tokens;
+  uint64_t last_ms;
+} bucket_t;
+
+static void set_text(char *out, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out, cap, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- rate limit ----------------------------------------------------------------------------- */
+
+static uint64_t now_ms(const ld_lightpush_server_t *srv) {
+  return srv->cfg.now_ms != NULL ? srv->cfg.now_ms(srv->cfg.clock_ctx) : ld_now_ms();
+}
+
+static void refill(const ld_lightpush_server_t *srv, bucket_t *b, uint64_t now) {
+  double volume = srv->cfg.rate_volume;
+  if (now > b->last_ms)
+    b->tokens += (double)(now - b->last_ms) * volume / srv->cfg.rate_period_ms;
+  if (b->tokens > volume)
+    b->tokens = volume;
+  b->last_ms = now;
+}
+
+/* Forgets full buckets (a new one is the same); if none is, the first one found. */
+static void prune_buckets(ld_lightpush_server_t *srv, uint64_t now) {
+  ld_hashmap_iter_t it = {0};
+  const void *key, *any = NULL;
+  size_t klen, any_len = 0;
+  void *value;
+  while (ld_hashmap_next(srv->buckets, &it, &key, &klen, &value)) {
+    refill(srv, value, now);
+    if (((bucket_t *)value)->tokens >= srv->cfg.rate_volume) {
+      free(ld_hashmap_remove(srv->buckets, key, klen));
+    } else if (any == NULL) {
+      any = key;
+      any_len = klen;
+    }
+  }
+  if (ld_hashmap_size(srv->buckets) >= LD_LIGHTPUSH_RATE_MAX_PEERS && any != NULL)
+    free(ld_hashmap_remove(srv->buckets, any, any_len));
+}
+
+static bucket_t *bucket_of(ld_lightpush_server_t *srv, const ld_peerid_t *peer, uint64_t now) {
+  bucket_t *b = ld_hashmap_get(srv->buckets, peer->bytes, peer->len);
+  if (b != NULL)
+    return b;
+  if (ld_hashmap_size(srv->buckets) >= LD_LIGHTPUSH_RATE_MAX_PEERS)
+    prune_buckets(srv, now);
+  if ((b = malloc(sizeof *b)) == NULL)
+    return NULL;
+  b->tokens = srv->cfg.rate_volume;
+  b->last_ms = now;
+  if (ld_hashmap_put(srv->buckets, peer->bytes, peer->len, b, NULL) != 0) {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
+/* Takes one token of `peer`'s bucket; false when it is empty. Fails open on allocation failure. */
+static bool rate_allow(ld_lightpush_server_t *srv, const ld_peerid_t *peer) {
+  if (srv->cfg.rate_volume == 0 || peer == NULL)
+    return true;
+  uint64_t now = now_ms(srv);
+  bucket_t *b = bucket_of(srv, peer, now);
+  if (b == NULL)
+    return true;
+  refill(srv, b, now);
+  if (b->tokens < 1.0)
+    return false;
+  b->tokens -= 1.0;
+  return true;
+}
+
+/* ---- publishing ----------------------------------------------------------------------------- */
+
+static int do_publish(ld_lightpush_server_t *srv, const char *topic, const ld_waku_message_t *msg,
+                      char *why, size_t cap) {
+  why[0] = '\0';
+  if (srv->cfg.publish == NULL)
+    return LD_ERR_UNSUPPORTED;
+  int rc = srv->cfg.publish(srv->cfg.publish_ctx, topic, msg, why, cap);
+  why[cap - 1] = '\0';
+  return rc;
+}
+
+static size_t max_msg(const ld_lightpush_server_t *srv) {
+  return srv->cfg.max_msg_size != 0 ? srv->cfg.max_msg_size : LD_WAKU_DEFAULT_MAX_MSG_SIZE;
+}
+
+/* The validation refusals: their text is the validator's message. */
+static bool is_validation_error(int rc) {
+  return rc == LD_ERR_TOO_LARGE || rc == LD_ERR_BAD_SIGNATURE || rc == LD_ERR_MALFORMED ||
+         rc == LD_ERR_CRYPTO;
+}
+
+/* The text of a validation refusal: the callback's, or nwaku's default. */
+static void validation_text(const ld_lightpush_server_t *srv, int rc, const char *why, char *desc,
+                            size_t cap) {
+  if (why[0] != '\0')
+    set_text(desc, cap, "%s", why);
+  else if (rc == LD_ERR_TOO_LARGE)
+    set_text(desc, cap, "Message size exceeded maximum of %zu bytes", max_msg(srv));
+  else if (rc == LD_ERR_CRYPTO)
+    set_text(desc, cap, "could not generate rln proof");
+  else
+    set_text(desc, cap, "validator failed");
+}
+
+/* v3 status of a publish result (not a success), with its text in `desc`. */
+static uint32_t publish_status(const ld_lightpush_server_t *srv, int rc, const char *why,
+                               char *desc, size_t cap) {
+  if (rc == 0) {
+    set_text(desc, cap, "No peers for topic, skipping publish");
+    return LD_LIGHTPUSH_NO_PEERS_TO_RELAY;
+  }
+  if (is_validation_error(rc)) {
+    validation_text(srv, rc, why, desc, cap);
+    return rc == LD_ERR_CRYPTO ? LD_LIGHTPUSH_OUT_OF_RLN_PROOF : LD_LIGHTPUSH_INVALID_MESSAGE;
+  }
+  switch (rc) {
+  case LD_ERR_EXISTS:
+    set_text(desc, cap, "Dropping already-seen message");
+    return LD_LIGHTPUSH_INVALID_MESSAGE;
+  case LD_ERR_INVALID_ARG:
+    set_text(desc, cap, "Empty topic, skipping publish");
+    return LD_LIGHTPUSH_INVALID_MESSAGE;
+  case LD_ERR_UNSUPPORTED:
+    set_text(desc, cap, LD_LIGHTPUSH_NO_RELAY_DESC);
+    return LD_LIGHTPUSH_INTERNAL_SERVER_ERROR;
+  default:
+    set_text(desc, cap, "%s",
+             why[0] != '\0' ? why : "Error generating message id, skipping publish");
+    return LD_LIGHTPUSH_INTERNAL_SERVER_ERROR;
+  }
+}
+
+/* ---- v3 ------------------------------------------------------------------------------------- */
+
+/* nwaku's text of a content topic that does not parse. */
+static void content_topic_error(const ld_waku_message_t *msg, ld_topic_error_t te, char *desc,
+                                size_t cap) {
+  if (te == LD_TOPIC_ERR_NO_LEADING_SLASH)
+    set_text(desc, cap,
+             "Invalid content-topic:invalid format: content-topic '%.*s' must start with slash",
+             (int)(msg->content_topic_len > 512 ? 512 : msg->content_topic_len),
+             msg->content_topic);
+  else
+    set_text(desc, cap, "Invalid content-topic:%s", ld_topic_strerror(te));
+}
+
+static uint32_t builtin_autoshard(const ld_lightpush_server_t *srv, const ld_waku_message_t *msg,
+                                  char *out, size_t cap, char *desc, size_t desc_cap) {
+  ld_content_topic_t ct;
+  ld_topic_error_t te = LD_TOPIC_OK;
+  if (ld_content_topic_parse(msg->content_topic, msg->content_topic_len, &ct, &te) != 0) {
+    content_topic_error(msg, te, desc, desc_cap);
+    return LD_LIGHTPUSH_INVALID_MESSAGE;
+  }
+  ld_relay_shard_t shard;
+  if (ld_autoshard_parsed(&ct, srv->cfg.num_shards, srv->cfg.cluster_id, &shard, &te) != 0 ||
+      ld_pubsub_topic_format(shard, out, cap) < 0) {
+    set_text(desc, desc_cap, "Auto-sharding error: %s", ld_topic_strerror(te));
+    return LD_LIGHTPUSH_INTERNAL_SERVER_ERROR;
+  }
+  return 0;
+}
+
+static uint32_t callback_autoshard(const ld_lightpush_server_t *srv, const ld_waku_message_t *msg,
+                                   char *out, size_t cap, char *desc, size_t desc_cap) {
+  char why[LD_LIGHTPUSH_WHY_MAX] = "";
+  int rc = srv->cfg.autoshard(srv->cfg.autoshard_ctx, msg->content_topic, msg->content_topic_len,
+                              out, cap, why, sizeof why);
+  why[sizeof why - 1] = '\0';
+  if (rc >= 0 && (size_t)rc < cap)
+    return 0;
+  if (rc == LD_ERR_BAD_CONTENT_TOPIC) {
+    set_text(desc, desc_cap, "Invalid content-topic:%s", why);
+    return LD_LIGHTPUSH_INVALID_MESSAGE;
+  }
+  set_text(desc, desc_cap, "Auto-sharding error: %s", why[0] != '\0' ? why : ld_strerror(rc));
+  return LD_LIGHTPUSH_INTERNAL_SERVER_ERROR;
+}
+
+/* The pubsub topic of a request without one; 0 or the status to answer (text in `desc`). */
+static uint32_t resolve_topic(const ld_lightpush_server_t *srv, const ld_waku_message_t *msg,
+                              char *out, size_t cap, char *desc, size_t desc_cap) {
+  if (srv->cfg.static_sharding) {
+    set_text(desc, desc_cap, "Pubsub topic must be specified when static sharding is enabled");
+    return LD_LIGHTPUSH_INVALID_MESSAGE;
+  }
+  if (srv->cfg.autoshard != NULL)
+    return callback_autoshard(srv, msg, out, cap, desc, desc_cap);
+  return builtin_autoshard(srv, msg, out, cap, desc, desc_cap);
+}
+
+/* Nim's isEmptyOrWhitespace. */
+static bool is_blank(const char *s) {
+  for (; *s != '\0'; s++)
+    if (strchr(" \t\v\r\n\f", *s) == NULL)
+      return false;
+  return true;
+}
+
+/* Fills `r` (texts in `desc` or the request) for a decoded request. */
+static void push_v3(ld_lightpush_server_t *srv, const ld_lightpush_request_t *req,
+                    ld_lightpush_response_t *r, char *desc, size_t cap) {
+  char topic_buf[LD_LIGHTPUSH_MAX_TOPIC_LEN + 1];
+  const char *topic = req->pubsub_topic;
+  if (topic == NULL) {
+    r->status_code = resolve_topic(srv, &req->message, topic_buf, sizeof topic_buf, desc, cap);
+    if (r->status_code != 0)
+      return;
+    topic = topic_buf;
+  }
+  if (is_blank(topic)) {
+    r->status_code = LD_LIGHTPUSH_BAD_REQUEST;
+    set_text(desc, cap, "topic must not be empty");
+    return;
+  }
+  srv->stats.v3_pushes++;
+  char why[LD_LIGHTPUSH_WHY_MAX];
+  int rc = do_publish(srv, topic, &req->message, why, sizeof why);
+  if (rc > 0) {
+    r->status_code = LD_LIGHTPUSH_SUCCESS;
+    r->has_relay_peer_count = true;
+    r->relay_peer_count = (uint32_t)rc;
+    return;
+  }
+  r->status_code = publish_status(srv, rc, why, desc, cap);
+  LD_DEBUG(LOG_TOPIC, "push on %s failed: %u %s", topic, r->status_code, desc);
+}
+
+static void answer_v3(ld_lightpush_server_t *srv, const uint8_t *body, size_t len, bool limited,
+                      ld_lightpush_request_t *req, ld_lightpush_response_t *r, char *desc,
+                      size_t cap) {
+  char why[LD_LIGHTPUSH_WHY_MAX];
+  r->request_id = LD_LIGHTPUSH_NA;
+  r->request_id_len = strlen(LD_LIGHTPUSH_NA);
+  if (limited) {
+    r->status_code = LD_LIGHTPUSH_TOO_MANY_REQUESTS;
+    set_text(desc, cap, LD_LIGHTPUSH_TOO_MANY_REQUESTS_DESC);
+  } else if (ld_lightpush_request_decode(body, len, req, why, sizeof why) != 0) {
+    r->status_code = LD_LIGHTPUSH_BAD_REQUEST;
+    set_text(desc, cap, "decode_rpc_failure: %s", why);
+  } else {
+    r->request_id = req->request_id;
+    r->request_id_len = req->request_id_len;
+    push_v3(srv, req, r, desc, cap);
+  }
+  if (r->status_code != LD_LIGHTPUSH_SUCCESS) {
+    r->status_desc = desc;
+    r->status_desc_len = strlen(desc);
+  }
+}
+
+static int serve_v3(ld_lightpush_server_t *srv, const uint8_t *body, size_t len, bool limited,
+                    ld_buf_t *out) {
+  ld_lightpush_request_t req;
+  ld_lightpush_response_t r;
+  char desc[DESC_MAX] = "";
+  ld_lightpush_request_init(&req);
+  ld_lightpush_response_init(&r);
+  srv->stats.v3_requests++;
+  answer_v3(srv, body, len, limited, &req, &r, desc, sizeof desc);
+  int i = ld_lightpush_code_index(r.status_code);
+  if (i >= 0)
+    srv->stats.v3_answers[i]++;
+  int rc = ld_lightpush_response_encode(&r, out);
+  ld_lightpush_request_clear(&req);
+  return rc;
+}
+
+static int encode_local_request(const char *topic, const ld_waku_message_t *msg, ld_buf_t *out) {
+  if (msg == NULL || (topic != NULL && strlen(topic) > LD_LIGHTPUSH_MAX_TOPIC_LEN))
+    return LD_ERR_INVALID_ARG;
+  ld_lightpush_request_t req;
+  ld_lightpush_request_init(&req);
+  req.request_id = "local";
+  req.request_id_len = 5;
+  req.pubsub_topic = topic;
+  req.pubsub_topic_len = topic != NULL ? strlen(topic) : 0;
+  req.message = *msg;
+  int rc = ld_lightpush_request_encode(&req, SIZE_MAX, out);
+  return rc == LD_ERR_FIELD_TOO_LONG ? LD_ERR_INVALID_ARG : rc;
+}
+
+int ld_lightpush_server_push_local(ld_lightpush_server_t *srv, const char *pubsub_topic,
+                                   const ld_waku_message_t *msg, ld_lightpush_local_result_t *out) {
+  if (srv == NULL || out == NULL)
+    return LD_ERR_INVALID_ARG;
+  ld_buf_t frame, resp;
+  ld_buf_init(&frame);
+  ld_buf_init(&resp);
+  const uint8_t *body;
+  size_t n;
+  int rc = encode_local_request(pubsub_topic, msg, &frame);
+  if (rc == 0 && ld_reqresp_read_frame(frame.data, frame.len, SIZE_MAX, &body, &n) < 0)
+    rc = LD_ERR_INTERNAL;
+  if (rc == 0)
+    rc = serve_v3(srv, body, n, false, &resp);
+  ld_lightpush_response_t r;
+  ld_lightpush_response_init(&r);
+  if (rc == 0 && ld_reqresp_read_frame(resp.data, resp.len, SIZE_MAX, &body, &n) < 0)
+    rc = LD_ERR_INTERNAL;
+  if (rc == 0)
+    rc = ld_lightpush_response_decode(body, n, &r, NULL, 0);
+  if (rc == 0) {
+    out->status_code = r.status_code;
+    out->relay_peer_count = r.has_relay_peer_count ? r.relay_peer_count : 0;
+    if (out->status_code == LD_LIGHTPUSH_SUCCESS && out->relay_peer_count == 0)
+      out->status_code = LD_LIGHTPUSH_NO_PEERS_TO_RELAY;
+    set_text(out->status_desc, sizeof out->status_desc, "%.*s", (int)r.status_desc_len,
+             r.status_desc != NULL ? r.status_desc : "");
+  }
+  ld_lightpush_response_clear(&r);
+  ld_buf_clear(&frame);
+  ld_buf_clear(&resp);
+  return rc;
+}
+
+/* ---- legacy --------------------------------------------------------------------------------- */
+
+static void legacy_error(ld_lightpush_server_t *srv, ld_lightpush_legacy_error_t e) {
+  srv->stats.legacy_errors[e]++;
+}
+
+/* Publishes a decoded request; fills the response fields of `r` (info text in `info`). */
+static void push_legacy(ld_lightpush_server_t *srv, const ld_lightpush_rpc_t *in,
+                        ld_lightpush_rpc_t *r, char *info, size_t cap) {
+  char why[LD_LIGHTPUSH_WHY_MAX];
+  srv->stats.legacy_pushes++;
+  int rc = do_publish(srv, in->pubsub_topic, &in->message, why, sizeof why);
+  r->is_success = rc > 0;
+  if (rc > 0) {
+    srv->stats.legacy_successes++;
+    set_text(info, cap, "OK");
+  } else if (is_validation_error(rc)) {
+    legacy_error(srv, LD_LIGHTPUSH_LEGACY_INVALID_MESSAGE);
+    validation_text(srv, rc, why, info, cap);
+  } else if (rc == LD_ERR_UNSUPPORTED) {
+    legacy_error(srv, LD_LIGHTPUSH_LEGACY_NO_RELAY);
+    set_text(info, cap, LD_LIGHTPUSH_NO_RELAY_DESC);
+  } else {
+    legacy_error(srv, LD_LIGHTPUSH_LEGACY_NOT_PUBLISHED);
+    set_text(info, cap, "not_published_to_any_peer");
+  }
+}
+
+static void answer_legacy(ld_lightpush_server_t *srv, const uint8_t *body, size_t len, bool limited,
+                          ld_lightpush_rpc_t *in, ld_lightpush_rpc_t *r, char *info, size_t cap) {
+  char why[LD_LIGHTPUSH_WHY_MAX];
+  r->request_id = "";
+  r->has_response = true;
+  if (limited) {
+    r->request_id = LD_LIGHTPUSH_NA;
+    legacy_error(srv, LD_LIGHTPUSH_LEGACY_RATE_LIMITED);
+    set_text(info, cap, LD_LIGHTPUSH_LEGACY_TOO_MANY_REQUESTS);
+  } else if (ld_lightpush_rpc_decode(body, len, in, why, sizeof why) != 0) {
+    legacy_error(srv, LD_LIGHTPUSH_LEGACY_DECODE);
+    set_text(info, cap, "decode_rpc_failure: %s", why);
+  } else if (!in->has_request) {
+    legacy_error(srv, LD_LIGHTPUSH_LEGACY_EMPTY_BODY);
+    set_text(info, cap, "empty_request_body_failure");
+  } else {
+    r->request_id = in->request_id;
+    push_legacy(srv, in, r, info, cap);
+  }
+  r->request_id_len = strlen(r->request_id);
+  if (r->request_id == in->request_id)
+    r->request_id_len = in->request_id_len;
+  r->info = info;
+  r->info_len = strlen(info);
+}
+
+static int serve_legacy(ld_lightpush_server_t *srv, const uint8_t *body, size_t len, bool limited,
+                        ld_buf_t *out) {
+  ld_lightpush_rpc_t in, r;
+  char info[DESC_MAX] = "";
+  ld_lightpush_rpc_init(&in);
+  ld_lightpush_rpc_init(&r);
+  srv->stats.legacy_requests++;
+  answer_legacy(srv, body, len, limited, &in, &r, info, sizeof info);
+  if (!r.is_success)
+    LD_DEBUG(LOG_TOPIC, "legacy push failed: %s", info);
+  int rc = ld_lightpush_rpc_encode(&r, 0, out);
+  ld_lightpush_rpc_clear(&in);
+  return rc;
+}
+
+/* ---- streams -------------------------------------------------------------------------------- */
+
+static size_t conn_streams(const ld_lightpush_server_t *srv, const ld_conn_t *c) {
+  return (size_t)(uintptr_t)ld_hashmap_get_u64(srv->conns, (uint64_t)(uintptr_t)c);
+}
+
+static int conn_set_streams(ld_lightpush_server_t *srv, const ld_conn_t *c, size_t n) {
+  uint64_t key = (uint64_t)(uintptr_t)c;
+  if (n == 0) {
+    ld_hashmap_remove_u64(srv->conns, key);
+    return 0;
+  }
+  return ld_hashmap_put_u64(srv->conns, key, (void *)(uintptr_t)n, NULL);
+}
+
+static int on_request(ld_stream_t *s, const uint8_t *req, size_t len, ld_buf_t *resp, void *ud) {
+  served_t *sv = ud;
+  ld_lightpush_server_t *srv = sv->srv;
+  srv->stats.bytes_in += len;
+  const uint8_t *body;
+  size_t n;
+  int rc = ld_reqresp_read_frame(req, len, srv->frame_max, &body, &n);
+  if (rc < 0)
+    return rc;
+  bool limited = !rate_allow(srv, ld_conn_remote_peer(ld_stream_conn(s)));
+  rc = sv->legacy ? serve_legacy(srv, body, n, limited, resp)
+                  : serve_v3(srv, body, n, limited, resp);
+  if (rc == 0)
+    srv->stats.bytes_out += resp->len;
+  else
+    LD_WARN(LOG_TOPIC, "cannot answer a lightpush request: %s", ld_errname(rc));
+  return rc;
+}
+
+static void on_failed(ld_stream_t *s, int err, void *ud) {
+  served_t *sv = ud;
+  sv->srv->stats.streams_failed++;
+  char peer[LD_PEERID_TEXT_MAX] = "?";
+  if (s != NULL)
+    ld_peerid_to_text(ld_conn_remote_peer(ld_stream_conn(s)), peer, sizeof peer);
+  LD_DEBUG(LOG_TOPIC, "%s request from %s not served: %s",
+           sv->legacy ? "legacy lightpush" : "lightpush", peer, ld_errname(err));
+}
+
+static void on_closed(void *ud) {
+  served_t *sv = ud;
+  size_t n = conn_streams(sv->srv, sv->conn);
+  conn_set_streams(sv->srv, sv->conn, n > 0 ? n - 1 : 0);
+  free(sv);
+}
+
+static const ld_reqresp_server_t g_server = {
+    .on_request = on_request,
+    .on_failed = on_failed,
+    .on_closed = on_closed,
+};
+
+static void accept_stream(ld_lightpush_server_t *srv, ld_stream_t *s, bool legacy) {
+  ld_conn_t *c = ld_stream_conn(s);
+  size_t n = conn_streams(srv, c);
+  served_t *sv = NULL;
+  if (n >= srv->cfg.max_inbound_per_conn || conn_set_streams(srv, c, n + 1) != 0 ||
+      (sv = malloc(sizeof *sv)) == NULL) {
+    srv->stats.streams_refused++;
+    conn_set_streams(srv, c, n);
+    ld_stream_reset(s);
+    return;
+  }
+  sv->srv = srv;
+  sv->conn = c;
+  sv->legacy = legacy;
+  ld_reqresp_opts_t o = {.max_bytes = srv->frame_max + PREFIX_MAX,
+                         .frame_max = srv->frame_max,
+                         .timeout_ms = srv->cfg.timeout_ms};
+  if (ld_reqresp_serve(srv->sw, s, &o, &g_server, sv, NULL) != 0) {
+    conn_set_streams(srv, c, n);
+    free(sv);
+  }
+}
+
+static void accept_v3(ld_stream_t *s, void *ud) {
+  accept_stream(ud, s, false);
+}
+
+static void accept_legacy(ld_stream_t *s, void *ud) {
+  accept_stream(ud, s, true);
+}
+
+/* ---- public --------------------------------------------------------------------------------- */
+
+void ld_lightpush_server_config_default(ld_lightpush_server_config_t *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->mount_v3 = true;
+  cfg->mount_legacy = true;
+  cfg->cluster_id = LD_WAKU_DEFAULT_CLUSTER_ID;
+  cfg->num_shards = LD_WAKU_DEFAULT_NUM_SHARDS;
+  cfg->timeout_ms = LD_LIGHTPUSH_SERVER_TIMEOUT_MS;
+  cfg->max_inbound_per_conn = LD_LIGHTPUSH_MAX_INBOUND_PER_CONN;
+}
+
+static bool config_ok(const ld_lightpush_server_config_t *cfg) {
+  if (!cfg->mount_v3 && !cfg->mount_legacy)
+    return false;
+  if (cfg->rate_volume > 0 && cfg->rate_period_ms == 0)
+    return false;
+  return cfg->autoshard != NULL || cfg->static_sharding ||
+         (cfg->num_shards > 0 && cfg->num_shards <= LD_WAKU_MAX_SHARDS_PER_CLUSTER);
+}
+
+/* The switch cannot drop a handler: check both IDs before registering either. */
+static bool registered(ld_switch_t *sw, const char *protocol) {
+  size_t n = ld_switch_protocols(sw, NULL, 0);
+  const char **ids = calloc(n + 1, sizeof *ids);
+  if (ids == NULL)
+    return true; /* cannot tell: refuse */
+  n = ld_switch_protocols(sw, ids, n);
+  bool found = false;
+  for (size_t i = 0; i < n && !found; i++)
+    found = strcmp(ids[i], protocol) == 0;
+  free(ids);
+  return found;
+}
+
+static int mount(ld_lightpush_server_t *srv) {
+  if ((srv->cfg.mount_v3 && registered(srv->sw, LD_LIGHTPUSH_PROTOCOL)) ||
+      (srv->cfg.mount_legacy && registered(srv->sw, LD_LIGHTPUSH_LEGACY_PROTOCOL)))
+    return LD_ERR_EXISTS;
+  int rc = 0;
+  if (srv->cfg.mount_v3)
+    rc = ld_switch_handle(srv->sw, LD_LIGHTPUSH_PROTOCOL, accept_v3, srv);
+  if (rc == 0 && srv->cfg.mount_legacy)
+    rc = ld_switch_handle(srv->sw, LD_LIGHTPUSH_LEGACY_PROTOCOL, accept_legacy, srv);
+  return rc;
+}
+
+ld_lightpush_server_t *ld_lightpush_server_new(ld_switch_t *sw,
+                                               const ld_lightpush_server_config_t *cfg) {
+  if (sw == NULL || cfg == NULL || !config_ok(cfg))
+    return NULL;
+  ld_lightpush_server_t *srv = calloc(1, sizeof *srv);
+  if (srv == NULL)
+    return NULL;
+  srv->sw = sw;
+  srv->cfg = *cfg;
+  if (srv->cfg.timeout_ms == 0)
+    srv->cfg.timeout_ms = LD_LIGHTPUSH_SERVER_TIMEOUT_MS;
+  if (srv->cfg.max_inbound_per_conn == 0)
+    srv->cfg.max_inbound_per_conn = LD_LIGHTPUSH_MAX_INBOUND_PER_CONN;
+  srv->frame_max = ld_lightpush_max_frame(cfg->max_msg_size);
+  if ((srv->conns = ld_hashmap_new(16)) == NULL || (srv->buckets = ld_hashmap_new(16)) == NULL ||
+      mount(srv) != 0) {
+    ld_lightpush_server_free(srv);
+    return NULL;
+  }
+  return srv;
+}
+
+void ld_lightpush_server_free(ld_lightpush_server_t *srv) {
+  if (srv == NULL)
+    return;
+  ld_hashmap_free(srv->conns, NULL);
+  ld_hashmap_free(srv->buckets, free);
+  free(srv);
+}
+
+void ld_lightpush_server_set_publish(ld_lightpush_server_t *srv, ld_lightpush_publish_fn fn,
+                                     void *ctx) {
+  srv->cfg.publish = fn;
+  srv->cfg.publish_ctx = ctx;
+}
+
+static const char *const k_legacy_error_names[LD_LIGHTPUSH_LEGACY_N_ERRORS] = {
+    "decode_rpc_failure", "empty_request_body_failure",
+    "validation_failure", "not_published_to_any_peer",
+    "no_relay",           "request_limit_reached_failure",
+};
+
+const char *ld_lightpush_legacy_error_name(ld_lightpush_legacy_error_t e) {
+  return (unsigned)e < LD_LIGHTPUSH_LEGACY_N_ERRORS ? k_legacy_error_names[e] : "unknown";
+}
+
+void ld_lightpush_server_get_stats(const ld_lightpush_server_t *srv,
+                                   ld_lightpush_server_stats_t *out) {
+  *out = srv->stats;
+}
+
+/* ---- relay glue ----------------------------------------------------------------------------- */
+
+static int outgoing_refusal(ld_relay_t *r, ld_relay_reason_t reason, char *why, size_t cap) {
+  switch (reason) {
+  case LD_RELAY_TOO_LARGE:
+    set_text(why, cap, "Message size exceeded maximum of %zu bytes", ld_relay_max_msg_size(r));
+    return LD_ERR_TOO_LARGE;
+  case LD_RELAY_NO_TIMESTAMP:
+  case LD_RELAY_OUT_OF_WINDOW:
+  case LD_RELAY_BAD_SIGNATURE:
+    set_text(why, cap, "signed shard validation failed");
+    return LD_ERR_BAD_SIGNATURE;
+  default:
+    set_text(why, cap, "validator failed");
+    return LD_ERR_MALFORMED;
+  }
+}
+
+int ld_lightpush_relay_publish(void *relay, const char *pubsub_topic, const ld_waku_message_t *msg,
+                               char *why, size_t why_len) {
+  ld_relay_t *r = relay;
+  if (r == NULL)
+    return LD_ERR_UNSUPPORTED;
+  ld_relay_reason_t reason = ld_relay_check_outgoing(r, pubsub_topic, msg);
+  if (reason != LD_RELAY_OK)
+    return outgoing_refusal(r, reason, why, why_len);
+  int rc = ld_relay_publish(r, pubsub_topic, msg, NULL);
+  if (rc == LD_ERR_TOO_LARGE)
+    return outgoing_refusal(r, LD_RELAY_TOO_LARGE, why, why_len);
+  return rc;
+}
