@@ -12,11 +12,25 @@ static void print_usage(void) {
          "  logosdelivery canary <multiaddr> [--ping N] [--timeout S]\n"
          "                                              dial a peer, print identify and ping\n"
          "  logosdelivery send --peer <multiaddr> --content-topic T [--pubsub-topic P |\n"
-         "      --cluster-id C --num-shards-in-network N] <text>\n"
-         "                                              publish one message over relay\n"
-         "  logosdelivery subscribe --peer <multiaddr> --content-topic T [...]\n"
-         "                                              print received messages as JSON lines\n"
-         "  logosdelivery --version\n",
+         "      --cluster-id C --num-shards-in-network N] [--lightpush] [--meta hex]\n"
+         "      [--ephemeral] <text>\n"
+         "                                              publish one message over relay, or\n"
+         "                                              lightpush v3; print its hash\n"
+         "  logosdelivery subscribe --peer <multiaddr> --content-topic T [...] [--filter]\n"
+         "      [--count N] [--timeout S]\n"
+         "                                              print received messages as JSON lines,\n"
+         "                                              over relay or filter v2\n"
+         "  logosdelivery query --peer <multiaddr> [--pubsub-topic P] [--content-topic T]...\n"
+         "      [--start-time ns] [--end-time ns] [--hash 0x…]... [--cursor 0x…]\n"
+         "      [--page-size N] [--backward] [--no-data] [--all]\n"
+         "                                              query a store v3 node; messages as\n"
+         "                                              JSON lines, then {\"cursor\": …}\n"
+         "  logosdelivery --version\n\n"
+         "  `<command> --help` lists a command's flags.\n\n"
+         "exit codes of send, subscribe and query (canary: 0-6):\n"
+         "  0 success, 1 bad usage, 2 peer unreachable, lost or in another cluster,\n"
+         "  3 handshake failed, 4 the peer does not support the protocol, 5 timed out,\n"
+         "  6 other failure, 7 the service answered with an error status (printed on stderr)\n",
          LD_VERSION);
 }
 
@@ -46,5 +60,7 @@ int ld_app_main(int argc, char **argv) {
     return ld_app_send(argc - 2, argv + 2);
   if (argc > 1 && strcmp(argv[1], "subscribe") == 0)
     return ld_app_subscribe(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "query") == 0)
+    return ld_app_query(argc - 2, argv + 2);
   return ld_app_run_node(argc - 1, argv + 1);
 }

@@ -12,14 +12,23 @@ int ld_app_run_node(int argc, char **argv);
  * data and ping round trips as JSON. Exit codes: LD_CANARY_EXIT_*. */
 int ld_app_canary(int argc, char **argv);
 
-/* `logosdelivery send --peer <multiaddr> --content-topic T [...] <text>`: publishes one message
- * over relay through the peer and prints its hash. Exit codes: LD_EXIT_* and LD_CANARY_EXIT_*
- * (unreachable, handshake, timeout, other). */
+/* `logosdelivery send --peer <multiaddr> --content-topic T [...] [--lightpush] <text>`: publishes
+ * one message through the peer, over relay or (--lightpush) lightpush v3, and prints its hash.
+ * Exit codes: LD_EXIT_OK, LD_EXIT_USAGE, the LD_CANARY_EXIT_* (unreachable, handshake,
+ * unsupported: the peer does not serve lightpush, timeout, other) and LD_EXIT_SERVICE (the
+ * lightpush service answered with an error status, printed on stderr). */
 int ld_app_send(int argc, char **argv);
 
-/* `logosdelivery subscribe --peer <multiaddr> --content-topic T [...]`: prints every message of
- * the content topic as a JSON line until SIGINT/SIGTERM (exit 0) or --count messages. */
+/* `logosdelivery subscribe --peer <multiaddr> --content-topic T [...] [--filter]`: prints every
+ * message of the content topic as a JSON line, received over relay or (--filter) filter v2,
+ * until SIGINT/SIGTERM (exit 0) or --count messages. Exit codes as `send` (LD_EXIT_SERVICE: the
+ * filter service refused the subscription). */
 int ld_app_subscribe(int argc, char **argv);
+
+/* `logosdelivery query --peer <multiaddr> [criteria]`: one store v3 query (or every page with
+ * --all); prints each message as a JSON line and the cursor of the next page. Exit codes as
+ * `send` (LD_EXIT_SERVICE: the store answered with an error status). */
+int ld_app_query(int argc, char **argv);
 
 enum {
   LD_EXIT_OK = 0,
@@ -29,6 +38,8 @@ enum {
   LD_CANARY_EXIT_UNSUPPORTED = 4,
   LD_CANARY_EXIT_TIMEOUT = 5,
   LD_CANARY_EXIT_OTHER = 6,
+  /* A lightpush, filter or store service answered with an error status. */
+  LD_EXIT_SERVICE = 7,
 };
 
 #endif

@@ -11,66 +11,164 @@
 #include "waku/core/sharding.h"
 #include "waku/core/topics.h"
 
+#define CLIENT_MAX_FLAGS 24
+
 /* ---- flags ---------------------------------------------------------------------------------- */
 
-static size_t client_flags(ld_client_opts_t *o, bool send_flags, ld_flag_t *t) {
+static const char *const g_names[] = {"send", "subscribe", "query"};
+
+static const char *const g_usage[] = {
+    "usage: logosdelivery send --peer <multiaddr> --content-topic T [--cluster-id C\n"
+    "         --num-shards-in-network N | --pubsub-topic P] [--lightpush] [--meta hex]\n"
+    "         [--ephemeral] [--timeout S] <text>",
+    "usage: logosdelivery subscribe --peer <multiaddr> --content-topic T [--cluster-id C\n"
+    "         --num-shards-in-network N | --pubsub-topic P] [--filter [--ping-interval S]]\n"
+    "         [--count N] [--timeout S]",
+    "usage: logosdelivery query --peer <multiaddr> [--pubsub-topic P] [--content-topic T]...\n"
+    "         [--start-time ns] [--end-time ns] [--hash 0x…]... [--cursor 0x…]\n"
+    "         [--page-size N] [--backward] [--no-data] [--all] [--cluster-id C] [--timeout S]",
+};
+
+static const char g_exit_codes[] =
+    "\nexit codes: 0 success, 1 bad usage, 2 peer unreachable, lost or in another cluster,\n"
+    "  3 handshake failed, 4 the peer does not support the protocol, 5 timed out, 6 other\n"
+    "  failure, 7 the service answered with an error status (printed on stderr)\n";
+
+const char *ld_client_command_name(ld_client_command_t cmd) {
+  return g_names[cmd];
+}
+
+const char *ld_client_usage(ld_client_command_t cmd) {
+  return g_usage[cmd];
+}
+
+static size_t append(ld_flag_t *t, size_t n, const ld_flag_t *more, size_t k) {
+  memcpy(t + n, more, k * sizeof *more);
+  return n + k;
+}
+
+#define APPEND(t, n, arr) append(t, n, arr, sizeof arr / sizeof arr[0])
+
+static size_t common_flags(ld_client_opts_t *o, ld_flag_t *t) {
   const ld_flag_t common[] = {
-      {"peer", LD_FLAG_STRING, o->peer, 0, 0, "relay peer multiaddr ending in /p2p/<id>"},
-      {"content-topic", LD_FLAG_STRING, o->content_topic, 0, 0, "content topic"},
+      {"peer", LD_FLAG_STRING, o->peer, 0, 0, "service peer multiaddr ending in /p2p/<id>"},
       {"pubsub-topic", LD_FLAG_STRING, o->pubsub_topic, 0, 0,
-       "static-shard pubsub topic /waku/2/rs/<cluster>/<shard> (default: autosharding)"},
+       "static-shard pubsub topic /waku/2/rs/<cluster>/<shard>"},
       {"cluster-id", LD_FLAG_INT, &o->cluster_id, 0, 65535, "cluster ID (default 0)"},
-      {"num-shards-in-network", LD_FLAG_INT, &o->num_shards, 1, LD_NODE_MAX_SHARDS_IN_NETWORK,
-       "autosharding shard count (default 1)"},
       {"timeout", LD_FLAG_INT, &o->timeout_s, 0, 86400, "seconds before giving up (0 = never)"},
       {"log-level", LD_FLAG_STRING, o->log_level, 0, 0, "log level on stderr (default ERROR)"},
       {"help", LD_FLAG_BOOL, &o->help, 0, 0, "print this help"},
   };
+  return APPEND(t, 0, common);
+}
+
+static size_t topic_flags(ld_client_opts_t *o, ld_flag_t *t, size_t n) {
+  const ld_flag_t topic[] = {
+      {"content-topic", LD_FLAG_STRING, o->content_topic, 0, 0, "content topic"},
+      {"num-shards-in-network", LD_FLAG_INT, &o->num_shards, 1, LD_NODE_MAX_SHARDS_IN_NETWORK,
+       "autosharding shard count (default 1)"},
+  };
+  return APPEND(t, n, topic);
+}
+
+static size_t send_flags(ld_client_opts_t *o, ld_flag_t *t, size_t n) {
   const ld_flag_t sending[] = {
+      {"lightpush", LD_FLAG_BOOL, &o->light, 0, 0, "push through lightpush v3 instead of relay"},
       {"meta", LD_FLAG_STRING, o->meta_hex, 0, 0, "meta bytes as hex (at most 64)"},
       {"ephemeral", LD_FLAG_BOOL, &o->ephemeral, 0, 0, "mark the message ephemeral"},
   };
-  const ld_flag_t receiving[] = {
-      {"count", LD_FLAG_INT, &o->count, 0, INT64_MAX, "exit after this many messages"},
-  };
-  size_t n = sizeof common / sizeof common[0];
-  memcpy(t, common, sizeof common);
-  if (send_flags) {
-    memcpy(t + n, sending, sizeof sending);
-    return n + sizeof sending / sizeof sending[0];
-  }
-  memcpy(t + n, receiving, sizeof receiving);
-  return n + sizeof receiving / sizeof receiving[0];
+  return APPEND(t, topic_flags(o, t, n), sending);
 }
 
-int ld_client_parse(const char *command, int argc, char **argv, bool send_flags,
-                    ld_client_opts_t *o, const char **positional, size_t *n_positional, char *err,
-                    size_t errlen) {
+static size_t subscribe_flags(ld_client_opts_t *o, ld_flag_t *t, size_t n) {
+  const ld_flag_t receiving[] = {
+      {"filter", LD_FLAG_BOOL, &o->light, 0, 0, "receive through filter v2 instead of relay"},
+      {"ping-interval", LD_FLAG_INT, &o->ping_interval_s, 1, 3600,
+       "--filter: seconds between pings of the subscription (default 60)"},
+      {"count", LD_FLAG_INT, &o->count, 0, INT64_MAX, "exit after this many messages"},
+  };
+  return APPEND(t, topic_flags(o, t, n), receiving);
+}
+
+static size_t query_flags(ld_client_opts_t *o, ld_flag_t *t, size_t n) {
+  const ld_flag_t querying[] = {
+      {"content-topic", LD_FLAG_LIST, &o->content_topics, 0, 0, "content topic (repeatable)"},
+      {"start-time", LD_FLAG_INT, &o->start_time, 0, INT64_MAX, "from this Unix time in ns"},
+      {"end-time", LD_FLAG_INT, &o->end_time, 0, INT64_MAX, "until this Unix time in ns"},
+      {"hash", LD_FLAG_LIST, &o->hashes, 0, 0, "message hash 0x… (repeatable)"},
+      {"cursor", LD_FLAG_STRING, o->cursor, 0, 0, "start after this message hash (a cursor)"},
+      {"page-size", LD_FLAG_INT, &o->page_size, 1, LD_STORE_MAX_PAGE_SIZE,
+       "messages per page (default 20)"},
+      {"backward", LD_FLAG_BOOL, &o->backward, 0, 0, "newest first"},
+      {"no-data", LD_FLAG_BOOL, &o->no_data, 0, 0, "hashes only"},
+      {"all", LD_FLAG_BOOL, &o->all, 0, 0, "read every page"},
+  };
+  return APPEND(t, n, querying);
+}
+
+static size_t client_flags(ld_client_opts_t *o, ld_flag_t *t) {
+  size_t n = common_flags(o, t);
+  switch (o->command) {
+  case LD_CLIENT_SEND:
+    return send_flags(o, t, n);
+  case LD_CLIENT_SUBSCRIBE:
+    return subscribe_flags(o, t, n);
+  case LD_CLIENT_QUERY:
+    return query_flags(o, t, n);
+  }
+  return n;
+}
+
+static void set_defaults(ld_client_opts_t *o, ld_client_command_t cmd) {
   memset(o, 0, sizeof *o);
+  o->command = cmd;
   o->num_shards = 1;
-  o->timeout_s = send_flags ? 20 : 0;
+  o->timeout_s = cmd == LD_CLIENT_SEND ? LD_CLIENT_SEND_TIMEOUT_S : 0;
   o->cluster_id = -1;
+  o->ping_interval_s = LD_CLIENT_FILTER_PING_S;
+  o->start_time = o->end_time = -1;
   strcpy(o->log_level, "ERROR");
-  ld_flag_t table[16];
-  ld_flags_result_t res;
-  memset(&res, 0, sizeof res);
-  size_t n = client_flags(o, send_flags, table);
-  if (ld_flags_parse(table, n, argc, argv, &res) != 0) {
-    snprintf(err, errlen, "%s: %s", command, res.error);
+}
+
+static int check_required(const ld_client_opts_t *o, char *err, size_t errlen) {
+  const char *name = ld_client_command_name(o->command);
+  bool query = o->command == LD_CLIENT_QUERY;
+  if (o->peer[0] == '\0' || (!query && o->content_topic[0] == '\0')) {
+    snprintf(err, errlen, "%s: %s required", name,
+             query ? "--peer is" : "--peer and --content-topic are");
     return LD_ERR_INVALID_ARG;
   }
+  return 0;
+}
+
+int ld_client_parse(ld_client_command_t cmd, int argc, char **argv, ld_client_opts_t *o,
+                    const char **positional, size_t *n_positional, char *err, size_t errlen) {
+  set_defaults(o, cmd);
+  ld_flag_t table[CLIENT_MAX_FLAGS];
+  ld_flags_result_t res;
+  memset(&res, 0, sizeof res);
+  size_t n = client_flags(o, table);
+  int rc = ld_flags_parse(table, n, argc, argv, &res);
+  if (rc != 0) {
+    snprintf(err, errlen, "%s: %s", ld_client_command_name(cmd),
+             rc == LD_ERR_NOMEM ? "out of memory" : res.error);
+    return rc;
+  }
   if (o->help) {
+    printf("%s\n\n", ld_client_usage(cmd));
     ld_flags_print_help(table, n, stdout);
+    printf("%s", g_exit_codes);
     return 0;
   }
   for (size_t i = 0; i < res.n_positional; i++)
     positional[i] = res.positional[i];
   *n_positional = res.n_positional;
-  if (o->peer[0] == '\0' || o->content_topic[0] == '\0') {
-    snprintf(err, errlen, "%s: --peer and --content-topic are required", command);
-    return LD_ERR_INVALID_ARG;
-  }
-  return 0;
+  return check_required(o, err, errlen);
+}
+
+void ld_client_opts_clear(ld_client_opts_t *o) {
+  ld_strlist_clear(&o->content_topics);
+  ld_strlist_clear(&o->hashes);
 }
 
 /* ---- the topic ------------------------------------------------------------------------------ */
@@ -121,7 +219,7 @@ int ld_client_topic(const ld_client_opts_t *o, char *topic, size_t cap, uint16_t
   return 0;
 }
 
-/* ---- the node ------------------------------------------------------------------------------- */
+/* ---- exit codes ----------------------------------------------------------------------------- */
 
 int ld_client_exit_code(int err) {
   switch (err) {
@@ -147,33 +245,88 @@ int ld_client_exit_code(int err) {
   }
 }
 
-static int build_config(ld_client_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
+int ld_client_service_exit(int err) {
+  return err != 0 ? ld_client_exit_code(err) : LD_EXIT_SERVICE;
+}
+
+/* ---- the node's configuration --------------------------------------------------------------- */
+
+/* query: --cluster-id, else the cluster of --pubsub-topic, else 0 (a peer of another cluster
+ * drops us after the metadata exchange). */
+static uint16_t query_cluster(const ld_client_opts_t *o) {
+  ld_relay_shard_t rs;
+  if (o->cluster_id >= 0)
+    return (uint16_t)o->cluster_id;
+  if (o->pubsub_topic[0] != '\0' &&
+      ld_pubsub_topic_parse(o->pubsub_topic, strlen(o->pubsub_topic), &rs, NULL) == 0)
+    return rs.cluster_id;
+  return 0;
+}
+
+static int config_topic(ld_client_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
+  if (c->opts.command == LD_CLIENT_QUERY) {
+    cfg->cluster_id = query_cluster(&c->opts);
+    return 0;
+  }
   uint16_t cluster, shard;
   int rc = ld_client_topic(&c->opts, c->topic, sizeof c->topic, &cluster, &shard, err, errlen);
   if (rc != 0)
     return rc;
-  ld_node_config_default(cfg);
-  cfg->listen = false;
-  cfg->max_connections = 8;
   cfg->cluster_id = cluster;
   cfg->shards[0] = shard;
   cfg->n_shards = 1;
   if (c->opts.pubsub_topic[0] == '\0')
     cfg->num_shards_in_network = (uint16_t)c->opts.num_shards;
+  return 0;
+}
+
+static int peer_id_of(const char *text, ld_peerid_t *id) {
+  ld_multiaddr_t ma;
+  if (ld_multiaddr_parse(&ma, text) != 0 || !ld_multiaddr_peerid(&ma, id, false))
+    return LD_ERR_INVALID_ARG;
+  return 0;
+}
+
+static int build_config(ld_client_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
+  ld_node_config_default(cfg);
+  cfg->listen = false;
+  cfg->max_connections = 8;
+  cfg->relay = c->opts.command != LD_CLIENT_QUERY && !c->opts.light;
+  int rc = config_topic(c, cfg, err, errlen);
+  if (rc != 0)
+    return rc;
   char why[300];
   rc = ld_node_config_add_static_node(cfg, c->opts.peer, why, sizeof why);
   if (rc == 0)
     rc = ld_node_config_finalize(cfg, why, sizeof why);
+  if (rc == 0 && (rc = peer_id_of(c->opts.peer, &c->peer_id)) != 0)
+    snprintf(why, sizeof why, "no peer ID");
   if (rc != 0)
     snprintf(err, errlen, "--peer: %s", why);
   return rc;
 }
 
+/* ---- stopping ------------------------------------------------------------------------------- */
+
 static void on_node_stopped(void *user_data) {
   ld_client_t *c = user_data;
+  c->node = NULL;
   uv_close((uv_handle_t *)&c->sigint, NULL);
   uv_close((uv_handle_t *)&c->sigterm, NULL);
   uv_close((uv_handle_t *)&c->tick, NULL);
+}
+
+void ld_client_stop(ld_client_t *c) {
+  if (c->stopping)
+    return;
+  c->stopping = true;
+  c->finished = true;
+  c->conn = NULL;
+  uv_timer_stop(&c->tick);
+  if (c->node != NULL)
+    ld_node_stop(c->node, on_node_stopped, c);
+  else
+    on_node_stopped(c);
 }
 
 void ld_client_finish(ld_client_t *c, int exit_code) {
@@ -181,19 +334,27 @@ void ld_client_finish(ld_client_t *c, int exit_code) {
     return;
   c->finished = true;
   c->exit_code = exit_code;
-  uv_timer_stop(&c->tick);
-  ld_node_stop(c->node, on_node_stopped, c);
+  if (c->hooks->on_finishing != NULL)
+    c->hooks->on_finishing(c);
+  else
+    ld_client_stop(c);
+}
+
+uint64_t ld_client_now_ms(ld_client_t *c) {
+  return uv_now(&c->loop);
 }
 
 size_t ld_client_topic_peers(const ld_client_t *c) {
-  ld_gs_service_t *gs = ld_node_gossipsub(c->node);
+  ld_gs_service_t *gs = c->node != NULL ? ld_node_gossipsub(c->node) : NULL;
   return gs != NULL ? ld_gs_service_topic_peers(gs, c->topic, NULL, 0) : 0;
 }
 
 size_t ld_client_mesh_peers(const ld_client_t *c) {
-  ld_gs_service_t *gs = ld_node_gossipsub(c->node);
+  ld_gs_service_t *gs = c->node != NULL ? ld_node_gossipsub(c->node) : NULL;
   return gs != NULL ? ld_gs_service_mesh_peers(gs, c->topic, NULL, 0) : 0;
 }
+
+/* ---- events --------------------------------------------------------------------------------- */
 
 static void on_static_peer(int kind, const void *payload, void *user_data) {
   (void)kind;
@@ -201,19 +362,87 @@ static void on_static_peer(int kind, const void *payload, void *user_data) {
   ld_client_t *c = user_data;
   if (ev->dial_error == 0 || c->finished)
     return;
-  fprintf(stderr, "%s: cannot reach %s: %s (%s)\n", c->command, c->opts.peer,
-          ld_strerror(ev->dial_error), ld_errname(ev->dial_error));
+  fprintf(stderr, "%s: cannot reach %s: %s (%s)\n", ld_client_command_name(c->opts.command),
+          c->opts.peer, ld_strerror(ev->dial_error), ld_errname(ev->dial_error));
   ld_client_finish(c, ld_client_exit_code(ev->dial_error));
+}
+
+/* Another live connection to the peer than `gone`, or NULL. */
+static ld_conn_t *other_conn(ld_client_t *c, const ld_conn_t *gone) {
+  ld_conn_t *conns[8];
+  size_t n = ld_switch_connections(ld_node_switch(c->node), conns, 8);
+  for (size_t i = 0; i < n && i < 8; i++)
+    if (conns[i] != gone && ld_peerid_equal(ld_conn_remote_peer(conns[i]), &c->peer_id))
+      return conns[i];
+  return NULL;
+}
+
+/* The cluster the peer's metadata named, or -1 when it has not said. */
+static int64_t peer_cluster(ld_client_t *c) {
+  ld_metadata_t *md = ld_node_metadata(c->node);
+  const ld_metadata_info_t *info = md != NULL ? ld_metadata_peer(md, &c->peer_id) : NULL;
+  return info != NULL && info->has_cluster ? (int64_t)info->cluster_id : -1;
+}
+
+/* Ends the command when the peer is in another cluster than ours: its metadata said so, or our
+ * metadata service closed a connection for that reason (`reason`, or its counter: the node has
+ * no other peer). */
+static bool wrong_cluster(ld_client_t *c, int reason) {
+  ld_metadata_stats_t st = {0};
+  ld_metadata_t *md = ld_node_metadata(c->node);
+  if (md != NULL)
+    ld_metadata_get_stats(md, &st);
+  int64_t theirs = peer_cluster(c);
+  uint32_t ours = ld_node_config(c->node)->cluster_id;
+  if ((theirs < 0 || theirs == ours) && st.rejected_cluster == 0 &&
+      reason != LD_ERR_CLUSTER_MISMATCH)
+    return false;
+  fprintf(stderr, "%s: %s is not in cluster %u", ld_client_command_name(c->opts.command),
+          c->opts.peer, ours);
+  if (theirs >= 0 && theirs != ours)
+    fprintf(stderr, " but in cluster %lld", (long long)theirs);
+  fprintf(stderr, " (CLUSTER_MISMATCH)\n");
+  ld_client_finish(c, ld_client_exit_code(LD_ERR_CLUSTER_MISMATCH));
+  return true;
+}
+
+static void check_ready(ld_client_t *c) {
+  if (!c->awaiting_ready || c->conn == NULL || wrong_cluster(c, 0))
+    return;
+  if (peer_cluster(c) < 0 && uv_now(&c->loop) - c->connected_ms < LD_CLIENT_METADATA_WAIT_MS)
+    return;
+  c->awaiting_ready = false;
+  if (c->hooks->on_peer_ready != NULL)
+    c->hooks->on_peer_ready(c);
+}
+
+static void peer_up(ld_client_t *c, ld_conn_t *conn) {
+  c->peer_connected = true;
+  if (c->conn != NULL)
+    return;
+  c->conn = conn;
+  c->awaiting_ready = true;
+  c->connected_ms = uv_now(&c->loop);
+  check_ready(c);
 }
 
 static void on_connection(int kind, const void *payload, void *user_data) {
   (void)kind;
   const ld_event_connection_t *ev = payload;
   ld_client_t *c = user_data;
-  if (ev->n_conns > 0 || c->finished)
+  if (c->finished || !ld_peerid_equal(ev->peer, &c->peer_id))
     return;
-  c->peer_connected = ev->connected;
-  if (!ev->connected && c->hooks->on_peer_lost != NULL)
+  if (ev->connected) {
+    peer_up(c, ev->conn);
+    return;
+  }
+  if (ev->conn == c->conn)
+    c->conn = ev->n_conns > 0 ? other_conn(c, ev->conn) : NULL;
+  if (ev->n_conns > 0)
+    return;
+  c->peer_connected = c->awaiting_ready = false;
+  c->conn = NULL;
+  if (!wrong_cluster(c, ev->reason) && c->hooks->on_peer_lost != NULL)
     c->hooks->on_peer_lost(c, ev->reason);
 }
 
@@ -224,23 +453,43 @@ static void on_message(int kind, const void *payload, void *user_data) {
     c->hooks->on_message(c, payload);
 }
 
+static void report_timeout(ld_client_t *c) {
+  const char *name = ld_client_command_name(c->opts.command);
+  if (c->node != NULL && ld_node_gossipsub(c->node) != NULL)
+    fprintf(stderr, "%s: timed out after %lld s (relay peers on %s: %zu)\n", name,
+            (long long)c->opts.timeout_s, c->topic, ld_client_topic_peers(c));
+  else
+    fprintf(stderr, "%s: timed out after %lld s (%s)\n", name, (long long)c->opts.timeout_s,
+            c->peer_connected ? "connected to the peer" : "not connected to the peer");
+}
+
 static void on_tick(uv_timer_t *t) {
   ld_client_t *c = t->data;
+  if (c->finished)
+    return;
   uint64_t timeout_ms = (uint64_t)c->opts.timeout_s * 1000;
   if (timeout_ms > 0 && uv_now(&c->loop) - c->started_ms >= timeout_ms) {
-    fprintf(stderr, "%s: timed out after %lld s (relay peers on %s: %zu)\n", c->command,
-            (long long)c->opts.timeout_s, c->topic, ld_client_topic_peers(c));
+    report_timeout(c);
     ld_client_finish(c, LD_CANARY_EXIT_TIMEOUT);
     return;
   }
-  c->hooks->on_tick(c);
+  check_ready(c);
+  if (!c->finished && c->hooks->on_tick != NULL)
+    c->hooks->on_tick(c);
 }
 
+/* The first signal ends the command as it would end anyway; a second one stops at once. */
 static void on_signal(uv_signal_t *h, int signum) {
   (void)signum;
   ld_client_t *c = h->data;
-  ld_client_finish(c, strcmp(c->command, "subscribe") == 0 ? LD_EXIT_OK : LD_CANARY_EXIT_OTHER);
+  if (c->finished) {
+    ld_client_stop(c);
+    return;
+  }
+  ld_client_finish(c, c->opts.command == LD_CLIENT_SUBSCRIBE ? LD_EXIT_OK : LD_CANARY_EXIT_OTHER);
 }
+
+/* ---- running -------------------------------------------------------------------------------- */
 
 static int start(ld_client_t *c, const ld_node_config_t *cfg) {
   int err = 0;
@@ -266,30 +515,39 @@ static void init_handles(ld_client_t *c) {
   c->sigint.data = c->sigterm.data = c->tick.data = c;
 }
 
-int ld_client_run(ld_client_t *c, const ld_client_hooks_t *hooks) {
-  static ld_node_config_t cfg;
+static int prepare(ld_client_t *c, ld_node_config_t *cfg) {
+  const char *name = ld_client_command_name(c->opts.command);
   char err[512];
   ld_log_level_t level;
   if (ld_log_parse_level(c->opts.log_level, &level) != 0) {
-    fprintf(stderr, "%s: --log-level: unknown level '%s'\n", c->command, c->opts.log_level);
+    fprintf(stderr, "%s: --log-level: unknown level '%s'\n", name, c->opts.log_level);
     return LD_EXIT_USAGE;
   }
   ld_log_set_level(level);
-  if (build_config(c, &cfg, err, sizeof err) != 0) {
-    fprintf(stderr, "%s: %s\n", c->command, err);
+  if (build_config(c, cfg, err, sizeof err) != 0) {
+    fprintf(stderr, "%s: %s\n", name, err);
     return LD_EXIT_USAGE;
   }
+  return LD_EXIT_OK;
+}
+
+int ld_client_run(ld_client_t *c, const ld_client_hooks_t *hooks) {
+  static ld_node_config_t cfg;
+  int code = prepare(c, &cfg);
+  if (code != LD_EXIT_OK)
+    return code;
   c->hooks = hooks;
   init_handles(c);
   int rc = start(c, &cfg);
   if (rc != 0) {
-    fprintf(stderr, "%s: cannot start: %s (%s)\n", c->command, ld_strerror(rc), ld_errname(rc));
-    if (c->node != NULL)
-      ld_client_finish(c, ld_client_exit_code(rc));
-    else
-      on_node_stopped(c);
+    fprintf(stderr, "%s: cannot start: %s (%s)\n", ld_client_command_name(c->opts.command),
+            ld_strerror(rc), ld_errname(rc));
+    c->exit_code = c->node != NULL ? ld_client_exit_code(rc) : LD_CANARY_EXIT_OTHER;
+    ld_client_stop(c);
+  } else if (hooks->on_started != NULL) {
+    hooks->on_started(c);
   }
   uv_run(&c->loop, UV_RUN_DEFAULT);
   uv_loop_close(&c->loop);
-  return rc != 0 && c->node == NULL ? LD_CANARY_EXIT_OTHER : c->exit_code;
+  return c->exit_code;
 }

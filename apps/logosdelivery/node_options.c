@@ -23,10 +23,17 @@ typedef struct node_flags {
   char rest_address[LD_FLAG_STRING_MAX], metrics_address[LD_FLAG_STRING_MAX];
   int64_t rest_port, metrics_port, rest_cache;
   ld_strlist_t rest_origins;
+  bool ws, wss;
+  int64_t ws_port;
+  char ws_key[LD_FLAG_STRING_MAX], ws_cert[LD_FLAG_STRING_MAX];
+  bool lightpush, filter, store, peer_exchange;
+  int64_t filter_timeout, filter_max_peers, filter_max_criteria, store_db_connections;
+  char store_db_url[LD_FLAG_STRING_MAX], store_retention[LD_FLAG_STRING_MAX];
+  char service_node[LD_NODE_SERVICES][LD_FLAG_STRING_MAX];
   bool help;
 } node_flags_t;
 
-#define NODE_FLAGS_MAX 40
+#define NODE_FLAGS_MAX 64
 
 #define PORT_FLAG(name, target, help)                                                              \
   { name, LD_FLAG_INT, target, 0, 65535, help }
@@ -74,6 +81,38 @@ static size_t node_flag_table(node_flags_t *f, ld_flag_t *t) {
       {"metrics-server-address", LD_FLAG_STRING, f->metrics_address, 0, 0,
        "metrics listening address (default 127.0.0.1)"},
       PORT_FLAG("metrics-server-port", &f->metrics_port, "metrics listening port (default 8008)"),
+      {"websocket-support", LD_FLAG_BOOL, &f->ws, 0, 0, "listen for WebSocket (/ws) connections"},
+      PORT_FLAG("websocket-port", &f->ws_port, "WebSocket listening port (default 8000)"),
+      {"websocket-secure-support", LD_FLAG_BOOL, &f->wss, 0, 0,
+       "listen for secure WebSocket (/wss) on the WebSocket port"},
+      {"websocket-secure-key-path", LD_FLAG_STRING, f->ws_key, 0, 0,
+       "PEM private key for secure WebSocket"},
+      {"websocket-secure-cert-path", LD_FLAG_STRING, f->ws_cert, 0, 0,
+       "PEM certificate chain for secure WebSocket"},
+      {"lightpush", LD_FLAG_BOOL, &f->lightpush, 0, 0, "serve lightpush (needs relay)"},
+      {"filter", LD_FLAG_BOOL, &f->filter, 0, 0, "serve filter"},
+      {"filter-subscription-timeout", LD_FLAG_INT, &f->filter_timeout, 1, 86400,
+       "seconds a filter subscription lives without a ping (default 300)"},
+      {"filter-max-peers-to-serve", LD_FLAG_INT, &f->filter_max_peers, 1, 1000000,
+       "filter subscribers at most (default 1000)"},
+      {"filter-max-criteria", LD_FLAG_INT, &f->filter_max_criteria, 1, 1000000,
+       "filter criteria per subscriber at most (default 1000)"},
+      {"store", LD_FLAG_BOOL, &f->store, 0, 0, "archive messages and serve store queries"},
+      {"store-message-db-url", LD_FLAG_STRING, f->store_db_url, 0, 0,
+       "archive database: sqlite://<path>, postgres://user:pass@host:port/db or memory:// "
+       "(default sqlite://store.sqlite3)"},
+      {"store-message-retention-policy", LD_FLAG_STRING, f->store_retention, 0, 0,
+       "time:<seconds>, capacity:<count> or size:<n>GB|MB, several joined by ';' "
+       "(default time:172800)"},
+      {"store-max-num-db-connections", LD_FLAG_INT, &f->store_db_connections, 1, 1000,
+       "PostgreSQL connections at most (default 50)"},
+      {"peer-exchange", LD_FLAG_BOOL, &f->peer_exchange, 0, 0, "serve peer exchange"},
+      {"storenode", LD_FLAG_STRING, f->service_node[LD_NODE_SERVICE_STORE], 0, 0,
+       "store service peer multiaddr for the store client"},
+      {"filternode", LD_FLAG_STRING, f->service_node[LD_NODE_SERVICE_FILTER], 0, 0,
+       "filter service peer multiaddr for the filter client"},
+      {"lightpushnode", LD_FLAG_STRING, f->service_node[LD_NODE_SERVICE_LIGHTPUSH], 0, 0,
+       "lightpush service peer multiaddr for the lightpush client"},
       {"help", LD_FLAG_BOOL, &f->help, 0, 0, "print this help"},
   };
   _Static_assert(sizeof table / sizeof table[0] <= NODE_FLAGS_MAX, "NODE_FLAGS_MAX too small");
@@ -96,6 +135,13 @@ static void node_flags_default(node_flags_t *f) {
   strcpy(f->metrics_address, LD_NODE_DEFAULT_METRICS_ADDRESS);
   f->metrics_port = LD_NODE_DEFAULT_METRICS_PORT;
   f->rest_cache = LD_NODE_DEFAULT_REST_CACHE;
+  f->ws_port = LD_NODE_DEFAULT_WS_PORT;
+  f->filter_timeout = LD_NODE_DEFAULT_FILTER_TIMEOUT_S;
+  f->filter_max_peers = LD_NODE_DEFAULT_FILTER_MAX_PEERS;
+  f->filter_max_criteria = LD_NODE_DEFAULT_FILTER_MAX_CRITERIA;
+  f->store_db_connections = LD_NODE_DEFAULT_DB_CONNECTIONS;
+  strcpy(f->store_db_url, LD_NODE_DEFAULT_STORE_DB_URL);
+  strcpy(f->store_retention, LD_NODE_DEFAULT_RETENTION);
 }
 
 static void node_flags_clear(node_flags_t *f) {
@@ -303,11 +349,46 @@ static int build_numbers(const collected_t *c, ld_node_config_t *cfg, char *err,
   return rc;
 }
 
+static int build_services(const collected_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
+  static const char *flags[LD_NODE_SERVICES] = {"storenode", "filternode", "lightpushnode"};
+  const node_flags_t *f = &c->flags;
+  char why[300];
+  cfg->lightpush = f->lightpush;
+  cfg->filter = f->filter;
+  cfg->store = f->store;
+  cfg->peer_exchange = f->peer_exchange;
+  cfg->filter_subscription_timeout_s = (uint32_t)f->filter_timeout;
+  cfg->filter_max_peers = (uint32_t)f->filter_max_peers;
+  cfg->filter_max_criteria = (uint32_t)f->filter_max_criteria;
+  cfg->store_max_db_connections = (uint32_t)f->store_db_connections;
+  int rc = refused(c, "websocket-port",
+                   ld_node_config_set_websocket(cfg, f->ws, f->ws_port, f->ports_shift, f->wss,
+                                                f->ws_key, f->ws_cert, why, sizeof why),
+                   why, err, errlen);
+  if (rc == 0)
+    rc = refused(c, "store-message-db-url",
+                 ld_node_config_set_store_db_url(cfg, f->store_db_url, why, sizeof why), why, err,
+                 errlen);
+  if (rc == 0)
+    rc = refused(c, "store-message-retention-policy",
+                 ld_node_config_set_store_retention(cfg, f->store_retention, why, sizeof why), why,
+                 err, errlen);
+  for (int i = 0; rc == 0 && i < LD_NODE_SERVICES; i++)
+    if (f->service_node[i][0] != '\0')
+      rc = refused(c, flags[i],
+                   ld_node_config_set_service_node(cfg, (ld_node_service_t)i, f->service_node[i],
+                                                   why, sizeof why),
+                   why, err, errlen);
+  return rc;
+}
+
 static int build_config(const collected_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
   ld_node_config_default(cfg);
   cfg->relay = c->flags.relay;
   cfg->rest_admin = c->flags.rest_admin;
   int rc = build_scalars(c, cfg, err, errlen);
+  if (rc == 0)
+    rc = build_services(c, cfg, err, errlen);
   if (rc == 0)
     rc = build_numbers(c, cfg, err, errlen);
   if (rc == 0)

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/node_options.h"
+#include "node/events.h"
 #include "node/node.h"
 
 /* Parses flags, environment and config file into `*out` (freed by the caller) and sets up
@@ -41,6 +42,7 @@ typedef struct node_run {
   uv_signal_t sigint, sigterm;
   ld_node_t *node;
   bool stopping;
+  bool failed; /* a part the node needs failed after start */
 } node_run_t;
 
 static void on_node_stopped(void *user_data) {
@@ -55,6 +57,18 @@ static void on_signal(uv_signal_t *handle, int signum) {
     return;
   run->stopping = true;
   LD_INFO("main", "Received %s, stopping the node", signum == SIGINT ? "SIGINT" : "SIGTERM");
+  ld_node_stop(run->node, on_node_stopped, run);
+}
+
+/* A part the node cannot run without failed (the archive): stop as nwaku does at start-up. */
+static void on_node_failure(int kind, const void *payload, void *user_data) {
+  (void)kind;
+  const ld_event_node_failure_t *ev = payload;
+  node_run_t *run = user_data;
+  if (run->stopping)
+    return;
+  run->stopping = run->failed = true;
+  LD_ERROR("main", "Stopping the node: the %s failed: %s", ev->part, ev->why);
   ld_node_stop(run->node, on_node_stopped, run);
 }
 
@@ -90,9 +104,10 @@ int ld_app_run_node(int argc, char **argv) {
     return LD_EXIT_USAGE;
   }
   start_signals(&run);
+  ld_broker_subscribe(ld_node_broker(run.node), LD_EVENT_NODE_FAILURE, on_node_failure, &run);
   LD_INFO("main", "Node setup complete");
   uv_run(&run.loop, UV_RUN_DEFAULT);
   uv_loop_close(&run.loop);
   LD_INFO("main", "Node stopped");
-  return LD_EXIT_OK;
+  return run.failed ? LD_EXIT_USAGE : LD_EXIT_OK;
 }

@@ -1,121 +1,227 @@
-/* `logosdelivery subscribe --peer <multiaddr> --content-topic T`: joins the relay mesh through the
- * peer and prints each message of that content topic as one JSON line:
- *   {"pubsubTopic", "contentTopic", "payload" (base64), "text" (when printable UTF-8),
- *    "timestamp", "ephemeral", "meta"? (base64), "hash" ("0x…")} */
-#include <jansson.h>
+/* `logosdelivery subscribe --peer <multiaddr> --content-topic T [--filter]`: prints each message
+ * of that content topic as one JSON line (ld_client_message_json).
+ *   relay (default): joins the relay mesh through the peer;
+ *   --filter: a node without relay subscribes with filter v2 on the computed pubsub topic, pings
+ *     the subscription every --ping-interval seconds (js-waku: 60), subscribes again when the
+ *     service lost it (404 on ping) or after a reconnection, and unsubscribes on exit.
+ * "subscribe: receiving …" goes to stderr once messages can arrive. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "base/base64.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/client.h"
+#include "waku/filter/client.h"
 
 typedef struct subscribe_state {
   int64_t received;
   bool announced;
+  /* --filter */
+  ld_filter_client_t *fc;
+  bool subscribed;  /* the service confirmed the subscription */
+  bool subscribing; /* a SUBSCRIBE is in flight */
+  bool pinging;     /* a PING is in flight */
+  bool confirmed;   /* the first SUBSCRIBE succeeded */
+  uint64_t last_ms; /* the last confirmation, or the last failed attempt */
 } subscribe_state_t;
 
-/* Printable: valid UTF-8 (jansson checks) without control characters other than tab and newline. */
-static bool printable(const uint8_t *p, size_t len) {
-  for (size_t i = 0; i < len; i++)
-    if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || p[i] == 0x7f)
-      return false;
-  return true;
+static bool wanted(const ld_client_t *c, const char *pubsub_topic, const ld_waku_message_t *msg) {
+  return strcmp(pubsub_topic, c->topic) == 0 &&
+         msg->content_topic_len == strlen(c->opts.content_topic) &&
+         memcmp(msg->content_topic, c->opts.content_topic, msg->content_topic_len) == 0;
 }
 
-static json_t *base64_json(const uint8_t *data, size_t len) {
-  size_t cap = LD_BASE64_ENCODED_LEN(len) + 1;
-  char *text = malloc(cap);
-  if (text == NULL || ld_base64_encode(data, len, text, cap) < 0) {
-    free(text);
-    return json_null();
-  }
-  json_t *s = json_string(text);
-  free(text);
-  return s;
-}
-
-static json_t *message_json(const ld_fanout_message_t *m) {
-  const ld_waku_message_t *msg = m->msg;
-  char hex[LD_WAKU_HASH_HEX_LEN + 1];
-  ld_waku_hash_to_hex(m->hash, hex);
-  json_t *o = json_object();
-  json_object_set_new(o, "pubsubTopic", json_string(m->pubsub_topic));
-  json_object_set_new(o, "contentTopic", json_stringn(msg->content_topic, msg->content_topic_len));
-  json_object_set_new(o, "payload", base64_json(msg->payload, msg->payload_len));
-  json_t *text = printable(msg->payload, msg->payload_len)
-                     ? json_stringn((const char *)msg->payload, msg->payload_len)
-                     : NULL;
-  if (text != NULL)
-    json_object_set_new(o, "text", text);
-  json_object_set_new(o, "timestamp", json_integer(msg->timestamp));
-  json_object_set_new(o, "ephemeral", json_boolean(msg->ephemeral));
-  if (msg->meta_len > 0)
-    json_object_set_new(o, "meta", base64_json(msg->meta, msg->meta_len));
-  json_object_set_new(o, "hash", json_string(hex));
-  return o;
-}
-
-static void subscribe_message(ld_client_t *c, const ld_fanout_message_t *m) {
+static void deliver(ld_client_t *c, const char *pubsub_topic, const ld_waku_message_t *msg,
+                    const uint8_t hash[LD_WAKU_HASH_LEN]) {
   subscribe_state_t *s = c->user_data;
-  const ld_waku_message_t *msg = m->msg;
-  if (strcmp(m->pubsub_topic, c->topic) != 0 ||
-      msg->content_topic_len != strlen(c->opts.content_topic) ||
-      memcmp(msg->content_topic, c->opts.content_topic, msg->content_topic_len) != 0)
+  if (c->finished || !wanted(c, pubsub_topic, msg))
     return;
-  json_t *o = message_json(m);
-  char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  json_decref(o);
-  if (line != NULL) {
-    printf("%s\n", line);
-    fflush(stdout);
-    free(line);
-  }
+  ld_client_print_message(pubsub_topic, msg, hash);
   if (c->opts.count > 0 && ++s->received >= c->opts.count)
     ld_client_finish(c, LD_EXIT_OK);
 }
 
-/* Announced once the peer is in our mesh of the topic: from then on it forwards every new
- * message to us (a message published before that is not repaired by gossip). */
-static void subscribe_tick(ld_client_t *c) {
+static void announce(ld_client_t *c) {
   subscribe_state_t *s = c->user_data;
-  if (s->announced || ld_client_mesh_peers(c) == 0)
+  if (s->announced)
     return;
   s->announced = true;
   fprintf(stderr, "subscribe: receiving %s on %s through %s\n", c->opts.content_topic, c->topic,
           c->opts.peer);
 }
 
+/* ---- relay ---------------------------------------------------------------------------------- */
+
+static void relay_message(ld_client_t *c, const ld_fanout_message_t *m) {
+  deliver(c, m->pubsub_topic, m->msg, m->hash);
+}
+
+/* Announced once the peer is in our mesh of the topic: from then on it forwards every new
+ * message to us (a message published before that is not repaired by gossip). */
+static void relay_tick(ld_client_t *c) {
+  if (ld_client_mesh_peers(c) > 0)
+    announce(c);
+}
+
 static void subscribe_peer_lost(ld_client_t *c, int reason) {
   subscribe_state_t *s = c->user_data;
   s->announced = false;
+  s->subscribed = false;
   LD_WARN("subscribe", "lost the connection to %s (%s); reconnecting", c->opts.peer,
           reason != 0 ? ld_errname(reason) : "closed");
 }
 
-int ld_app_subscribe(int argc, char **argv) {
-  static ld_client_t c;
+/* ---- filter --------------------------------------------------------------------------------- */
+
+static void filter_subscribe(ld_client_t *c);
+
+static void report_status(const char *what, const ld_filter_result_t *res) {
+  fprintf(stderr, "subscribe: %s failed: %u %s", what, res->status_code, res->status_desc);
+  if (res->err != 0)
+    fprintf(stderr, " (%s)", ld_errname(res->err));
+  fprintf(stderr, "\n");
+}
+
+static void on_subscribed(const ld_filter_result_t *res, void *user_data) {
+  ld_client_t *c = user_data;
+  subscribe_state_t *s = c->user_data;
+  s->subscribing = false;
+  if (c->finished)
+    return;
+  s->last_ms = ld_client_now_ms(c);
+  if (res->err == 0 && res->status_code == LD_FILTER_STATUS_OK) {
+    s->subscribed = s->confirmed = true;
+    announce(c);
+    return;
+  }
+  report_status("filter subscription", res);
+  if (!s->confirmed) /* a later failure is tried again (filter_tick, reconnection) */
+    ld_client_finish(c, ld_client_service_exit(res->err));
+}
+
+static void filter_subscribe(ld_client_t *c) {
+  subscribe_state_t *s = c->user_data;
+  if (s->subscribing || c->conn == NULL)
+    return;
+  const char *topics[1] = {c->opts.content_topic};
+  int rc = ld_filter_client_subscribe(s->fc, c->conn, c->topic, topics, 1, on_subscribed, c);
+  if (rc != 0) {
+    fprintf(stderr, "subscribe: cannot subscribe: %s (%s)\n", ld_strerror(rc), ld_errname(rc));
+    ld_client_finish(c, ld_client_exit_code(rc));
+    return;
+  }
+  s->subscribing = true;
+}
+
+static void on_pinged(const ld_filter_result_t *res, void *user_data) {
+  ld_client_t *c = user_data;
+  subscribe_state_t *s = c->user_data;
+  s->pinging = false;
+  if (c->finished)
+    return;
+  if (res->err == 0 && res->status_code == LD_FILTER_STATUS_OK) {
+    s->last_ms = ld_client_now_ms(c);
+    return;
+  }
+  if (res->err == 0 && res->status_code == LD_FILTER_STATUS_NOT_FOUND) {
+    fprintf(stderr, "subscribe: %s lost the subscription; subscribing again\n", c->opts.peer);
+    s->subscribed = false;
+    filter_subscribe(c);
+    return;
+  }
+  LD_WARN("subscribe", "ping of %s failed: %u %s", c->opts.peer, res->status_code,
+          res->status_desc);
+  s->last_ms = ld_client_now_ms(c); /* try again after the next interval */
+}
+
+/* Every interval: a ping of the subscription, or another attempt when it was lost. */
+static void filter_tick(ld_client_t *c) {
+  subscribe_state_t *s = c->user_data;
+  uint64_t interval_ms = (uint64_t)c->opts.ping_interval_s * 1000;
+  if (!s->confirmed || s->pinging || s->subscribing || c->conn == NULL ||
+      ld_client_now_ms(c) - s->last_ms < interval_ms)
+    return;
+  if (!s->subscribed)
+    filter_subscribe(c);
+  else if (ld_filter_client_ping(s->fc, c->conn, on_pinged, c) == 0)
+    s->pinging = true;
+}
+
+static void on_push(const ld_filter_push_t *p, void *user_data) {
+  deliver(user_data, p->pubsub_topic, p->msg, p->hash);
+}
+
+static void filter_started(ld_client_t *c) {
+  subscribe_state_t *s = c->user_data;
+  s->fc = ld_filter_client_new(ld_node_switch(c->node), NULL);
+  if (s->fc == NULL) {
+    fprintf(stderr, "subscribe: cannot start the filter client\n");
+    ld_client_finish(c, LD_CANARY_EXIT_OTHER);
+    return;
+  }
+  ld_filter_client_set_push_handler(s->fc, on_push, c);
+}
+
+static void filter_peer_ready(ld_client_t *c) {
+  subscribe_state_t *s = c->user_data;
+  if (s->fc != NULL)
+    filter_subscribe(c);
+}
+
+static void on_unsubscribed(const ld_filter_result_t *res, void *user_data) {
+  ld_client_t *c = user_data;
+  if (res->err == 0 && res->status_code == LD_FILTER_STATUS_OK)
+    fprintf(stderr, "subscribe: unsubscribed from %s\n", c->opts.peer);
+  else
+    report_status("unsubscribing", res);
+  ld_client_stop(c);
+}
+
+static void filter_finishing(ld_client_t *c) {
+  subscribe_state_t *s = c->user_data;
+  const char *topics[1] = {c->opts.content_topic};
+  if (s->fc == NULL || !s->subscribed || c->conn == NULL ||
+      ld_filter_client_unsubscribe(s->fc, c->conn, c->topic, topics, 1, on_unsubscribed, c) != 0)
+    ld_client_stop(c);
+}
+
+/* ---- the command ---------------------------------------------------------------------------- */
+
+static int parse(ld_client_t *c, int argc, char **argv) {
   const char *positional[8];
   size_t n_positional = 0;
   char err[512];
-  memset(&c, 0, sizeof c);
-  c.command = "subscribe";
-  if (ld_client_parse("subscribe", argc, argv, false, &c.opts, positional, &n_positional, err,
+  if (ld_client_parse(LD_CLIENT_SUBSCRIBE, argc, argv, &c->opts, positional, &n_positional, err,
                       sizeof err) != 0) {
     fprintf(stderr, "%s\n", err);
     return LD_EXIT_USAGE;
   }
-  if (c.opts.help)
-    return LD_EXIT_OK;
-  if (n_positional != 0) {
+  if (!c->opts.help && n_positional != 0) {
     fprintf(stderr, "subscribe: unexpected argument '%s'\n", positional[0]);
     return LD_EXIT_USAGE;
   }
-  subscribe_state_t s = {0, false};
-  c.user_data = &s;
-  static const ld_client_hooks_t hooks = {subscribe_tick, subscribe_message, subscribe_peer_lost};
-  return ld_client_run(&c, &hooks);
+  return LD_EXIT_OK;
+}
+
+int ld_app_subscribe(int argc, char **argv) {
+  static ld_client_t c;
+  static const ld_client_hooks_t relay_hooks = {
+      .on_tick = relay_tick, .on_message = relay_message, .on_peer_lost = subscribe_peer_lost};
+  static const ld_client_hooks_t filter_hooks = {.on_tick = filter_tick,
+                                                 .on_started = filter_started,
+                                                 .on_peer_ready = filter_peer_ready,
+                                                 .on_peer_lost = subscribe_peer_lost,
+                                                 .on_finishing = filter_finishing};
+  subscribe_state_t s;
+  memset(&c, 0, sizeof c);
+  memset(&s, 0, sizeof s);
+  int code = parse(&c, argc, argv);
+  if (code == LD_EXIT_OK && !c.opts.help) {
+    c.user_data = &s;
+    code = ld_client_run(&c, c.opts.light ? &filter_hooks : &relay_hooks);
+  }
+  ld_filter_client_free(s.fc);
+  ld_client_opts_clear(&c.opts);
+  return code;
 }

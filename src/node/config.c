@@ -46,6 +46,13 @@ void ld_node_config_default(ld_node_config_t *cfg) {
   cfg->reconnect_max_ms = 60000;
   cfg->listen = true;
   cfg->rest_relay_cache_capacity = LD_NODE_DEFAULT_REST_CACHE;
+  cfg->ws.port = LD_NODE_DEFAULT_WS_PORT;
+  cfg->filter_subscription_timeout_s = LD_NODE_DEFAULT_FILTER_TIMEOUT_S;
+  cfg->filter_max_peers = LD_NODE_DEFAULT_FILTER_MAX_PEERS;
+  cfg->filter_max_criteria = LD_NODE_DEFAULT_FILTER_MAX_CRITERIA;
+  strcpy(cfg->store_db_url, LD_NODE_DEFAULT_STORE_DB_URL);
+  strcpy(cfg->store_retention, LD_NODE_DEFAULT_RETENTION);
+  cfg->store_max_db_connections = LD_NODE_DEFAULT_DB_CONNECTIONS;
 }
 
 int ld_node_config_set_nodekey_hex(ld_node_config_t *cfg, const char *hex, char *err,
@@ -427,6 +434,99 @@ int ld_node_config_add_protected_shard(ld_node_config_t *cfg, const char *text, 
 /* ---- cross-option checks -----------------------------------------------------------------------
  */
 
+/* ---- services -------------------------------------------------------------------------------- */
+
+static int copy_path(char *dst, const char *src, const char *what, char *err, size_t errlen) {
+  if (src == NULL)
+    return 0;
+  if (strlen(src) >= LD_NODE_PATH_MAX)
+    return fail(err, errlen, LD_ERR_INVALID_ARG, "%s is longer than %d bytes", what,
+                LD_NODE_PATH_MAX - 1);
+  strcpy(dst, src);
+  return 0;
+}
+
+int ld_node_config_set_websocket(ld_node_config_t *cfg, bool enabled, int64_t port, int64_t shift,
+                                 bool secure, const char *key_path, const char *cert_path,
+                                 char *err, size_t errlen) {
+  ld_node_ws_config_t ws = cfg->ws;
+  int rc = check_port("websocket-port", port, shift, err, errlen);
+  rc = rc ? rc : copy_path(ws.key_path, key_path, "websocket-secure-key-path", err, errlen);
+  rc = rc ? rc : copy_path(ws.cert_path, cert_path, "websocket-secure-cert-path", err, errlen);
+  if (rc != 0)
+    return rc;
+  ws.enabled = enabled || secure;
+  ws.secure = secure;
+  ws.port = (uint16_t)(port + shift);
+  cfg->ws = ws;
+  return 0;
+}
+
+static bool has_prefix(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int ld_node_config_set_store_db_url(ld_node_config_t *cfg, const char *url, char *err,
+                                    size_t errlen) {
+  if (strlen(url) >= LD_NODE_URL_MAX)
+    return fail(err, errlen, LD_ERR_INVALID_ARG, "store-message-db-url is longer than %d bytes",
+                LD_NODE_URL_MAX - 1);
+  bool sqlite = has_prefix(url, "sqlite://") && url[strlen("sqlite://")] != '\0';
+  bool pg = has_prefix(url, "postgres://") || has_prefix(url, "postgresql://");
+  if (!sqlite && !pg && strcmp(url, "memory://") != 0)
+    return fail(err, errlen, LD_ERR_INVALID_ARG,
+                "store-message-db-url '%s': expected sqlite://<path>, postgres://… or memory://",
+                url);
+  strcpy(cfg->store_db_url, url);
+  return 0;
+}
+
+int ld_node_config_set_store_retention(ld_node_config_t *cfg, const char *policy, char *err,
+                                       size_t errlen) {
+  if (policy[0] == '\0' || strlen(policy) >= LD_NODE_POLICY_MAX)
+    return fail(err, errlen, LD_ERR_INVALID_ARG,
+                "store-message-retention-policy must have 1 to %d characters",
+                LD_NODE_POLICY_MAX - 1);
+  strcpy(cfg->store_retention, policy);
+  return 0;
+}
+
+static const char *service_flag(ld_node_service_t which) {
+  static const char *names[] = {"storenode", "filternode", "lightpushnode"};
+  return names[which];
+}
+
+int ld_node_config_set_service_node(ld_node_config_t *cfg, ld_node_service_t which,
+                                    const char *text, char *err, size_t errlen) {
+  if ((unsigned)which >= LD_NODE_SERVICES)
+    return fail(err, errlen, LD_ERR_INVALID_ARG, "unknown service");
+  ld_multiaddr_t ma, transport;
+  const char *flag = service_flag(which);
+  if (ld_multiaddr_parse(&ma, text) != 0)
+    return fail(err, errlen, LD_ERR_INVALID_ARG, "%s '%s' is not a valid multiaddr", flag, text);
+  transport = ma;
+  if (!ld_multiaddr_peerid(&transport, NULL, true) || !has_transport(&transport))
+    return fail(err, errlen, LD_ERR_INVALID_ARG,
+                "%s '%s' must be a /ip4, /ip6 or /dns address with /tcp and end with /p2p/<id>",
+                flag, text);
+  cfg->service_node[which] = ma;
+  cfg->has_service_node[which] = true;
+  return 0;
+}
+
+static int check_services(const ld_node_config_t *cfg, char *err, size_t errlen) {
+  if (cfg->lightpush && !cfg->relay)
+    return fail(err, errlen, LD_ERR_INVALID_ARG, "lightpush needs relay (--relay=true)");
+  if (cfg->ws.secure && (cfg->ws.key_path[0] == '\0' || cfg->ws.cert_path[0] == '\0'))
+    return fail(err, errlen, LD_ERR_INVALID_ARG,
+                "websocket-secure-support needs websocket-secure-key-path and "
+                "websocket-secure-cert-path");
+  if (cfg->filter_subscription_timeout_s == 0 || cfg->filter_max_peers == 0 ||
+      cfg->filter_max_criteria == 0)
+    return fail(err, errlen, LD_ERR_INVALID_ARG, "filter limits must be positive");
+  return 0;
+}
+
 static void default_shards(ld_node_config_t *cfg) {
   size_t n =
       cfg->num_shards_in_network > 0 ? cfg->num_shards_in_network : LD_NODE_DEFAULT_STATIC_SHARDS;
@@ -475,6 +575,8 @@ int ld_node_config_finalize(ld_node_config_t *cfg, char *err, size_t errlen) {
     rc = check_autosharding(cfg, err, errlen);
   if (rc == 0 && cfg->reconnect_min_ms > cfg->reconnect_max_ms)
     rc = fail(err, errlen, LD_ERR_INVALID_ARG, "reconnect delays: minimum above maximum");
+  if (rc == 0)
+    rc = check_services(cfg, err, errlen);
   return rc;
 }
 

@@ -46,6 +46,34 @@
 #define LD_NODE_MAX_REST_ORIGINS 16   /* --rest-allow-origin values */
 #define LD_NODE_REST_ORIGIN_MAX 256   /* bytes of one origin pattern, NUL included */
 
+#define LD_NODE_DEFAULT_WS_PORT 8000 /* --websocket-port */
+#define LD_NODE_PATH_MAX 1024        /* a file path with its NUL */
+#define LD_NODE_URL_MAX 1024         /* --store-message-db-url with its NUL */
+#define LD_NODE_POLICY_MAX 256       /* --store-message-retention-policy */
+#define LD_NODE_DEFAULT_STORE_DB_URL "sqlite://store.sqlite3"
+#define LD_NODE_DEFAULT_RETENTION "time:172800"  /* two days */
+#define LD_NODE_DEFAULT_DB_CONNECTIONS 50        /* --store-max-num-db-connections */
+#define LD_NODE_DEFAULT_FILTER_TIMEOUT_S 300     /* --filter-subscription-timeout */
+#define LD_NODE_DEFAULT_FILTER_MAX_PEERS 1000    /* --filter-max-peers-to-serve */
+#define LD_NODE_DEFAULT_FILTER_MAX_CRITERIA 1000 /* --filter-max-criteria */
+
+/* The service peers the node's clients use (--storenode, --filternode, --lightpushnode). */
+typedef enum ld_node_service {
+  LD_NODE_SERVICE_STORE = 0,
+  LD_NODE_SERVICE_FILTER,
+  LD_NODE_SERVICE_LIGHTPUSH,
+  LD_NODE_SERVICES,
+} ld_node_service_t;
+
+/* WebSocket listening (nwaku: one port, /ws, or /wss with --websocket-secure-support). */
+typedef struct ld_node_ws_config {
+  bool enabled;                     /* --websocket-support */
+  uint16_t port;                    /* --websocket-port, ports shift applied */
+  bool secure;                      /* --websocket-secure-support: /wss on that port */
+  char key_path[LD_NODE_PATH_MAX];  /* --websocket-secure-key-path (PEM) */
+  char cert_path[LD_NODE_PATH_MAX]; /* --websocket-secure-cert-path (PEM chain) */
+} ld_node_ws_config_t;
+
 /* --protected-shard: messages on `shard` (of the node's cluster) must be signed by this key. */
 typedef struct ld_node_protected_shard {
   uint16_t shard;
@@ -88,6 +116,21 @@ typedef struct ld_node_config {
   size_t n_rest_allow_origins;      /* --rest-allow-origin */
   char rest_allow_origins[LD_NODE_MAX_REST_ORIGINS][LD_NODE_REST_ORIGIN_MAX];
   ld_node_http_config_t metrics; /* --metrics-server, -address, -port */
+
+  ld_node_ws_config_t ws;
+
+  bool lightpush;                         /* --lightpush: serve lightpush v3 and v2 (needs relay) */
+  bool filter;                            /* --filter: serve filter v2 */
+  uint32_t filter_subscription_timeout_s; /* --filter-subscription-timeout */
+  uint32_t filter_max_peers;              /* --filter-max-peers-to-serve */
+  uint32_t filter_max_criteria;           /* --filter-max-criteria */
+  bool store;                             /* --store: archive relayed messages and serve store v3 */
+  char store_db_url[LD_NODE_URL_MAX];     /* --store-message-db-url */
+  char store_retention[LD_NODE_POLICY_MAX]; /* --store-message-retention-policy */
+  uint32_t store_max_db_connections;        /* --store-max-num-db-connections */
+  bool peer_exchange;                       /* --peer-exchange: serve peer exchange */
+  bool has_service_node[LD_NODE_SERVICES];
+  ld_multiaddr_t service_node[LD_NODE_SERVICES]; /* each ending in /p2p/<id> */
 
   uint32_t reconnect_min_ms; /* static peers: first redial delay (default 1 s) */
   uint32_t reconnect_max_ms; /* static peers: longest redial delay (default 60 s) */
@@ -167,11 +210,34 @@ int ld_node_config_add_protected_shard(ld_node_config_t *cfg, const char *text, 
 /* 0..100000 peers from one IP address (0 = no limit). LD_ERR_INVALID_ARG. */
 int ld_node_config_set_colocation_limit(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);
 
+/* WebSocket: `port + shift` must fit in 16 bits (0 = any); with `secure`, the key and certificate
+ * paths are required (checked by finalize; the files are read when the node starts). Paths
+ * shorter than LD_NODE_PATH_MAX; NULL leaves a path unchanged. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_websocket(ld_node_config_t *cfg, bool enabled, int64_t port, int64_t shift,
+                                 bool secure, const char *key_path, const char *cert_path,
+                                 char *err, size_t errlen);
+
+/* --store-message-db-url: "sqlite://<path>", "postgres://…" / "postgresql://…" or "memory://".
+ * LD_ERR_INVALID_ARG. */
+int ld_node_config_set_store_db_url(ld_node_config_t *cfg, const char *url, char *err,
+                                    size_t errlen);
+
+/* --store-message-retention-policy: kept as text (shorter than LD_NODE_POLICY_MAX), parsed by
+ * the archive when the store starts. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_store_retention(ld_node_config_t *cfg, const char *policy, char *err,
+                                       size_t errlen);
+
+/* --storenode / --filternode / --lightpushnode: a multiaddr with a transport and a trailing
+ * /p2p/<peer id>. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_service_node(ld_node_config_t *cfg, ld_node_service_t which,
+                                    const char *text, char *err, size_t errlen);
+
 /* Cross-option checks and derived defaults; call once after the setters:
  * - no --shard: static sharding subscribes to 0..7, autosharding to 0..N-1;
  * - with autosharding every shard (also protected ones) must be < --num-shards-in-network;
  * - content topics with generation > 0 are refused with autosharding;
- * - a --protected-shard given as a pubsub topic must name the node's cluster.
+ * - a --protected-shard given as a pubsub topic must name the node's cluster;
+ * - lightpush needs relay; secure WebSocket needs the key and certificate paths.
  * LD_ERR_INVALID_ARG with the reason. */
 int ld_node_config_finalize(ld_node_config_t *cfg, char *err, size_t errlen);
 

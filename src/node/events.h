@@ -25,6 +25,9 @@ enum {
   LD_EVENT_RELAY_PEER = 4,
   /* A static peer's connection state changed. Payload: ld_event_static_peer_t. */
   LD_EVENT_STATIC_PEER = 5,
+  /* A part the node cannot run without failed after start (the archive could not be opened).
+   * Payload: ld_event_node_failure_t. The node keeps running without it; the program stops. */
+  LD_EVENT_NODE_FAILURE = 6,
   /* Upper layers number their own kinds from here. */
   LD_EVENT_USER = 1000,
 };
@@ -47,6 +50,12 @@ typedef struct ld_event_relay_peer {
   const ld_peerid_t *peer;
   bool up;
 } ld_event_relay_peer_t;
+
+typedef struct ld_event_node_failure {
+  const char *part; /* "archive" */
+  int err;          /* LD_ERR_* */
+  const char *why;  /* one line */
+} ld_event_node_failure_t;
 
 typedef struct ld_event_static_peer {
   const ld_multiaddr_t *addr; /* as configured, with /p2p */

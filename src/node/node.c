@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "node/events.h"
 #include "node/node_internal.h"
+#include "p2p/transport_ws.h"
 #include "p2p/ping.h"
 #include "waku/core/topics.h"
 
@@ -36,12 +37,33 @@ static int create_switch(ld_node_t *node) {
   return node->sw != NULL ? 0 : LD_ERR_NOMEM;
 }
 
+/* WebSocket for dialing /ws and /wss peers always; for listening with --websocket-support. */
+static int add_websocket(ld_node_t *node) {
+  ld_ws_config_t wc;
+  ld_ws_config_default(&wc);
+  if (node->cfg.ws.secure) {
+    wc.tls_cert_path = node->cfg.ws.cert_path;
+    wc.tls_key_path = node->cfg.ws.key_path;
+  }
+  int err = 0;
+  ld_transport_t *ws = ld_transport_ws_new(node->loop, &wc, &err);
+  if (ws == NULL) {
+    LD_ERROR(TOPIC, "WebSocket transport: %s (%s)", ld_strerror(err), ld_errname(err));
+    return err != 0 ? err : LD_ERR_NOMEM;
+  }
+  err = ld_switch_add_transport(node->sw, ws);
+  if (err != 0)
+    ws->ops->destroy(ws);
+  return err;
+}
+
 static void broker_stage(const ld_fanout_message_t *m, void *user_data) {
   ld_node_t *node = user_data;
   ld_broker_publish(node->broker, LD_EVENT_MESSAGE, m);
 }
 
 static void free_parts(ld_node_t *node) {
+  ld_node_services_free(node);
   ld_relay_free(node->relay);
   ld_gs_service_free(node->gs);
   ld_metadata_free(node->metadata);
@@ -296,19 +318,31 @@ static int mount_protocols(ld_node_t *node) {
     rc = create_relay(node);
   if (rc == 0 && node->cfg.relay)
     rc = subscribe_configured(node);
+  if (rc == 0)
+    rc = ld_node_services_mount(node);
   return rc;
 }
 
-static int listen_tcp(ld_node_t *node) {
-  char text[128];
+static int listen_on(ld_node_t *node, uint16_t port, const char *suffix) {
+  char text[160];
   const char *family = strchr(node->cfg.listen_address, ':') != NULL ? "ip6" : "ip4";
-  snprintf(text, sizeof text, "/%s/%s/tcp/%u", family, node->cfg.listen_address,
-           node->cfg.tcp_port);
+  snprintf(text, sizeof text, "/%s/%s/tcp/%u%s", family, node->cfg.listen_address, port, suffix);
   ld_multiaddr_t ma;
   int rc = ld_multiaddr_parse(&ma, text);
   if (rc == 0)
     rc = ld_switch_listen(node->sw, &ma);
-  return rc != 0 ? rc : ld_node_announce_addrs(node);
+  if (rc != 0)
+    LD_ERROR(TOPIC, "Cannot listen on %s: %s", text, ld_strerror(rc));
+  return rc;
+}
+
+static int listen_all(ld_node_t *node) {
+  int rc = listen_on(node, node->cfg.tcp_port, "");
+  if (rc == 0 && node->cfg.ws.enabled)
+    rc = listen_on(node, node->cfg.ws.port, node->cfg.ws.secure ? "/wss" : "/ws");
+  if (rc == 0)
+    rc = ld_node_announce_addrs(node);
+  return rc != 0 ? rc : ld_node_build_enr(node);
 }
 
 static void log_start(const ld_node_t *node) {
@@ -329,9 +363,11 @@ int ld_node_start(ld_node_t *node) {
   if (node->state != NODE_NEW)
     return LD_ERR_STATE;
   node->state = NODE_STARTED;
-  int rc = mount_protocols(node);
+  int rc = add_websocket(node);
+  if (rc == 0)
+    rc = mount_protocols(node);
   if (rc == 0 && node->cfg.listen)
-    rc = listen_tcp(node);
+    rc = listen_all(node);
   if (rc != 0)
     return rc;
   log_start(node);
@@ -376,6 +412,7 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
   uv_close((uv_handle_t *)&node->stop_defer, on_defer_closed);
   ld_node_servers_stop(node);
   ld_node_static_stop(node);
+  ld_node_services_stop(node);
 }
 
 /* ---- accessors ------------------------------------------------------------------------------- */

@@ -27,6 +27,18 @@ static uint16_t tcp_port(const ld_multiaddr_t *ma) {
   return 0;
 }
 
+/* Appends to `dst` the components of `src` that follow its /tcp/<port> (/ws, /wss, /tls/ws). */
+static void append_after_tcp(ld_multiaddr_t *dst, const ld_multiaddr_t *src) {
+  size_t off = 0;
+  ld_multiaddr_component_t c;
+  bool after = false;
+  while (ld_multiaddr_next(src, &off, &c) == 1) {
+    if (after)
+      ld_multiaddr_push(dst, c.code, c.value, c.value_len);
+    after = after || c.code == LD_MA_TCP;
+  }
+}
+
 static bool is_link_local_v6(const struct sockaddr_in6 *a) {
   return a->sin6_addr.s6_addr[0] == 0xfe && (a->sin6_addr.s6_addr[1] & 0xc0) == 0x80;
 }
@@ -40,8 +52,9 @@ static void add_addr(ld_node_t *node, const ld_multiaddr_t *ma) {
 }
 
 /* Adds the interface addresses of `family` (AF_INET6 also takes IPv4: a :: socket is dual-stack)
- * with `port`: external interfaces first, then loopback. */
-static void add_interfaces(ld_node_t *node, int family, uint16_t port) {
+ * with the port and the transport tail of `bound`: external interfaces first, then loopback. */
+static void add_interfaces(ld_node_t *node, int family, const ld_multiaddr_t *bound) {
+  uint16_t port = tcp_port(bound);
   uv_interface_address_t *ifs = NULL;
   int count = 0;
   if (uv_interface_addresses(&ifs, &count) != 0)
@@ -63,8 +76,10 @@ static void add_interfaces(ld_node_t *node, int family, uint16_t port) {
       else
         ((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
       ld_multiaddr_t ma;
-      if (ld_multiaddr_from_sockaddr(&ma, &ss) == 0)
+      if (ld_multiaddr_from_sockaddr(&ma, &ss) == 0) {
+        append_after_tcp(&ma, bound);
         add_addr(node, &ma);
+      }
     }
   }
   uv_free_interface_addresses(ifs, count);
@@ -78,7 +93,7 @@ int ld_node_announce_addrs(ld_node_t *node) {
     int family = AF_INET;
     size_t before = node->n_announced;
     if (is_unspecified(&bound[i], &family))
-      add_interfaces(node, family, tcp_port(&bound[i]));
+      add_interfaces(node, family, &bound[i]);
     if (node->n_announced == before && !is_unspecified(&bound[i], &family))
       add_addr(node, &bound[i]);
     if (node->n_announced == before)

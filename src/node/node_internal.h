@@ -7,8 +7,20 @@
 #include "metrics/metrics.h"
 #include "metrics/node_metrics.h"
 #include "metrics/server.h"
+#include "metrics/service_metrics.h"
 #include "node/node.h"
 #include "rest/server.h"
+#include "waku/archive/archive.h"
+#include "waku/enr/cache.h"
+#include "waku/enr/enr.h"
+#include "waku/filter/client.h"
+#include "waku/filter/server.h"
+#include "waku/lightpush/server.h"
+#include "waku/peer_exchange/peer_exchange.h"
+#include "waku/store/server.h"
+
+/* ENRs of other peers the node keeps (peer exchange answers from them). */
+#define LD_NODE_ENR_CACHE 1000
 
 typedef enum node_state {
   NODE_NEW = 0,
@@ -50,9 +62,23 @@ struct ld_node {
   ld_rest_server_t *rest;
   ld_metrics_t *metrics_reg;
   ld_node_metrics_t *node_metrics;
+  ld_service_metrics_t *service_metrics;
   ld_metrics_server_t *metrics_srv;
 
   ld_hashmap_t *peer_conns; /* peer ID bytes → live connection count (uintptr_t) */
+
+  ld_archive_t *archive; /* once open */
+  bool archive_opening;
+  int archive_stage; /* fan-out handles, 0 when not added */
+  int filter_stage;
+  ld_store_server_t *store;
+  ld_lightpush_server_t *lightpush;
+  ld_filter_server_t *filter;
+  ld_px_server_t *px;
+  ld_filter_client_t *filter_client; /* REST's filter client of --filternode */
+  ld_enr_cache_t *enr_cache;
+  ld_enr_t enr; /* our own record, when has_enr */
+  bool has_enr;
 
   uv_timer_t stop_defer; /* closed at once: moves the switch close to a later loop turn */
   unsigned pending;      /* closes under way before the switch may close */
@@ -77,6 +103,22 @@ int ld_node_servers_start(ld_node_t *node);
 void ld_node_servers_stop(ld_node_t *node);
 /* Frees what the servers left (registry, collectors) once they are closed. */
 void ld_node_servers_free(ld_node_t *node);
+
+/* node_services.c: archive + store, lightpush, filter, peer exchange (as configured). */
+int ld_node_services_mount(ld_node_t *node);
+/* Builds the node's ENR from its key, announced addresses, capabilities and shards. */
+int ld_node_build_enr(ld_node_t *node);
+/* "enr:…" of the node (ld_enr_to_text's contract), or LD_ERR_NOT_FOUND. */
+int ld_node_enr_text(const ld_node_t *node, char *out, size_t cap);
+/* Removes the fan-out stages and closes the archive (counts in node->pending). */
+void ld_node_services_stop(ld_node_t *node);
+/* Frees the protocol services once the switch is closed. */
+void ld_node_services_free(ld_node_t *node);
+
+/* node_rest_services.c: fills REST's service operation tables; *has_lightpush / *has_filter
+ * tell whether those groups are served (store always is, answering 412 without a store). */
+int ld_node_rest_services(ld_node_t *node, ld_rest_lightpush_ops_t *lp, ld_rest_filter_ops_t *fo,
+                          ld_rest_store_ops_t *so, bool *has_lightpush, bool *has_filter);
 
 /* One close under way finished; when none is left the switch is closed. */
 void ld_node_pending_done(void *node);

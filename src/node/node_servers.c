@@ -71,6 +71,10 @@ static size_t rest_listen_addrs(void *ud, ld_multiaddr_t *out, size_t max) {
   return ld_node_listen_addrs(ud, out, max);
 }
 
+static int rest_enr_uri(void *ud, char *out, size_t cap) {
+  return ld_node_enr_text(ud, out, cap);
+}
+
 static const char *rest_peer_origin(void *ud, const ld_peerid_t *peer) {
   ld_node_t *node = ud;
   for (size_t i = 0; node->statics != NULL && i < ld_static_peers_count(node->statics); i++)
@@ -129,10 +133,21 @@ static int start_rest(ld_node_t *node) {
   ctx.metadata = node->metadata;
   ctx.fanout = node->fanout;
   ctx.relay = node->relay != NULL ? &ops : NULL;
+  ld_rest_lightpush_ops_t lp;
+  ld_rest_filter_ops_t fo;
+  ld_rest_store_ops_t so;
+  bool has_lightpush = false, has_filter = false;
+  int ops_err = ld_node_rest_services(node, &lp, &fo, &so, &has_lightpush, &has_filter);
+  if (ops_err != 0)
+    return ops_err;
+  ctx.lightpush = has_lightpush ? &lp : NULL;
+  ctx.filter = has_filter ? &fo : NULL;
+  ctx.store = &so;
   ctx.cluster_id = node->cfg.cluster_id;
   ctx.num_shards_in_network = node->cfg.num_shards_in_network;
   ctx.max_msg_size = node->cfg.max_msg_size;
   ctx.listen_addrs = rest_listen_addrs;
+  ctx.enr_uri = rest_enr_uri;
   ctx.peer_origin = rest_peer_origin;
   ctx.user_data = node;
   cached_topics_t *topics = malloc(sizeof *topics);
@@ -163,6 +178,17 @@ static int start_metrics(ld_node_t *node) {
   if (node->node_metrics == NULL)
     return LD_ERR_NOMEM;
   ld_node_metrics_set_relay(node->node_metrics, node->relay);
+  ld_service_metrics_sources_t ss;
+  memset(&ss, 0, sizeof ss);
+  ss.archive = node->archive;
+  ss.store = node->store;
+  ss.lightpush = node->lightpush;
+  ss.filter = node->filter;
+  ss.px = node->px;
+  ss.loop = node->loop;
+  node->service_metrics = ld_service_metrics_new(node->metrics_reg, &ss);
+  if (node->service_metrics == NULL)
+    return LD_ERR_NOMEM;
   ld_metrics_server_config_t mc = {node->loop, node->metrics_reg, node->cfg.metrics.address,
                                    node->cfg.metrics.port};
   int err = ld_metrics_server_new(&mc, &node->metrics_srv);
@@ -202,6 +228,8 @@ void ld_node_servers_stop(ld_node_t *node) {
 }
 
 void ld_node_servers_free(ld_node_t *node) {
+  ld_service_metrics_free(node->service_metrics);
+  node->service_metrics = NULL;
   ld_node_metrics_free(node->node_metrics);
   node->node_metrics = NULL;
   ld_metrics_free(node->metrics_reg);

@@ -212,12 +212,9 @@ static int install(ld_rest_server_t *srv) {
         srv, "relay",
         "/relay endpoints are not available. Please check your configuration: --relay");
   }
-  static const char *const later[][2] = {{"filter", "/filter endpoints are not available."},
-                                         {"lightpush", "/lightpush endpoints are not available."},
-                                         {"store", "/store endpoints are not available."}};
-  for (size_t i = 0; i < 3 && rc == 0; i++)
-    rc = ld_rest_server_set_unavailable(srv, later[i][0], later[i][1]);
-  return rc;
+  rc = rc ? rc : ld_rest_install_lightpush(srv);
+  rc = rc ? rc : ld_rest_install_filter(srv);
+  return rc ? rc : ld_rest_install_store(srv);
 }
 
 /* The configured cap, raised so that a message of the node's largest size fits base64-encoded. */
@@ -251,6 +248,7 @@ static int start_http(ld_rest_server_t *srv, const ld_rest_config_t *cfg) {
 }
 
 static void free_server(ld_rest_server_t *srv) {
+  ld_rest_services_free(srv);
   for (ld_rest_route_t *r = srv->route_list, *next; r != NULL; r = next) {
     next = r->next;
     free(r);

@@ -17,13 +17,29 @@
  *   GET          /relay/v1/auto/messages/{contentTopic}                        (relay_auto.c)
  *   POST         /relay/v1/auto/messages                                       (relay_auto.c)
  *   OPTIONS on the relay paths answers 200 "OK", as nwaku.
+ *   POST   /lightpush/v3/message        {pubsubTopic?, message} → {relayPeerCount} or
+ *                                        {statusDesc}, HTTP status = lightpush code   (lightpush.c)
+ *   POST   /lightpush/v1/message        the legacy answers: "OK" or a text reason (lightpush.c)
+ *   POST/PUT /filter/v2/subscriptions   {requestId, pubsubTopic?, contentFilters}      (filter.c)
+ *   DELETE /filter/v2/subscriptions     {requestId, pubsubTopic?, contentFilters}      (filter.c)
+ *   DELETE /filter/v2/subscriptions/all {requestId}                                    (filter.c)
+ *   GET    /filter/v2/subscriptions/{requestId}   ping the filter service peer        (filter.c)
+ *       each answering {requestId, statusDesc} with nwaku's HTTP status mapping
+ *   GET    /filter/v2/messages/{contentTopic}     the pushed messages, then cleared   (filter.c)
+ *   GET    /store/v3/messages?peerAddr&pubsubTopic&contentTopics&startTime&endTime&hashes&
+ *          cursor&pageSize&ascending&includeData → {requestId, statusCode, statusDesc,
+ *          messages: [{messageHash, message?, pubsubTopic?}], paginationCursor?}     (store.c)
+ *   Hashes and cursors are written "0x"-hex (nwaku's to0xHex) and read as hex (a "0x" prefix
+ *   optional; standard base64 is accepted too); payloads are base64.
+ *   The service endpoints wait at most ld_rest_context_t.service_timeout_ms for the node and
+ *   then answer with nwaku's timeout text (the node's later completion is then dropped).
  *
  * Answers follow nwaku: JSON bodies as application/json; successes without a body are 200 "OK"
  * and errors are a text/plain reason. An unknown path or a method a path does not have gives 400
  * "Bad request initiated. Invalid path or method used.", except below a group that is not
  * installed, which gives 404 with nwaku's explanation (admin without --rest-admin, relay without
- * relay, and filter, lightpush and store until those protocols exist). Bodies are capped (see
- * ld_rest_config_t.max_body; 413 beyond).
+ * relay, lightpush without ld_rest_context_t.lightpush, filter without .filter, store without
+ * .store). Bodies are capped (see ld_rest_config_t.max_body; 413 beyond).
  *
  * Threading: everything on the node's loop thread (see rest/httpd.h); handlers read node state
  * directly. */
@@ -99,6 +115,171 @@ typedef struct ld_rest_relay_ops {
   void *user_data;
 } ld_rest_relay_ops_t;
 
+/* ---- service protocols (the node as a client of lightpush, filter and store) ------------------
+ *
+ * Common contract of the asynchronous operations below:
+ * - Thread: every operation is called on the loop thread, from inside a request handler, and
+ *   calls its completion on the loop thread, either before it returns or later.
+ * - Exactly once: when the operation returns 0 it calls `done` exactly once, also when the node
+ *   stops (then with an error status), possibly after the REST server has been closed. When it
+ *   returns an error it never calls `done`. LD_ERR_NOT_FOUND means "no service peer" (the node
+ *   has none configured or connected and cannot discover one) and is answered with nwaku's "No
+ *   suitable service peer & no discovery method"; any other error is answered 500.
+ * - Arguments (topics, messages, queries) are borrowed for the duration of the call only: the
+ *   node copies what it keeps. Everything handed to `done` is borrowed by the REST server for the
+ *   duration of the completion call only.
+ * - The REST server stops waiting after ld_rest_context_t.service_timeout_ms and answers with
+ *   nwaku's timeout text; a completion arriving later is accepted and ignored. */
+
+/* REST waits this long for a service operation (nwaku's futTimeout*). */
+#define LD_REST_SERVICE_TIMEOUT_MS 5000
+
+/* Lightpush v3 status codes (waku.md §4.1). */
+#define LD_REST_LIGHTPUSH_SUCCESS 200
+#define LD_REST_LIGHTPUSH_BAD_REQUEST 400
+#define LD_REST_LIGHTPUSH_PAYLOAD_TOO_LARGE 413
+#define LD_REST_LIGHTPUSH_INVALID_MESSAGE 420
+#define LD_REST_LIGHTPUSH_UNSUPPORTED_PUBSUB_TOPIC 421
+#define LD_REST_LIGHTPUSH_TOO_MANY_REQUESTS 429
+#define LD_REST_LIGHTPUSH_INTERNAL_SERVER_ERROR 500
+#define LD_REST_LIGHTPUSH_SERVICE_NOT_AVAILABLE 503
+#define LD_REST_LIGHTPUSH_OUT_OF_RLN_PROOF 504
+#define LD_REST_LIGHTPUSH_NO_PEERS_TO_RELAY 505
+
+/* Completion of a push: `status_code` as waku.md §4.1 (LD_REST_LIGHTPUSH_*; 200 = published),
+ * `status_desc` the service's description (NULL: none), `relay_peer_count` the peers the message
+ * was relayed to (read on success only). */
+typedef void (*ld_rest_lightpush_done_fn)(void *done_ud, uint32_t status_code,
+                                          const char *status_desc, uint32_t relay_peer_count);
+
+typedef struct ld_rest_lightpush_ops {
+  /* Publishes `msg` through lightpush v3: to the node's --lightpushnode (or a peer it selects),
+   * or through the node's own lightpush service when it serves lightpush and has no client peer.
+   * `pubsub_topic` NULL means "derive it from the content topic" (autosharding); under static
+   * sharding the node completes with 420 (INVALID_MESSAGE) as nwaku does. A client-side failure
+   * (dial, stream, undecodable response) completes with the code nwaku's client gives (505 for a
+   * dial failure, 500 otherwise). Required. */
+  int (*push)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg,
+              ld_rest_lightpush_done_fn done, void *done_ud);
+  /* The same through legacy lightpush (/vac/waku/lightpush/2.0.0-beta1), behind
+   * POST /lightpush/v1/message: complete with 200 on is_success, 429 when rate-limited, any
+   * other code with the response's `info` as the description. Optional: NULL uses `push`. */
+  int (*push_legacy)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg,
+                     ld_rest_lightpush_done_fn done, void *done_ud);
+  void *user_data;
+} ld_rest_lightpush_ops_t;
+
+/* Filter v2 status codes (waku.md §5; nwaku FilterSubscribeErrorKind): 200, 300 BAD_RESPONSE,
+ * 400, 404, 429, 503, 504 PEER_DIAL_FAILURE; anything else is UNKNOWN. */
+#define LD_REST_FILTER_OK 200
+#define LD_REST_FILTER_BAD_RESPONSE 300
+#define LD_REST_FILTER_BAD_REQUEST 400
+#define LD_REST_FILTER_NOT_FOUND 404
+#define LD_REST_FILTER_TOO_MANY_REQUESTS 429
+#define LD_REST_FILTER_SERVICE_UNAVAILABLE 503
+#define LD_REST_FILTER_PEER_DIAL_FAILURE 504
+/* Content topics in one REST subscription request (the filter service's own limit). */
+#define LD_REST_FILTER_MAX_CONTENT_TOPICS 100
+
+/* Completion of a filter request: `status_code` is the service's status (200 OK) or a
+ * client-side kind (300 for an unreadable/undecodable response or a request-ID mismatch, 504 when
+ * the peer cannot be dialled); `status_desc` is the service's status_desc as received ("NOT_FOUND:
+ * peer has no subscriptions"), the dialled address for 504, or the client's reason for 300
+ * (NULL: none). */
+typedef void (*ld_rest_filter_done_fn)(void *done_ud, uint32_t status_code,
+                                       const char *status_desc);
+
+/* The node as a filter client of its --filternode (or a peer it selects). All four are required.
+ * The node hands every message pushed to it to ld_rest_server_filter_push. */
+typedef struct ld_rest_filter_ops {
+  /* SUBSCRIBE `n` content topics (1..LD_REST_FILTER_MAX_CONTENT_TOPICS, NUL-terminated) on
+   * `pubsub_topic`. NULL: as nwaku, the node derives the shard of each content topic
+   * (autosharding) and sends one request per shard, completing with the last failure, or with
+   * 300 "can't get shard" when a content topic has no shard; under static sharding nwaku ends
+   * with status 0 (answered 200 "UNKNOWN"). */
+  int (*subscribe)(void *user_data, const char *pubsub_topic, const char *const *content_topics,
+                   size_t n, ld_rest_filter_done_fn done, void *done_ud);
+  /* UNSUBSCRIBE, arguments as subscribe. */
+  int (*unsubscribe)(void *user_data, const char *pubsub_topic, const char *const *content_topics,
+                     size_t n, ld_rest_filter_done_fn done, void *done_ud);
+  /* UNSUBSCRIBE_ALL. */
+  int (*unsubscribe_all)(void *user_data, ld_rest_filter_done_fn done, void *done_ud);
+  /* SUBSCRIBER_PING. */
+  int (*ping)(void *user_data, ld_rest_filter_done_fn done, void *done_ud);
+  void *user_data;
+} ld_rest_filter_ops_t;
+
+/* Store v3 status codes (waku.md §6.2). */
+#define LD_REST_STORE_SUCCESS 200
+#define LD_REST_STORE_BAD_RESPONSE 300
+#define LD_REST_STORE_BAD_REQUEST 400
+#define LD_REST_STORE_TOO_MANY_REQUESTS 429
+#define LD_REST_STORE_SERVICE_UNAVAILABLE 503
+#define LD_REST_STORE_PEER_DIAL_FAILURE 504
+/* nwaku's page size default and cap. */
+#define LD_REST_STORE_DEFAULT_PAGE_SIZE 20
+#define LD_REST_STORE_MAX_PAGE_SIZE 100
+/* Content topics and hashes accepted in one GET /store/v3/messages. */
+#define LD_REST_STORE_MAX_CONTENT_TOPICS 100
+#define LD_REST_STORE_MAX_HASHES 100
+
+/* A store query as the REST endpoint parsed it (every pointer borrowed for the call). */
+typedef struct ld_rest_store_query {
+  /* The peer to ask (peerAddr, ending in /p2p/<id>), or NULL: the node's own store when it
+   * serves store, otherwise its --storenode (or a store peer it selects). */
+  const ld_multiaddr_t *peer_addr;
+  const ld_peerid_t *peer_id; /* the /p2p/ part of peer_addr; NULL with it */
+  bool include_data;
+  const char *pubsub_topic; /* NULL: none */
+  const char *const *content_topics;
+  size_t n_content_topics; /* ≤ LD_REST_STORE_MAX_CONTENT_TOPICS */
+  bool has_start_time;     /* startTime > 0 was given */
+  int64_t start_time;      /* ns */
+  bool has_end_time;
+  int64_t end_time; /* ns */
+  const uint8_t (*hashes)[LD_WAKU_HASH_LEN];
+  size_t n_hashes; /* ≤ LD_REST_STORE_MAX_HASHES */
+  bool has_cursor;
+  uint8_t cursor[LD_WAKU_HASH_LEN];
+  bool forward;       /* pagination_forward: true unless ascending=<anything but "true"> */
+  uint64_t page_size; /* 1 .. LD_REST_STORE_MAX_PAGE_SIZE */
+} ld_rest_store_query_t;
+
+/* One entry of a store response: the message and its pubsub topic are present together (NULL
+ * when the query left out the data). */
+typedef struct ld_rest_store_entry {
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  const char *pubsub_topic;
+  const ld_waku_message_t *message;
+} ld_rest_store_entry_t;
+
+typedef struct ld_rest_store_result {
+  /* 0: a response (from a peer, or the node's own store) or a client-side failure described
+   * below; < 0: the node could not run the query at all (no store client, its own store failed:
+   * answered 500 with `status_desc`, or the error's text when NULL). */
+  int error;
+  /* The response's status (200 "OK"), or, as nwaku's client reports a failed query, the error
+   * kind with "<KIND>: <cause>" as the description: 504 "PEER_DIAL_FAILURE: <address>", 300
+   * "BAD_RESPONSE: <cause>", 400 "BAD_REQUEST: <cause>", 429 "TOO_MANY_REQUESTS" (answered 429
+   * "Request rate limit reached"). Everything but 429 is answered 200 with this JSON. */
+  uint32_t status_code;
+  const char *status_desc; /* NULL: "" */
+  const char *request_id;  /* NULL: "" */
+  const ld_rest_store_entry_t *entries;
+  size_t n_entries;
+  const uint8_t *cursor; /* LD_WAKU_HASH_LEN bytes, or NULL: no more pages */
+} ld_rest_store_result_t;
+
+typedef void (*ld_rest_store_done_fn)(void *done_ud, const ld_rest_store_result_t *res);
+
+typedef struct ld_rest_store_ops {
+  /* Runs a store v3 query (see ld_rest_store_query_t for where it goes). Returns LD_ERR_NOT_FOUND
+   * when `peer_addr` is NULL and the node neither serves store nor has a store peer. Required. */
+  int (*query)(void *user_data, const ld_rest_store_query_t *query, ld_rest_store_done_fn done,
+               void *done_ud);
+  void *user_data;
+} ld_rest_store_ops_t;
+
 /* The node's parts the REST server reads. All pointers are borrowed: they must stay valid until
  * the server's close has completed. */
 typedef struct ld_rest_context {
@@ -113,6 +294,15 @@ typedef struct ld_rest_context {
   uint32_t num_shards_in_network;   /* > 0: autosharding over that many shards; 0: static */
   size_t max_msg_size;              /* payload cap on POSTed messages; 0: 150 KiB */
   const char *version;              /* /debug/v1/version text (copied); NULL: "v" LD_VERSION */
+  /* copied; NULL: /lightpush answers 404 (nwaku: no lightpush client nor self-served service) */
+  const ld_rest_lightpush_ops_t *lightpush;
+  /* copied; NULL: /filter answers 404 (nwaku: no filter client mounted) */
+  const ld_rest_filter_ops_t *filter;
+  /* copied; NULL: /store answers 404. nwaku always installs its store endpoint (answering 412
+   * "No suitable service peer & no discovery method" without a store peer), so a node that
+   * wants nwaku's answers sets this always and lets `query` return LD_ERR_NOT_FOUND. */
+  const ld_rest_store_ops_t *store;
+  uint32_t service_timeout_ms; /* 0: LD_REST_SERVICE_TIMEOUT_MS */
   /* The node's listen addresses ending in /p2p/<id> (as ld_node_listen_addrs). Required. */
   size_t (*listen_addrs)(void *user_data, ld_multiaddr_t *out, size_t max);
   /* Writes the node's ENR text ("enr:…") with a NUL; returns its length, or < 0 when the node
@@ -149,9 +339,9 @@ typedef struct ld_rest_server ld_rest_server_t;
 
 /* Starts the server: binds, installs the endpoints, registers the cache at the fan-out. `ctx`
  * and `cfg` are copied (the pointers inside stay borrowed). Loop thread only. Errors:
- * LD_ERR_INVALID_ARG (missing loop, switch or listen_addrs; incomplete relay ops; a bad address
- * or origin), LD_ERR_ADDR_IN_USE, LD_ERR_IO, LD_ERR_LIMIT (fan-out full), LD_ERR_NOMEM. Logs
- * "REST service started" with the URL at INFO. */
+ * LD_ERR_INVALID_ARG (missing loop, switch or listen_addrs; incomplete relay, lightpush, filter
+ * or store ops; a bad address or origin), LD_ERR_ADDR_IN_USE, LD_ERR_IO, LD_ERR_LIMIT (fan-out
+ * full), LD_ERR_NOMEM. Logs "REST service started" with the URL at INFO. */
 int ld_rest_server_new(const ld_rest_context_t *ctx, const ld_rest_config_t *cfg,
                        ld_rest_server_t **out);
 
@@ -166,6 +356,14 @@ void ld_rest_server_set_health(ld_rest_server_t *srv, ld_rest_health_t health);
  * is called from the loop afterwards. Requests still waiting for a dial are answered when the
  * dial ends (the switch closing ends them), without touching the server. */
 void ld_rest_server_close(ld_rest_server_t *srv, void (*done)(void *user_data), void *user_data);
+
+/* Hands a message the node's filter client received (a MessagePush from its service peer) to the
+ * cache behind GET /filter/v2/messages/{contentTopic}. Only content topics subscribed through
+ * POST /filter/v2/subscriptions are kept; at most LD_REST_CACHE_DEFAULT_CAPACITY messages in
+ * all (the oldest timestamp goes first), an identical message once. `msg` is copied. No-op when
+ * the server has no filter ops. Loop thread only. */
+void ld_rest_server_filter_push(ld_rest_server_t *srv, const char *pubsub_topic,
+                                const ld_waku_message_t *msg);
 
 /* ---- extension (later protocols, the Messaging API paths) ------------------------------------ */
 

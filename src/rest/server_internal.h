@@ -33,6 +33,12 @@ struct ld_rest_server {
   ld_rest_unavailable_t unavailable[LD_REST_MAX_UNAVAILABLE];
   void (*done)(void *);
   void *done_data;
+  /* service protocols (lightpush.c, filter.c, store.c) */
+  ld_rest_lightpush_ops_t lightpush; /* valid when ctx.lightpush != NULL (then it points here) */
+  ld_rest_filter_ops_t filter;       /* likewise */
+  ld_rest_store_ops_t store;         /* likewise */
+  ld_rest_cache_t *filter_cache;     /* GET /filter/v2/messages; NULL without filter ops */
+  struct ld_rest_pending *pending;   /* requests waiting for a service operation (pending.h) */
 };
 
 /* The endpoint groups. Each returns 0 or the error of ld_rest_server_add_route. */
@@ -41,6 +47,15 @@ int ld_rest_install_health(ld_rest_server_t *srv);
 int ld_rest_install_admin(ld_rest_server_t *srv);
 int ld_rest_install_relay(ld_rest_server_t *srv);
 int ld_rest_install_relay_auto(ld_rest_server_t *srv);
+/* The service groups: each installs its routes when its ops are set (LD_ERR_INVALID_ARG when
+ * they are incomplete) and nwaku's 404 text for its group otherwise. */
+int ld_rest_install_lightpush(ld_rest_server_t *srv);
+int ld_rest_install_filter(ld_rest_server_t *srv);
+int ld_rest_install_store(ld_rest_server_t *srv);
+
+/* Releases what the service groups hold (the filter cache; requests still waiting for the node
+ * are answered 503 and detached, see pending.h). Called when the server is freed. */
+void ld_rest_services_free(ld_rest_server_t *srv);
 
 /* 200 "OK" as text/plain. */
 void ld_rest_respond_ok(ld_http_request_t *req);

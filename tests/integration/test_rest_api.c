@@ -20,6 +20,7 @@
 #include "http_client.h"
 #include "node/node.h"
 #include "rest/httpd.h"
+#include "waku/enr/enr.h"
 #include "waku/core/sharding.h"
 
 #define STEP_MS 15000
@@ -176,7 +177,14 @@ static void debug_info_and_version(void **state) {
   assert_true(json_array_size(addrs) >= 1);
   assert_string_equal(json_string_value(json_array_get(addrs, 0)), g_a.addr);
   assert_non_null(strstr(g_a.addr, "/p2p/"));
-  assert_null(json_object_get(info, "enrUri"));
+  /* the node's ENR, signed with its key and carrying its relay shards */
+  const char *enr_text = json_string_value(json_object_get(info, "enrUri"));
+  assert_non_null(enr_text);
+  ld_enr_t enr;
+  assert_int_equal(ld_enr_parse_text(&enr, enr_text), 0);
+  ld_peerid_t id;
+  assert_int_equal(ld_enr_peer_id(&enr, &id), 0);
+  assert_true(ld_peerid_equal(&id, ld_node_peer_id(g_a.node)));
   json_decref(info);
   info = get_json(&g_a, "/info");
   assert_non_null(json_object_get(info, "listenAddresses"));
@@ -484,7 +492,9 @@ static void unknown_paths_and_missing_groups(void **state) {
          "/admin endpoints are not available. Please check your configuration: --rest-admin=true");
   expect(&g_d, "GET", "/relay/v1/messages/" SHARD0_ENC, NULL, 404,
          "/relay endpoints are not available. Please check your configuration: --relay");
-  expect(&g_a, "GET", "/store/v3/messages", NULL, 404, "/store endpoints are not available.");
+  /* store is always served (nwaku): without a store of its own or a store peer, 412 */
+  expect(&g_a, "GET", "/store/v3/messages", NULL, 412,
+         "No suitable service peer & no discovery method");
   expect(&g_a, "GET", "/filter/v2/messages/x", NULL, 404, "/filter endpoints are not available.");
   /* garbage on the socket does not disturb the server */
   http_response_t r;

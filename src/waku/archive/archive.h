@@ -17,7 +17,16 @@
  *
  * Writes are batched: an accepted message is durable (committed) when its `done` callback runs
  * with 0; a message whose callback has run with 0 survives a crash of the process (SIGKILL).
- * Retention policies run on a timer.
+ * Accepted messages wait at most LD_ARCHIVE_BATCH_LINGER_MS for company, then go to the driver
+ * as one transaction per batch (while a batch commits, the next one fills up). Retention
+ * policies run on a timer, first right after opening.
+ *
+ * Storage: SQLite keeps nwaku's schema version 10 (table Message WITHOUT ROWID, index i_ts) and
+ * adds the index i_ct_ts (contentTopic, timestamp) for content-topic pages; WAL journal,
+ * synchronous FULL. PostgreSQL keeps nwaku's layout (content script version 8): messages and
+ * messages_lookup, hourly range partitions created at open, every 10 minutes for the next hour,
+ * and on demand for older or newer rows (store-sync ingress). memory:// holds at most
+ * memory_capacity messages and evicts the oldest.
  *
  * Threading: every function must be called from the loop thread given to ld_archive_open, and
  * every callback runs on that loop, never from inside an ld_archive_* call. Drivers do their
@@ -65,10 +74,19 @@ typedef struct ld_archive ld_archive_t;
 
 /* ---- retention policies ---------------------------------------------------------------------- */
 
+/* What each policy does when retention runs (policies run in the order given):
+ *  TIME      rows with timestamp < now − seconds are deleted; postgres first drops the hourly
+ *            partitions that end at or before that instant, then deletes the rest.
+ *  CAPACITY  when count ≥ 1.3·n, only the newest n + 0.15·n rows are kept (nwaku's integer
+ *            arithmetic: n·13/10 and n + (n·3/10)/2).
+ *  SIZE      postgres: while pg_database_size > limit, the oldest partition is dropped (never
+ *            the one holding now); sqlite: when the bytes of the pages in use (freed pages are
+ *            reused, so they do not count) are ≥ limit, the newest 80 % of rows are kept;
+ *            memory://: the same on an estimate of the bytes held. */
 typedef enum ld_archive_policy_kind {
-  LD_ARCHIVE_POLICY_TIME = 1,     /* delete rows with timestamp < now − seconds */
-  LD_ARCHIVE_POLICY_CAPACITY = 2, /* count ≥ 1.3·n → keep the newest n + 0.15·n rows */
-  LD_ARCHIVE_POLICY_SIZE = 3, /* database bytes ≥ limit → drop the oldest (see waku.md §6.3) */
+  LD_ARCHIVE_POLICY_TIME = 1,
+  LD_ARCHIVE_POLICY_CAPACITY = 2,
+  LD_ARCHIVE_POLICY_SIZE = 3,
 } ld_archive_policy_kind_t;
 
 typedef struct ld_archive_policy {
@@ -77,14 +95,15 @@ typedef struct ld_archive_policy {
 } ld_archive_policy_t;
 
 /* Parses one `--store-message-retention-policy` value: "time:<s>", "capacity:<n>",
- * "size:<x>mb|gb" (x may have a fraction; case-insensitive unit), or several separated by ';'
- * or ','. Returns the number of policies written to out[0..max), or LD_ERR_INVALID_ARG with a
- * reason in why[0..why_len) (NUL-terminated; why may be NULL). Pure; any thread. */
+ * "size:<x>mb|gb" (x may have a fraction; case-insensitive kind and unit), or several separated
+ * by ';' or ',' (blanks around entries ignored). "" and "none" give 0 policies. Values must be
+ * positive (a size of at least one byte); time must fit in int64 nanoseconds. Returns the number
+ * of policies written to out[0..max), or LD_ERR_INVALID_ARG with a reason in why[0..why_len)
+ * (NUL-terminated; why may be NULL). Pure; any thread. */
 int ld_archive_policy_parse(const char *text, ld_archive_policy_t *out, size_t max, char *why,
                             size_t why_len);
 
-/* ---- opening and closing ----------------------------------------------------------------------
- */
+/* ---- opening and closing --------------------------------------------------------------------- */
 
 typedef struct ld_archive_config {
   /* "sqlite://<path>" (relative or absolute; the file and a WAL are created), "sqlite://:memory:",
@@ -127,8 +146,7 @@ void ld_archive_close(ld_archive_t *a, void (*done)(void *user_data), void *user
 /* "sqlite", "postgres" or "memory". */
 const char *ld_archive_driver_name(const ld_archive_t *a);
 
-/* ---- ingest ------------------------------------------------------------------------------------
- */
+/* ---- ingest ---------------------------------------------------------------------------------- */
 
 /* Why a message was not stored (ld_archive_handle_message's result). */
 typedef enum ld_archive_verdict {
@@ -160,8 +178,7 @@ int ld_archive_insert(ld_archive_t *a, const char *pubsub_topic, const ld_waku_m
                       const uint8_t hash[LD_WAKU_HASH_LEN], ld_archive_done_fn done,
                       void *user_data);
 
-/* ---- queries -----------------------------------------------------------------------------------
- */
+/* ---- queries --------------------------------------------------------------------------------- */
 
 typedef struct ld_archive_query {
   const char *pubsub_topic; /* NULL: any */
@@ -211,8 +228,7 @@ typedef void (*ld_archive_query_fn)(int err, const char *why, const ld_archive_r
 int ld_archive_query(ld_archive_t *a, const ld_archive_query_t *q, ld_archive_query_fn done,
                      void *user_data);
 
-/* ---- maintenance and figures -------------------------------------------------------------------
- */
+/* ---- maintenance and figures ----------------------------------------------------------------- */
 
 /* Runs the retention policies now (the timer calls the same); `done` (may be NULL) gets 0 or
  * the error. Returns 0, or LD_ERR_CLOSED / LD_ERR_NOMEM with `done` never called. */

@@ -563,7 +563,7 @@ void ld_store_server_config_default(ld_store_server_config_t *cfg) {
   cfg->read_timeout_ms = LD_STORE_DEFAULT_READ_TIMEOUT_MS;
   cfg->query_timeout_ms = LD_STORE_DEFAULT_QUERY_TIMEOUT_MS;
   cfg->write_timeout_ms = LD_STORE_DEFAULT_WRITE_TIMEOUT_MS;
-  cfg->absent_forward = true;
+  cfg->absent_forward = false;
 }
 
 static void apply_defaults(ld_store_server_config_t *c) {

@@ -25,8 +25,11 @@
  * read_timeout_ms, gets no answer (nwaku's read error): it is half-closed or reset. js-waku
  * pre-opens streams and opens a fresh one when an idle one was reset.
  *
- * Direction: nwaku's decoder reads an absent field 52 as forward, the spec as backward;
- * `absent_forward` (default true) picks nwaku's reading.
+ * Direction: an absent field 52 reads as backward (the spec), unless `absent_forward` is set.
+ * js-waku omits the field for backward queries and takes the first entry of each page as the
+ * next cursor, so only this reading pages it correctly; an nwaku client always writes the field.
+ * (The implementation digest reads nwaku's decoder as mapping absence to forward; js-waku's
+ * paging against a real node is what decides here.)
  *
  * Page size: absent or 0 → 20, above 100 → 100. A page whose encoding would exceed
  * max_response_bytes is cut short (the newest entries of a forward page, the oldest of a
@@ -76,7 +79,7 @@ typedef struct ld_store_server_config {
   uint32_t read_timeout_ms;    /* the request frame must arrive within; 0: default */
   uint32_t query_timeout_ms;   /* the backend must answer within; 0: default */
   uint32_t write_timeout_ms;   /* the response must be taken within; 0: default */
-  bool absent_forward;         /* absent field 52 reads as forward (nwaku); default true */
+  bool absent_forward;         /* absent field 52 reads as forward; default false (backward) */
 } ld_store_server_config_t;
 
 void ld_store_server_config_default(ld_store_server_config_t *cfg);

@@ -18,9 +18,11 @@
 #define G_COMPRESSED "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
 
 static const char *const g_env[] = {
-    "WAKUNODE2_CONFIG_FILE", "WAKUNODE2_TCP_PORT",  "WAKUNODE2_CLUSTER_ID",
-    "WAKUNODE2_SHARD",       "WAKUNODE2_RELAY",     "WAKUNODE2_STATICNODE",
-    "WAKUNODE2_REST",        "WAKUNODE2_LOG_LEVEL", "WAKUNODE2_MAX_MSG_SIZE",
+    "WAKUNODE2_CONFIG_FILE",  "WAKUNODE2_TCP_PORT",
+    "WAKUNODE2_CLUSTER_ID",   "WAKUNODE2_SHARD",
+    "WAKUNODE2_RELAY",        "WAKUNODE2_STATICNODE",
+    "WAKUNODE2_REST",         "WAKUNODE2_LOG_LEVEL",
+    "WAKUNODE2_MAX_MSG_SIZE", "WAKUNODE2_STORE_MESSAGE_DB_URL",
 };
 
 static int clean_env(void **state) {
@@ -193,6 +195,43 @@ static const bad_flag_t bad_flags[] = {
     {"--config-file=/nonexistent/ld.toml", "--config-file: cannot open '/nonexistent/ld.toml'"},
 };
 
+static void service_flags_reach_the_config(void **state) {
+  (void)state;
+  ld_app_node_options_t *o = opts_new();
+  char err[512];
+  setenv("WAKUNODE2_STORE_MESSAGE_DB_URL", "postgres://u:p@127.0.0.1:5432/db", 1);
+  const char *file = write_file("filter = true\nfilter-subscription-timeout = 60\n");
+  char config[128];
+  snprintf(config, sizeof config, "--config-file=%s", file);
+  int rc = parse(o, err, 12, config, "--lightpush=true", "--store=true", "--peer-exchange=true",
+                 "--store-message-retention-policy=capacity:100;time:60",
+                 "--store-max-num-db-connections=7", "--websocket-support=true",
+                 "--websocket-port=8001", "--ports-shift=1", "--filter-max-criteria=5",
+                 "--storenode=/ip4/127.0.0.1/tcp/60000/p2p/" PEER,
+                 "--lightpushnode=/ip4/127.0.0.1/tcp/60001/ws/p2p/" PEER);
+  unlink(file);
+  assert_int_equal(rc, 0);
+  const ld_node_config_t *c = &o->config;
+  assert_true(c->lightpush && c->store && c->peer_exchange && c->filter);
+  assert_int_equal(c->filter_subscription_timeout_s, 60);
+  assert_int_equal(c->filter_max_criteria, 5);
+  assert_string_equal(c->store_db_url, "postgres://u:p@127.0.0.1:5432/db");
+  assert_string_equal(c->store_retention, "capacity:100;time:60");
+  assert_int_equal(c->store_max_db_connections, 7);
+  assert_true(c->ws.enabled && !c->ws.secure);
+  assert_int_equal(c->ws.port, 8002);
+  assert_true(c->has_service_node[LD_NODE_SERVICE_STORE]);
+  assert_false(c->has_service_node[LD_NODE_SERVICE_FILTER]);
+  assert_true(c->has_service_node[LD_NODE_SERVICE_LIGHTPUSH]);
+  assert_int_equal(parse(o, err, 1, "--store-message-db-url=mysql://x"), LD_ERR_INVALID_ARG);
+  assert_non_null(strstr(err, "store-message-db-url"));
+  assert_int_equal(parse(o, err, 2, "--lightpush=true", "--relay=false"), LD_ERR_INVALID_ARG);
+  assert_non_null(strstr(err, "lightpush needs relay"));
+  assert_int_equal(parse(o, err, 1, "--filternode=/ip4/1.2.3.4/tcp/1"), LD_ERR_INVALID_ARG);
+  assert_non_null(strstr(err, "--filternode"));
+  free(o);
+}
+
 static void every_bad_flag_is_named(void **state) {
   (void)state;
   ld_app_node_options_t *o = opts_new();
@@ -285,6 +324,7 @@ int main(void) {
       cmocka_unit_test_setup(defaults_without_anything, clean_env),
       cmocka_unit_test_setup(every_milestone_flag_reaches_the_config, clean_env),
       cmocka_unit_test_setup(command_line_beats_environment_beats_file, clean_env),
+      cmocka_unit_test_setup(service_flags_reach_the_config, clean_env),
       cmocka_unit_test_setup(every_bad_flag_is_named, clean_env),
       cmocka_unit_test_setup(environment_errors_name_the_variable, clean_env),
       cmocka_unit_test_setup(config_file_errors_name_the_file_and_line, clean_env),

@@ -427,6 +427,67 @@ static void lists_are_capped(void **state) {
   free(cfg);
 }
 
+static void service_options_follow_nwaku(void **state) {
+  (void)state;
+  ld_node_config_t *cfg = new_config();
+  char err[300];
+  assert_false(cfg->ws.enabled);
+  assert_int_equal(cfg->ws.port, 8000);
+  assert_string_equal(cfg->store_db_url, "sqlite://store.sqlite3");
+  assert_string_equal(cfg->store_retention, "time:172800");
+  assert_int_equal(cfg->store_max_db_connections, 50);
+  assert_int_equal(cfg->filter_subscription_timeout_s, 300);
+  assert_false(cfg->lightpush || cfg->filter || cfg->store || cfg->peer_exchange);
+  /* WebSocket: the shift applies; secure needs both files */
+  assert_int_equal(
+      ld_node_config_set_websocket(cfg, true, 8000, 2, false, NULL, NULL, err, sizeof err), 0);
+  assert_true(cfg->ws.enabled);
+  assert_int_equal(cfg->ws.port, 8002);
+  assert_int_equal(
+      ld_node_config_set_websocket(cfg, true, 65535, 1, false, NULL, NULL, err, sizeof err),
+      LD_ERR_INVALID_ARG);
+  assert_non_null(strstr(err, "websocket-port"));
+  assert_int_equal(cfg->ws.port, 8002); /* unchanged */
+  assert_int_equal(
+      ld_node_config_set_websocket(cfg, false, 443, 0, true, "key.pem", NULL, err, sizeof err), 0);
+  assert_true(cfg->ws.enabled && cfg->ws.secure);
+  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), LD_ERR_INVALID_ARG);
+  assert_non_null(strstr(err, "websocket-secure-cert-path"));
+  assert_int_equal(
+      ld_node_config_set_websocket(cfg, false, 443, 0, true, NULL, "cert.pem", err, sizeof err), 0);
+  assert_string_equal(cfg->ws.key_path, "key.pem");
+  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
+  /* database URLs */
+  assert_int_equal(
+      ld_node_config_set_store_db_url(cfg, "postgres://u:p@127.0.0.1:5432/db", err, sizeof err), 0);
+  assert_int_equal(ld_node_config_set_store_db_url(cfg, "memory://", err, sizeof err), 0);
+  assert_int_equal(ld_node_config_set_store_db_url(cfg, "sqlite://", err, sizeof err),
+                   LD_ERR_INVALID_ARG);
+  assert_int_equal(ld_node_config_set_store_db_url(cfg, "mysql://x", err, sizeof err),
+                   LD_ERR_INVALID_ARG);
+  assert_non_null(strstr(err, "mysql://x"));
+  assert_string_equal(cfg->store_db_url, "memory://");
+  assert_int_equal(ld_node_config_set_store_retention(cfg, "", err, sizeof err),
+                   LD_ERR_INVALID_ARG);
+  /* service peers need a transport and a peer ID */
+  assert_int_equal(ld_node_config_set_service_node(cfg, LD_NODE_SERVICE_STORE,
+                                                   "/ip4/127.0.0.1/tcp/60000/p2p/" PEER, err,
+                                                   sizeof err),
+                   0);
+  assert_true(cfg->has_service_node[LD_NODE_SERVICE_STORE]);
+  assert_int_equal(ld_node_config_set_service_node(cfg, LD_NODE_SERVICE_FILTER,
+                                                   "/ip4/127.0.0.1/tcp/60000", err, sizeof err),
+                   LD_ERR_INVALID_ARG);
+  assert_non_null(strstr(err, "filternode"));
+  assert_false(cfg->has_service_node[LD_NODE_SERVICE_FILTER]);
+  /* lightpush needs relay */
+  cfg->lightpush = true;
+  cfg->relay = false;
+  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), LD_ERR_INVALID_ARG);
+  assert_non_null(strstr(err, "relay"));
+  free(cfg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(defaults_are_nwakus),
@@ -445,6 +506,7 @@ int main(void) {
       cmocka_unit_test(protected_shards_take_nwakus_format),
       cmocka_unit_test(rest_cache_and_origins_are_checked),
       cmocka_unit_test(lists_are_capped),
+      cmocka_unit_test(service_options_follow_nwaku),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,232 @@
+/* The node's service protocols, mounted after relay in nwaku's order: the archive and the store
+ * server, lightpush, filter, peer exchange; and the node's own ENR. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "node/events.h"
+#include "node/node_internal.h"
+
+#define TOPIC "node"
+
+/* ---- archive and store ------------------------------------------------------------------------
+ */
+
+static void archive_stage(const ld_fanout_message_t *m, void *user_data) {
+  ld_node_t *node = user_data;
+  if (node->archive == NULL)
+    return;
+  int rc = ld_archive_handle_message(node->archive, m->pubsub_topic, m->msg, m->hash, NULL, NULL);
+  if (rc < 0)
+    LD_WARN(TOPIC, "archive refused a message on %s: %s", m->pubsub_topic, ld_errname(rc));
+}
+
+static int store_backend_query(void *ctx, const ld_archive_query_t *q, ld_archive_query_fn done,
+                               void *user_data) {
+  ld_node_t *node = ctx;
+  if (node->archive == NULL)
+    return LD_ERR_CLOSED;
+  return ld_archive_query(node->archive, q, done, user_data);
+}
+
+static void on_archive_open(ld_archive_t *a, int err, const char *why, void *user_data) {
+  ld_node_t *node = user_data;
+  node->archive_opening = false;
+  if (err != 0) {
+    LD_ERROR(TOPIC, "Cannot open the archive %s: %s (%s)", node->cfg.store_db_url,
+             why != NULL ? why : ld_strerror(err), ld_errname(err));
+    if (node->state == NODE_STOPPING) {
+      ld_node_pending_done(node);
+      return;
+    }
+    ld_event_node_failure_t ev = {"archive", err, why != NULL ? why : ld_strerror(err)};
+    ld_broker_publish(node->broker, LD_EVENT_NODE_FAILURE, &ev);
+    return;
+  }
+  if (node->state == NODE_STOPPING) {
+    ld_archive_close(a, ld_node_pending_done, node);
+    return;
+  }
+  node->archive = a;
+  if (node->service_metrics != NULL)
+    ld_service_metrics_set_archive(node->service_metrics, a);
+  LD_INFO(TOPIC, "Archive open (%s driver)", ld_archive_driver_name(a));
+}
+
+static int open_archive(ld_node_t *node) {
+  ld_archive_config_t ac;
+  ld_archive_config_default(&ac);
+  ac.url = node->cfg.store_db_url;
+  char why[256];
+  int n = ld_archive_policy_parse(node->cfg.store_retention, ac.policies, LD_ARCHIVE_MAX_POLICIES,
+                                  why, sizeof why);
+  if (n < 0) {
+    LD_ERROR(TOPIC, "store-message-retention-policy '%s': %s", node->cfg.store_retention, why);
+    return n;
+  }
+  ac.n_policies = (size_t)n;
+  ac.max_db_connections = node->cfg.store_max_db_connections;
+  int rc = ld_archive_open(node->loop, &ac, on_archive_open, node);
+  if (rc != 0)
+    return rc;
+  node->archive_opening = true;
+  return 0;
+}
+
+static int mount_store(ld_node_t *node) {
+  int rc = open_archive(node);
+  if (rc != 0)
+    return rc;
+  rc = ld_fanout_add(node->fanout, LD_FANOUT_ARCHIVE, archive_stage, node);
+  if (rc < 0)
+    return rc;
+  node->archive_stage = rc;
+  ld_store_backend_t backend = {store_backend_query, node};
+  node->store = ld_store_server_new(node->sw, &backend, NULL);
+  return node->store != NULL ? 0 : LD_ERR_NOMEM;
+}
+
+/* ---- lightpush ----------------------------------------------------------------------------------
+ */
+
+static int mount_lightpush(ld_node_t *node) {
+  ld_lightpush_server_config_t lc;
+  ld_lightpush_server_config_default(&lc);
+  lc.publish = ld_lightpush_relay_publish;
+  lc.publish_ctx = node->relay;
+  lc.static_sharding = node->cfg.num_shards_in_network == 0;
+  lc.cluster_id = node->cfg.cluster_id;
+  lc.num_shards = node->cfg.num_shards_in_network > 0 ? node->cfg.num_shards_in_network : 1;
+  lc.max_msg_size = node->cfg.max_msg_size;
+  node->lightpush = ld_lightpush_server_new(node->sw, &lc);
+  return node->lightpush != NULL ? 0 : LD_ERR_NOMEM;
+}
+
+/* ---- filter -------------------------------------------------------------------------------------
+ */
+
+static void filter_stage(const ld_fanout_message_t *m, void *user_data) {
+  ld_node_t *node = user_data;
+  int rc = ld_filter_server_handle_message(node->filter, m->pubsub_topic, m->msg, m->hash);
+  if (rc < 0)
+    LD_WARN(TOPIC, "filter could not push a message on %s: %s", m->pubsub_topic, ld_errname(rc));
+}
+
+static int mount_filter(ld_node_t *node) {
+  ld_filter_server_config_t fc;
+  ld_filter_server_config_default(&fc);
+  fc.max_peers = node->cfg.filter_max_peers;
+  fc.max_criteria_per_peer = node->cfg.filter_max_criteria;
+  fc.subscription_ttl_ms = (uint64_t)node->cfg.filter_subscription_timeout_s * 1000;
+  node->filter = ld_filter_server_new(node->sw, node->loop, &fc);
+  if (node->filter == NULL)
+    return LD_ERR_NOMEM;
+  int rc = ld_fanout_add(node->fanout, LD_FANOUT_FILTER, filter_stage, node);
+  if (rc < 0)
+    return rc;
+  node->filter_stage = rc;
+  return 0;
+}
+
+/* ---- peer exchange ------------------------------------------------------------------------------
+ */
+
+static int mount_peer_exchange(ld_node_t *node) {
+  ld_px_server_config_t pc;
+  ld_px_server_config_default(&pc);
+  pc.cache = node->enr_cache;
+  pc.has_cluster = true;
+  pc.cluster_id = node->cfg.cluster_id;
+  node->px = ld_px_server_new(node->sw, &pc);
+  return node->px != NULL ? 0 : LD_ERR_NOMEM;
+}
+
+/* ---- mounting -----------------------------------------------------------------------------------
+ */
+
+int ld_node_services_mount(ld_node_t *node) {
+  node->enr_cache = ld_enr_cache_new(LD_NODE_ENR_CACHE);
+  if (node->enr_cache == NULL)
+    return LD_ERR_NOMEM;
+  int rc = 0;
+  if (node->cfg.store)
+    rc = mount_store(node);
+  if (rc == 0 && node->cfg.lightpush)
+    rc = mount_lightpush(node);
+  if (rc == 0 && node->cfg.filter)
+    rc = mount_filter(node);
+  if (rc == 0 && node->cfg.peer_exchange)
+    rc = mount_peer_exchange(node);
+  return rc;
+}
+
+/* ---- the node's ENR -----------------------------------------------------------------------------
+ */
+
+static uint8_t capabilities(const ld_node_t *node) {
+  uint8_t caps = 0;
+  caps |= node->relay != NULL ? LD_ENR_RELAY : 0;
+  caps |= node->store != NULL ? LD_ENR_STORE : 0;
+  caps |= node->filter != NULL ? LD_ENR_FILTER : 0;
+  caps |= node->lightpush != NULL ? LD_ENR_LIGHTPUSH : 0;
+  return caps;
+}
+
+int ld_node_build_enr(ld_node_t *node) {
+  ld_enr_node_config_t ec;
+  memset(&ec, 0, sizeof ec);
+  ec.addrs = node->announced;
+  ec.n_addrs = node->n_announced;
+  ec.waku2 = capabilities(node);
+  ec.has_cluster = true;
+  ec.cluster_id = node->cfg.cluster_id;
+  ec.shards = node->cfg.shards;
+  ec.n_shards = node->relay != NULL ? node->cfg.n_shards : 0;
+  int rc = ld_enr_build_node(&node->enr, &node->key, &ec);
+  node->has_enr = rc == 0;
+  if (rc != 0)
+    LD_WARN(TOPIC, "no ENR for this node: %s", ld_strerror(rc));
+  return 0;
+}
+
+int ld_node_enr_text(const ld_node_t *node, char *out, size_t cap) {
+  if (!node->has_enr)
+    return LD_ERR_NOT_FOUND;
+  return ld_enr_to_text(&node->enr, out, cap);
+}
+
+/* ---- stopping -----------------------------------------------------------------------------------
+ */
+
+void ld_node_services_stop(ld_node_t *node) {
+  if (node->archive_stage > 0)
+    ld_fanout_remove(node->fanout, node->archive_stage);
+  if (node->filter_stage > 0)
+    ld_fanout_remove(node->fanout, node->filter_stage);
+  node->archive_stage = node->filter_stage = 0;
+  if (node->archive != NULL) {
+    if (node->service_metrics != NULL)
+      ld_service_metrics_set_archive(node->service_metrics, NULL);
+    node->pending++;
+    ld_archive_close(node->archive, ld_node_pending_done, node);
+    node->archive = NULL;
+  } else if (node->archive_opening) {
+    node->pending++; /* on_archive_open closes it and completes this */
+  }
+}
+
+void ld_node_services_free(ld_node_t *node) {
+  ld_store_server_free(node->store);
+  ld_lightpush_server_free(node->lightpush);
+  ld_filter_server_free(node->filter);
+  ld_px_server_free(node->px);
+  ld_filter_client_free(node->filter_client);
+  node->filter_client = NULL;
+  ld_enr_cache_free(node->enr_cache);
+  node->store = NULL;
+  node->lightpush = NULL;
+  node->filter = NULL;
+  node->px = NULL;
+  node->enr_cache = NULL;
+}

@@ -1,0 +1,170 @@
+#include "waku/archive/driver.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+/* Copies topics, payload and meta of a message into one block:
+ * pubsub ‖ NUL ‖ content topic ‖ NUL ‖ payload ‖ meta. */
+static void *copy_block(const char *pubsub, size_t plen, const ld_waku_message_t *msg,
+                        ld_waku_message_t *out, const char **pubsub_out, size_t *bytes) {
+  size_t total = plen + 1 + msg->content_topic_len + 1 + msg->payload_len + msg->meta_len;
+  uint8_t *p = malloc(total);
+  if (p == NULL)
+    return NULL;
+  uint8_t *w = p;
+  if (plen > 0)
+    memcpy(w, pubsub, plen);
+  w[plen] = 0;
+  *pubsub_out = (const char *)w;
+  w += plen + 1;
+  ld_waku_message_init(out);
+  if (msg->content_topic_len > 0)
+    memcpy(w, msg->content_topic, msg->content_topic_len);
+  w[msg->content_topic_len] = 0;
+  out->content_topic = (const char *)w;
+  out->content_topic_len = msg->content_topic_len;
+  w += msg->content_topic_len + 1;
+  if (msg->payload_len > 0) {
+    memcpy(w, msg->payload, msg->payload_len);
+    out->payload = w;
+    out->payload_len = msg->payload_len;
+    w += msg->payload_len;
+  }
+  if (msg->meta_len > 0) {
+    memcpy(w, msg->meta, msg->meta_len);
+    out->meta = w;
+    out->meta_len = msg->meta_len;
+  }
+  out->version = msg->version;
+  out->timestamp = msg->timestamp;
+  *bytes = total;
+  return p;
+}
+
+static int rows_grow(ld_archive_rows_t *r) {
+  if (r->n < r->cap)
+    return 0;
+  size_t cap = r->cap ? r->cap * 2 : 32;
+  ld_archive_row_t *rows = realloc(r->rows, cap * sizeof *rows);
+  if (rows == NULL)
+    return LD_ERR_NOMEM;
+  r->rows = rows;
+  void **blocks = realloc(r->blocks, cap * sizeof *blocks);
+  if (blocks == NULL)
+    return LD_ERR_NOMEM;
+  r->blocks = blocks;
+  r->cap = cap;
+  return 0;
+}
+
+int ld_archive_rows_add(ld_archive_rows_t *r, const uint8_t hash[LD_WAKU_HASH_LEN],
+                        bool include_data, const char *pubsub_topic, size_t pubsub_topic_len,
+                        const ld_waku_message_t *msg) {
+  if (rows_grow(r) != 0)
+    return LD_ERR_NOMEM;
+  ld_archive_row_t *row = &r->rows[r->n];
+  memset(row, 0, sizeof *row);
+  memcpy(row->hash, hash, LD_WAKU_HASH_LEN);
+  ld_waku_message_init(&row->msg);
+  void *block = NULL;
+  if (include_data) {
+    size_t bytes;
+    block = copy_block(pubsub_topic, pubsub_topic_len, msg, &row->msg, &row->pubsub_topic, &bytes);
+    if (block == NULL)
+      return LD_ERR_NOMEM;
+  }
+  r->blocks[r->n++] = block;
+  return 0;
+}
+
+void ld_archive_rows_clear(ld_archive_rows_t *r) {
+  for (size_t i = 0; i < r->n; i++)
+    free(r->blocks[i]);
+  free(r->rows);
+  free(r->blocks);
+  memset(r, 0, sizeof *r);
+}
+
+typedef struct row_slot {
+  ld_archive_row_t row;
+  void *block;
+} row_slot_t;
+
+static int slot_cmp_up(const void *x, const void *y) {
+  const ld_archive_row_t *a = &((const row_slot_t *)x)->row, *b = &((const row_slot_t *)y)->row;
+  return ld_archive_key_cmp(a->msg.timestamp, a->hash, b->msg.timestamp, b->hash);
+}
+
+static int slot_cmp_down(const void *x, const void *y) {
+  return slot_cmp_up(y, x);
+}
+
+int ld_archive_rows_sort(ld_archive_rows_t *r, bool ascending, size_t keep) {
+  if (r->n > 1) {
+    row_slot_t *slots = malloc(r->n * sizeof *slots);
+    if (slots == NULL)
+      return LD_ERR_NOMEM;
+    for (size_t i = 0; i < r->n; i++)
+      slots[i] = (row_slot_t){r->rows[i], r->blocks[i]};
+    qsort(slots, r->n, sizeof *slots, ascending ? slot_cmp_up : slot_cmp_down);
+    for (size_t i = 0; i < r->n; i++) {
+      r->rows[i] = slots[i].row;
+      r->blocks[i] = slots[i].block;
+    }
+    free(slots);
+  }
+  while (r->n > keep)
+    free(r->blocks[--r->n]);
+  return 0;
+}
+
+int ld_archive_batch_add(ld_archive_batch_t *b, const char *pubsub_topic,
+                         const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN],
+                         ld_archive_done_fn done, void *user_data) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 64;
+    ld_archive_batch_row_t *rows = realloc(b->rows, cap * sizeof *rows);
+    if (rows == NULL)
+      return LD_ERR_NOMEM;
+    b->rows = rows;
+    b->cap = cap;
+  }
+  ld_archive_batch_row_t *row = &b->rows[b->n];
+  memset(row, 0, sizeof *row);
+  row->pubsub_topic_len = strlen(pubsub_topic);
+  row->block = copy_block(pubsub_topic, row->pubsub_topic_len, msg, &row->msg, &row->pubsub_topic,
+                          &row->bytes);
+  if (row->block == NULL)
+    return LD_ERR_NOMEM;
+  memcpy(row->hash, hash, LD_WAKU_HASH_LEN);
+  row->done = done;
+  row->user_data = user_data;
+  b->bytes += row->bytes;
+  b->n++;
+  return 0;
+}
+
+void ld_archive_batch_clear(ld_archive_batch_t *b) {
+  for (size_t i = 0; i < b->n; i++)
+    free(b->rows[i].block);
+  free(b->rows);
+  memset(b, 0, sizeof *b);
+}
+
+void ld_archive_job_fail(ld_archive_job_t *job, int err, const char *fmt, ...) {
+  job->err = err;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(job->why, sizeof job->why, fmt, ap);
+  va_end(ap);
+}
+
+int ld_archive_key_cmp(int64_t ts_a, const uint8_t *hash_a, int64_t ts_b, const uint8_t *hash_b) {
+  if (ts_a != ts_b)
+    return ts_a < ts_b ? -1 : 1;
+  return memcmp(hash_a, hash_b, LD_WAKU_HASH_LEN);
+}

@@ -1,0 +1,505 @@
+#include "waku/archive/postgres/pg_rows.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/hashmap.h"
+#include "base/hex.h"
+#include "base/utf8.h"
+
+#define HEX_HASH_LEN (2 * LD_WAKU_HASH_LEN)
+#define NUM_LEN 24 /* a decimal int64 and its NUL */
+#define INSERT_PARAMS 7
+
+/* Text PostgreSQL can store in a UTF8 database: valid UTF-8 without NUL. */
+static bool text_ok(const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    if (s[i] == 0)
+      return false;
+    size_t k = ld_utf8_char_len((const uint8_t *)s + i, n - i);
+    if (k == 0)
+      return false;
+    i += k;
+  }
+  return true;
+}
+
+static void rollback(PGconn *c, int rc, uint64_t deadline_ms) {
+  if (rc != 0 && !ld_pg_conn_lost(rc)) {
+    ld_pg_status_t ignored;
+    ld_pg_run(c, "ROLLBACK", deadline_ms, &ignored);
+  }
+}
+
+/* ---- inserts ------------------------------------------------------------------------------- */
+
+typedef struct enc_row {
+  const char *v[INSERT_PARAMS];
+  size_t row; /* index in the batch */
+} enc_row_t;
+
+/* Text parameters of the rows that can be stored; the strings live in the returned buffer. */
+static char *encode_rows(ld_archive_batch_t *b, enc_row_t *enc, size_t *n_enc) {
+  size_t bytes = 1, n = 0;
+  for (size_t i = 0; i < b->n; i++) {
+    ld_archive_batch_row_t *r = &b->rows[i];
+    bool ok = text_ok(r->pubsub_topic, r->pubsub_topic_len) &&
+              text_ok(r->msg.content_topic, r->msg.content_topic_len);
+    r->result = ok ? 0 : LD_ERR_BAD_ENCODING;
+    if (ok)
+      bytes +=
+          HEX_HASH_LEN + 1 + 2 * r->msg.payload_len + 1 + 2 * r->msg.meta_len + 1 + 2 * NUM_LEN;
+  }
+  char *buf = malloc(bytes), *w = buf;
+  if (buf == NULL)
+    return NULL;
+  for (size_t i = 0; i < b->n; i++) {
+    ld_archive_batch_row_t *r = &b->rows[i];
+    if (r->result != 0)
+      continue;
+    enc_row_t *e = &enc[n++];
+    e->row = i;
+    e->v[0] = w;
+    w += ld_hex_encode(r->hash, LD_WAKU_HASH_LEN, w) + 1;
+    e->v[1] = r->pubsub_topic;
+    e->v[2] = r->msg.content_topic;
+    e->v[3] = w;
+    w += ld_hex_encode(r->msg.payload, r->msg.payload_len, w) + 1;
+    e->v[4] = w;
+    w += snprintf(w, NUM_LEN, "%" PRIu32, r->msg.version) + 1;
+    e->v[5] = w;
+    w += snprintf(w, NUM_LEN, "%" PRId64, r->msg.timestamp) + 1;
+    e->v[6] = NULL;
+    if (r->msg.meta_len > 0) {
+      e->v[6] = w;
+      w += ld_hex_encode(r->msg.meta, r->msg.meta_len, w) + 1;
+    }
+  }
+  *n_enc = n;
+  return buf;
+}
+
+/* The parameters of one VALUES row: a constant prefix, then n placeholders with casts. */
+typedef struct row_shape {
+  const char *prefix;
+  unsigned n;
+  const char *const *casts;
+} row_shape_t;
+
+static const char *const k_ins_casts[INSERT_PARAMS] = {"", "", "", "", "::integer", "::bigint", ""};
+static const row_shape_t k_ins_shape = {"'0',", INSERT_PARAMS, k_ins_casts};
+static const char *const k_look_casts[2] = {"", "::bigint"};
+static const row_shape_t k_look_shape = {"", 2, k_look_casts};
+
+static const char k_ins_head[] = "INSERT INTO messages (id, messageHash, pubsubTopic, "
+                                 "contentTopic, payload, version, timestamp, meta) VALUES ";
+static const char k_ins_tail[] = " ON CONFLICT DO NOTHING RETURNING messageHash";
+static const char k_look_head[] = "INSERT INTO messages_lookup (messageHash, timestamp) VALUES ";
+static const char k_look_tail[] = " ON CONFLICT DO NOTHING";
+
+/* head ‖ "(…), (…)" for k rows ‖ tail, NUL-terminated. */
+static int values_sql(ld_buf_t *sql, const char *head, const row_shape_t *shape, size_t k,
+                      const char *tail) {
+  ld_buf_reset(sql);
+  int rc = ld_buf_append(sql, head, strlen(head));
+  char one[32];
+  for (size_t i = 0; i < k && rc == 0; i++) {
+    rc |= ld_buf_append(sql, i ? ",(" : "(", i ? 2 : 1);
+    rc |= ld_buf_append(sql, shape->prefix, strlen(shape->prefix));
+    for (unsigned j = 0; j < shape->n; j++) {
+      int n = snprintf(one, sizeof one, "%s$%u%s", j ? "," : "", (unsigned)(i * shape->n) + j + 1,
+                       shape->casts[j]);
+      rc |= ld_buf_append(sql, one, (size_t)n);
+    }
+    rc |= ld_buf_append(sql, ")", 1);
+  }
+  if (rc == 0)
+    rc = ld_buf_append(sql, tail, strlen(tail) + 1);
+  return rc;
+}
+
+/* Marks the rows whose hash came back from RETURNING as new. */
+static void mark_new(ld_archive_batch_t *b, ld_hashmap_t *index, PGresult *r) {
+  for (int i = 0; i < PQntuples(r); i++) {
+    uint8_t hash[LD_WAKU_HASH_LEN];
+    size_t len;
+    if (ld_hex_decode(PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), hash, sizeof hash, &len) !=
+            0 ||
+        len != LD_WAKU_HASH_LEN)
+      continue;
+    uintptr_t at = (uintptr_t)ld_hashmap_get(index, hash, LD_WAKU_HASH_LEN);
+    if (at != 0)
+      b->rows[at - 1].result = 1;
+  }
+}
+
+static int insert_messages(PGconn *c, ld_archive_batch_t *b, const enc_row_t *enc, size_t n,
+                           ld_hashmap_t *index, uint64_t dl, ld_pg_status_t *st) {
+  const char **vals = malloc(LD_PG_INSERT_CHUNK * INSERT_PARAMS * sizeof *vals);
+  ld_buf_t sql;
+  ld_buf_init(&sql);
+  int rc = vals != NULL ? 0 : LD_ERR_NOMEM;
+  for (size_t at = 0; rc == 0 && at < n; at += LD_PG_INSERT_CHUNK) {
+    size_t k = n - at < LD_PG_INSERT_CHUNK ? n - at : LD_PG_INSERT_CHUNK;
+    for (size_t i = 0; i < k; i++)
+      memcpy(&vals[i * INSERT_PARAMS], enc[at + i].v, sizeof enc[at + i].v);
+    if (values_sql(&sql, k_ins_head, &k_ins_shape, k, k_ins_tail) != 0) {
+      rc = LD_ERR_NOMEM;
+      break;
+    }
+    PGresult *r;
+    rc = ld_pg_exec(c, (const char *)sql.data, (int)(k * INSERT_PARAMS), vals, dl, &r, st);
+    if (rc == 0) {
+      mark_new(b, index, r);
+      PQclear(r);
+    }
+  }
+  ld_buf_clear(&sql);
+  free(vals);
+  return rc;
+}
+
+static int insert_lookup(PGconn *c, const ld_archive_batch_t *b, const enc_row_t *enc, size_t n,
+                         uint64_t dl, ld_pg_status_t *st) {
+  const char **vals = malloc(LD_PG_INSERT_CHUNK * 2 * sizeof *vals);
+  ld_buf_t sql;
+  ld_buf_init(&sql);
+  int rc = vals != NULL ? 0 : LD_ERR_NOMEM;
+  size_t i = 0;
+  while (rc == 0 && i < n) {
+    size_t k = 0;
+    for (; i < n && k < LD_PG_INSERT_CHUNK; i++) {
+      if (b->rows[enc[i].row].result != 1)
+        continue;
+      vals[2 * k] = enc[i].v[0];
+      vals[2 * k + 1] = enc[i].v[5];
+      k++;
+    }
+    if (k == 0)
+      break;
+    if (values_sql(&sql, k_look_head, &k_look_shape, k, k_look_tail) != 0) {
+      rc = LD_ERR_NOMEM;
+      break;
+    }
+    rc = ld_pg_exec(c, (const char *)sql.data, (int)(2 * k), vals, dl, NULL, st);
+  }
+  ld_buf_clear(&sql);
+  free(vals);
+  return rc;
+}
+
+static ld_hashmap_t *index_batch(const ld_archive_batch_t *b, const enc_row_t *enc, size_t n) {
+  ld_hashmap_t *m = ld_hashmap_new(n);
+  for (size_t i = 0; m != NULL && i < n; i++) {
+    const uint8_t *h = b->rows[enc[i].row].hash;
+    if (!ld_hashmap_contains(m, h, LD_WAKU_HASH_LEN) &&
+        ld_hashmap_put(m, h, LD_WAKU_HASH_LEN, (void *)(uintptr_t)(enc[i].row + 1), NULL) != 0) {
+      ld_hashmap_free(m, NULL);
+      return NULL;
+    }
+  }
+  return m;
+}
+
+int ld_pg_insert_batch(PGconn *c, ld_archive_batch_t *b, uint64_t deadline_ms, ld_pg_status_t *st) {
+  enc_row_t *enc = malloc((b->n + 1) * sizeof *enc);
+  size_t n = 0;
+  char *buf = enc != NULL ? encode_rows(b, enc, &n) : NULL;
+  ld_hashmap_t *index = buf != NULL ? index_batch(b, enc, n) : NULL;
+  int rc = index != NULL ? 0 : LD_ERR_NOMEM;
+  if (rc == 0 && n > 0) {
+    rc = ld_pg_run(c, "BEGIN", deadline_ms, st);
+    if (rc == 0)
+      rc = insert_messages(c, b, enc, n, index, deadline_ms, st);
+    if (rc == 0)
+      rc = insert_lookup(c, b, enc, n, deadline_ms, st);
+    if (rc == 0)
+      rc = ld_pg_run(c, "COMMIT", deadline_ms, st);
+    rollback(c, rc, deadline_ms);
+  }
+  if (rc == LD_ERR_NOMEM)
+    snprintf(st->why, sizeof st->why, "out of memory");
+  ld_hashmap_free(index, NULL);
+  free(buf);
+  free(enc);
+  return rc;
+}
+
+/* ---- queries ------------------------------------------------------------------------------- */
+
+/* Parameters of one query: pointers into `text`. */
+typedef struct qparams {
+  const char *v[8 + LD_ARCHIVE_MAX_QUERY_CONTENT_TOPICS + LD_ARCHIVE_MAX_HASHES];
+  int n;
+  char text[(HEX_HASH_LEN + 1) * (LD_ARCHIVE_MAX_HASHES + 2) + 4 * NUM_LEN + 4];
+  size_t used;
+} qparams_t;
+
+static const char *add_text(qparams_t *p, const char *s) {
+  p->v[p->n++] = s;
+  return s;
+}
+
+static int add_num(qparams_t *p, ld_buf_t *sql, const char *fmt, int64_t v) {
+  char *w = p->text + p->used;
+  p->used += (size_t)snprintf(w, NUM_LEN, "%" PRId64, v) + 1;
+  add_text(p, w);
+  char frag[64];
+  int n = snprintf(frag, sizeof frag, fmt, p->n);
+  return ld_buf_append(sql, frag, (size_t)n);
+}
+
+static const char *add_hash(qparams_t *p, const uint8_t *hash) {
+  char *w = p->text + p->used;
+  p->used += ld_hex_encode(hash, LD_WAKU_HASH_LEN, w) + 1;
+  return add_text(p, w);
+}
+
+static int add_list(qparams_t *p, ld_buf_t *sql, const char *col, size_t n) {
+  char frag[48];
+  int rc = ld_buf_append(sql, col, strlen(col));
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    int k = snprintf(frag, sizeof frag, "%s$%d", i ? "," : "", p->n - (int)n + (int)i + 1);
+    rc = ld_buf_append(sql, frag, (size_t)k);
+  }
+  return rc != 0 ? rc : ld_buf_append(sql, ")", 1);
+}
+
+static int cursor_ts(PGconn *c, const uint8_t *hash, uint64_t dl, int64_t *ts, ld_pg_status_t *st) {
+  static const char *const sqls[] = {
+      "SELECT timestamp FROM messages_lookup WHERE messageHash = $1 LIMIT 1",
+      "SELECT timestamp FROM messages WHERE messageHash = $1 LIMIT 1",
+  };
+  char hex[HEX_HASH_LEN + 1];
+  ld_hex_encode(hash, LD_WAKU_HASH_LEN, hex);
+  const char *vals[1] = {hex};
+  for (size_t i = 0; i < 2; i++) {
+    PGresult *r;
+    int rc = ld_pg_exec(c, sqls[i], 1, vals, dl, &r, st);
+    if (rc != 0)
+      return rc;
+    bool found = PQntuples(r) > 0;
+    if (found)
+      *ts = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    if (found)
+      return 0;
+  }
+  snprintf(st->why, sizeof st->why, "cursor not found");
+  return LD_ERR_NOT_FOUND;
+}
+
+static int where_topics(const ld_archive_query_t *q, qparams_t *p, ld_buf_t *sql, bool *none) {
+  int rc = 0;
+  if (q->pubsub_topic != NULL) {
+    if (!text_ok(q->pubsub_topic, strlen(q->pubsub_topic)))
+      *none = true;
+    add_text(p, q->pubsub_topic);
+    char frag[48];
+    int k = snprintf(frag, sizeof frag, " AND pubsubTopic = $%d", p->n);
+    rc = ld_buf_append(sql, frag, (size_t)k);
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < q->n_content_topics; i++)
+    if (text_ok(q->content_topics[i], strlen(q->content_topics[i]))) {
+      add_text(p, q->content_topics[i]);
+      n++;
+    }
+  if (q->n_content_topics > 0 && n == 0)
+    *none = true;
+  if (n > 0 && rc == 0)
+    rc = add_list(p, sql, " AND contentTopic IN (", n);
+  return rc;
+}
+
+/* The hashes as one array parameter "{h1,h2,…}" (hex needs no quoting). */
+static int add_hash_array(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t *q) {
+  char *w = p->text + p->used, *start = w;
+  *w++ = '{';
+  for (size_t i = 0; i < q->n_hashes; i++) {
+    if (i > 0)
+      *w++ = ',';
+    w += ld_hex_encode(q->hashes[i], LD_WAKU_HASH_LEN, w);
+  }
+  *w++ = '}';
+  *w++ = 0;
+  p->used += (size_t)(w - start);
+  add_text(p, start);
+  char frag[64];
+  int k = snprintf(frag, sizeof frag, " AND messageHash = ANY($%d::varchar[])", p->n);
+  return ld_buf_append(sql, frag, (size_t)k);
+}
+
+/* With hashes the rows are found through the hash indexes and sorted afterwards (OFFSET 0 keeps
+ * the planner from walking the timestamp index of every partition instead). */
+static int build_query(const ld_archive_query_t *q, int64_t cts, qparams_t *p, ld_buf_t *sql,
+                       bool *none) {
+  const char *cols = q->include_data ? "SELECT messageHash, pubsubTopic, contentTopic, payload, "
+                                       "version, timestamp, meta FROM messages WHERE TRUE"
+                                     : "SELECT messageHash, timestamp FROM messages WHERE TRUE";
+  int rc = q->n_hashes > 0 ? ld_buf_append(sql, "SELECT * FROM (", 15) : 0;
+  rc |= ld_buf_append(sql, cols, strlen(cols));
+  if (q->has_cursor && rc == 0) {
+    rc = add_num(p, sql,
+                 q->forward ? " AND (timestamp, messageHash) > ($%d::bigint"
+                            : " AND (timestamp, messageHash) < ($%d::bigint",
+                 cts);
+    add_hash(p, q->cursor);
+    char frag[16];
+    int k = snprintf(frag, sizeof frag, ", $%d)", p->n);
+    rc |= ld_buf_append(sql, frag, (size_t)k);
+  }
+  if (rc == 0)
+    rc = where_topics(q, p, sql, none);
+  if (q->has_time_start && rc == 0)
+    rc = add_num(p, sql, " AND timestamp >= $%d::bigint", q->time_start);
+  if (q->has_time_end && rc == 0)
+    rc = add_num(p, sql, " AND timestamp <= $%d::bigint", q->time_end);
+  if (q->n_hashes > 0 && rc == 0) {
+    rc = add_hash_array(p, sql, q);
+    rc |= ld_buf_append(sql, " OFFSET 0) AS found", 19);
+  }
+  const char *order = q->forward ? " ORDER BY timestamp ASC, messageHash ASC LIMIT $%d::bigint"
+                                 : " ORDER BY timestamp DESC, messageHash DESC LIMIT $%d::bigint";
+  if (rc == 0)
+    rc = add_num(p, sql, order, q->limit);
+  return rc == 0 ? ld_buf_append(sql, "", 1) : rc;
+}
+
+/* Decodes hex text into the scratch buffer; false when it is not hex. */
+static bool unhex(const char *text, size_t len, ld_buf_t *scratch, size_t *out_len) {
+  ld_buf_reset(scratch);
+  if (ld_buf_reserve(scratch, len / 2 + 1) != 0)
+    return false;
+  return ld_hex_decode(text, len, scratch->data, scratch->cap, out_len) == 0;
+}
+
+static int read_row(PGresult *r, int i, bool include_data, ld_buf_t *pay, ld_buf_t *meta,
+                    ld_archive_rows_t *rows) {
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  size_t len;
+  if (ld_hex_decode(PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), hash, sizeof hash, &len) !=
+          0 ||
+      len != LD_WAKU_HASH_LEN)
+    return 0; /* not a key we wrote: skipped */
+  if (!include_data)
+    return ld_archive_rows_add(rows, hash, false, NULL, 0, NULL);
+  ld_waku_message_t m;
+  ld_waku_message_init(&m);
+  m.content_topic = PQgetvalue(r, i, 2);
+  m.content_topic_len = (size_t)PQgetlength(r, i, 2);
+  if (!unhex(PQgetvalue(r, i, 3), (size_t)PQgetlength(r, i, 3), pay, &m.payload_len))
+    return 0;
+  m.payload = pay->data;
+  m.version = (uint32_t)strtoul(PQgetvalue(r, i, 4), NULL, 10);
+  m.timestamp = strtoll(PQgetvalue(r, i, 5), NULL, 10);
+  if (!PQgetisnull(r, i, 6)) {
+    if (!unhex(PQgetvalue(r, i, 6), (size_t)PQgetlength(r, i, 6), meta, &m.meta_len))
+      return 0;
+    m.meta = meta->data;
+  }
+  return ld_archive_rows_add(rows, hash, true, PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1),
+                             &m);
+}
+
+int ld_pg_query(PGconn *c, const ld_archive_query_t *q, uint64_t deadline_ms,
+                ld_archive_rows_t *rows, ld_pg_status_t *st) {
+  int64_t cts = 0;
+  int rc = q->has_cursor ? cursor_ts(c, q->cursor, deadline_ms, &cts, st) : 0;
+  if (rc != 0)
+    return rc;
+  qparams_t *p = calloc(1, sizeof *p);
+  if (p == NULL)
+    return LD_ERR_NOMEM;
+  ld_buf_t sql, pay, meta;
+  ld_buf_init(&sql);
+  ld_buf_init(&pay);
+  ld_buf_init(&meta);
+  bool none = false;
+  rc = build_query(q, cts, p, &sql, &none) != 0 ? LD_ERR_NOMEM : 0;
+  PGresult *r = NULL;
+  if (rc == 0 && !none)
+    rc = ld_pg_exec(c, (const char *)sql.data, p->n, p->v, deadline_ms, &r, st);
+  for (int i = 0; r != NULL && rc == 0 && i < PQntuples(r); i++)
+    rc = read_row(r, i, q->include_data, &pay, &meta, rows);
+  PQclear(r);
+  ld_buf_clear(&sql);
+  ld_buf_clear(&pay);
+  ld_buf_clear(&meta);
+  free(p);
+  if (rc == LD_ERR_NOMEM)
+    snprintf(st->why, sizeof st->why, "out of memory");
+  return rc;
+}
+
+/* ---- figures and deletes ------------------------------------------------------------------- */
+
+int ld_pg_scalar(PGconn *c, const char *sql, const char *param, uint64_t deadline_ms, uint64_t *out,
+                 ld_pg_status_t *st) {
+  PGresult *r;
+  const char *vals[1] = {param};
+  int rc = ld_pg_exec(c, sql, param != NULL ? 1 : 0, vals, deadline_ms, &r, st);
+  if (rc != 0)
+    return rc;
+  *out = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+  PQclear(r);
+  return 0;
+}
+
+int ld_pg_nth_newest(PGconn *c, uint64_t offset, uint64_t deadline_ms, bool *found, int64_t *ts,
+                     uint8_t hash[LD_WAKU_HASH_LEN], ld_pg_status_t *st) {
+  char off[NUM_LEN];
+  snprintf(off, sizeof off, "%" PRIu64, offset);
+  const char *vals[1] = {off};
+  PGresult *r;
+  int rc = ld_pg_exec(c,
+                      "SELECT timestamp, messageHash FROM messages "
+                      "ORDER BY timestamp DESC, messageHash DESC LIMIT 1 OFFSET $1::bigint",
+                      1, vals, deadline_ms, &r, st);
+  if (rc != 0)
+    return rc;
+  size_t len = 0;
+  *found = PQntuples(r) > 0 &&
+           ld_hex_decode(PQgetvalue(r, 0, 1), (size_t)PQgetlength(r, 0, 1), hash, LD_WAKU_HASH_LEN,
+                         &len) == 0 &&
+           len == LD_WAKU_HASH_LEN;
+  if (*found)
+    *ts = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+  PQclear(r);
+  return 0;
+}
+
+int ld_pg_delete_before(PGconn *c, int64_t ts, const uint8_t *hash, uint64_t deadline_ms,
+                        uint64_t *rows, ld_pg_status_t *st) {
+  static const char *const by_ts[] = {
+      "DELETE FROM messages WHERE timestamp < $1::bigint",
+      "DELETE FROM messages_lookup WHERE timestamp < $1::bigint",
+  };
+  static const char *const by_key[] = {
+      "DELETE FROM messages WHERE (timestamp, messageHash) < ($1::bigint, $2)",
+      "DELETE FROM messages_lookup WHERE (timestamp, messageHash) < ($1::bigint, $2)",
+  };
+  char num[NUM_LEN], hex[HEX_HASH_LEN + 1];
+  snprintf(num, sizeof num, "%" PRId64, ts);
+  const char *vals[2] = {num, hex};
+  if (hash != NULL)
+    ld_hex_encode(hash, LD_WAKU_HASH_LEN, hex);
+  const char *const *sqls = hash != NULL ? by_key : by_ts;
+  int rc = ld_pg_run(c, "BEGIN; SET LOCAL statement_timeout = 0", deadline_ms, st);
+  for (int i = 0; i < 2 && rc == 0; i++) {
+    PGresult *r;
+    rc = ld_pg_exec(c, sqls[i], hash != NULL ? 2 : 1, vals, deadline_ms, &r, st);
+    if (rc == 0 && i == 0)
+      *rows = strtoull(PQcmdTuples(r), NULL, 10);
+    if (rc == 0)
+      PQclear(r);
+  }
+  if (rc == 0)
+    rc = ld_pg_run(c, "COMMIT", deadline_ms, st);
+  rollback(c, rc, deadline_ms);
+  return rc;
+}

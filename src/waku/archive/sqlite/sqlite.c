@@ -1,0 +1,643 @@
+/* sqlite://: the embedded driver. One worker thread owns the connection and runs the jobs in
+ * order; the loop only queues them. Schema version 10 of nwaku (table Message WITHOUT ROWID,
+ * index i_ts), WAL journal, every statement prepared and parameterised. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "waku/archive/driver.h"
+#include "waku/archive/sqlite/sqlite_schema.h"
+
+#define LOG_TOPIC "archive"
+
+/* Prepared query shapes kept per connection. */
+#define SQ_CACHE_SLOTS 32
+/* Page cache of the connection, KiB. */
+#define SQ_CACHE_KIB 65536
+/* WAL pages between checkpoints: a page rewritten by several batches is copied back once. */
+#define SQ_CHECKPOINT_PAGES 20000
+/* Reads map the file instead of copying pages through read(2). */
+#define SQ_MMAP_BYTES (1ll << 30)
+
+typedef struct sq_cached {
+  char *sql;
+  sqlite3_stmt *st;
+  uint64_t used;
+} sq_cached_t;
+
+typedef struct sq_driver {
+  ld_archive_driver_t base;
+  char *path;
+  uv_thread_t thread;
+  uv_mutex_t mu;
+  uv_cond_t cv;
+  ld_archive_job_t *head, *tail; /* jobs waiting for the worker */
+  bool closing;
+  /* worker thread only */
+  sqlite3 *db;
+  sqlite3_stmt *insert_st, *cursor_st;
+  sq_cached_t cache[SQ_CACHE_SLOTS];
+  uint64_t cache_clock;
+} sq_driver_t;
+
+/* ---- statements ---------------------------------------------------------------------------- */
+
+static int db_fail(sq_driver_t *s, ld_archive_job_t *job, const char *what) {
+  ld_archive_job_fail(job, LD_ERR_DB, "sqlite %s: %s", what, sqlite3_errmsg(s->db));
+  return LD_ERR_DB;
+}
+
+/* A prepared statement for `sql` from the cache (reset, bindings cleared), or NULL. */
+static sqlite3_stmt *cached(sq_driver_t *s, const char *sql) {
+  sq_cached_t *victim = &s->cache[0];
+  for (size_t i = 0; i < SQ_CACHE_SLOTS; i++) {
+    sq_cached_t *c = &s->cache[i];
+    if (c->sql != NULL && strcmp(c->sql, sql) == 0) {
+      c->used = ++s->cache_clock;
+      sqlite3_reset(c->st);
+      sqlite3_clear_bindings(c->st);
+      return c->st;
+    }
+    if (c->used < victim->used)
+      victim = c;
+  }
+  sqlite3_stmt *st = NULL;
+  char *copy = strdup(sql);
+  if (copy == NULL ||
+      sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+    free(copy);
+    return NULL;
+  }
+  sqlite3_finalize(victim->st);
+  free(victim->sql);
+  victim->sql = copy;
+  victim->st = st;
+  victim->used = ++s->cache_clock;
+  return st;
+}
+
+static void cache_clear(sq_driver_t *s) {
+  for (size_t i = 0; i < SQ_CACHE_SLOTS; i++) {
+    sqlite3_finalize(s->cache[i].st);
+    free(s->cache[i].sql);
+    memset(&s->cache[i], 0, sizeof s->cache[i]);
+  }
+}
+
+static int exec(sq_driver_t *s, const char *sql) {
+  return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : LD_ERR_DB;
+}
+
+/* Runs a cached statement that returns at most one integer (0 when no row). */
+static int scalar(sq_driver_t *s, const char *sql, int64_t arg, bool has_arg, int64_t *out) {
+  sqlite3_stmt *st = cached(s, sql);
+  if (st == NULL)
+    return LD_ERR_DB;
+  if (has_arg)
+    sqlite3_bind_int64(st, 1, arg);
+  int rc = sqlite3_step(st);
+  *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_reset(st);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : LD_ERR_DB;
+}
+
+/* ---- inserts ------------------------------------------------------------------------------- */
+
+static void bind_blob(sqlite3_stmt *st, int i, const void *p, size_t n) {
+  sqlite3_bind_blob64(st, i, n > 0 ? p : "", n, SQLITE_STATIC);
+}
+
+/* 1 stored, 0 duplicate, LD_ERR_TOO_LARGE for a row SQLite refuses alone, LD_ERR_DB otherwise. */
+static int insert_one(sq_driver_t *s, const ld_archive_batch_row_t *r) {
+  sqlite3_stmt *st = s->insert_st;
+  sqlite3_reset(st);
+  bind_blob(st, 1, r->hash, LD_WAKU_HASH_LEN);
+  bind_blob(st, 2, r->pubsub_topic, r->pubsub_topic_len);
+  bind_blob(st, 3, r->msg.content_topic, r->msg.content_topic_len);
+  bind_blob(st, 4, r->msg.payload, r->msg.payload_len);
+  sqlite3_bind_int64(st, 5, r->msg.version);
+  sqlite3_bind_int64(st, 6, r->msg.timestamp);
+  if (r->msg.meta_len > 0)
+    bind_blob(st, 7, r->msg.meta, r->msg.meta_len);
+  else
+    sqlite3_bind_null(st, 7);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc == SQLITE_DONE)
+    return sqlite3_changes(s->db) > 0 ? 1 : 0;
+  return rc == SQLITE_TOOBIG ? LD_ERR_TOO_LARGE : LD_ERR_DB;
+}
+
+typedef struct keyed_row {
+  const uint8_t *hash;
+  ld_archive_batch_row_t *row;
+} keyed_row_t;
+
+static int by_hash(const void *x, const void *y) {
+  return memcmp(((const keyed_row_t *)x)->hash, ((const keyed_row_t *)y)->hash, LD_WAKU_HASH_LEN);
+}
+
+/* Rows in key order: consecutive inserts then walk the table's pages in order. */
+static keyed_row_t *key_order(ld_archive_batch_t *b) {
+  keyed_row_t *order = malloc((b->n + 1) * sizeof *order);
+  if (order == NULL)
+    return NULL;
+  for (size_t i = 0; i < b->n; i++)
+    order[i] = (keyed_row_t){b->rows[i].hash, &b->rows[i]};
+  qsort(order, b->n, sizeof *order, by_hash);
+  return order;
+}
+
+static void run_insert(sq_driver_t *s, ld_archive_job_t *job) {
+  keyed_row_t *order = key_order(&job->batch);
+  if (order == NULL) {
+    ld_archive_job_fail(job, LD_ERR_NOMEM, "out of memory");
+    return;
+  }
+  if (exec(s, "BEGIN IMMEDIATE") != 0) {
+    db_fail(s, job, "begin");
+    free(order);
+    return;
+  }
+  for (size_t i = 0; i < job->batch.n; i++) {
+    ld_archive_batch_row_t *row = order[i].row;
+    int rc = insert_one(s, row);
+    if (rc == LD_ERR_DB) {
+      db_fail(s, job, "insert");
+      exec(s, "ROLLBACK");
+      free(order);
+      return;
+    }
+    row->result = rc;
+  }
+  free(order);
+  if (exec(s, "COMMIT") != 0) {
+    db_fail(s, job, "commit");
+    exec(s, "ROLLBACK");
+  }
+}
+
+/* ---- queries ------------------------------------------------------------------------------- */
+
+/* The WHERE/ORDER shape of a query; values are bound, never written into the text. */
+static int build_sql(const ld_archive_query_t *q, bool with_ts, ld_buf_t *b) {
+  const char *cols = q->include_data
+                         ? "SELECT messageHash, pubsubTopic, contentTopic, payload, version, "
+                           "timestamp, meta FROM Message"
+                     : with_ts ? "SELECT messageHash, timestamp FROM Message"
+                               : "SELECT messageHash FROM Message";
+  const char *sep = " WHERE ";
+  int rc = ld_buf_append(b, cols, strlen(cols));
+#define ADD(text)                                                                                  \
+  do {                                                                                             \
+    rc |= ld_buf_append(b, sep, strlen(sep));                                                      \
+    rc |= ld_buf_append(b, text, strlen(text));                                                    \
+    sep = " AND ";                                                                                 \
+  } while (0)
+  if (q->has_cursor)
+    ADD(q->forward ? "(timestamp, messageHash) > (?, ?)" : "(timestamp, messageHash) < (?, ?)");
+  if (q->pubsub_topic != NULL)
+    ADD("pubsubTopic = ?");
+  if (q->n_content_topics > 0) {
+    ADD("contentTopic IN (?");
+    for (size_t i = 1; i < q->n_content_topics; i++)
+      rc |= ld_buf_append(b, ", ?", 3);
+    rc |= ld_buf_append(b, ")", 1);
+  }
+  if (q->has_time_start)
+    ADD("timestamp >= ?");
+  if (q->has_time_end)
+    ADD("timestamp <= ?");
+  if (q->n_hashes > 0) {
+    ADD("messageHash IN (?");
+    for (size_t i = 1; i < q->n_hashes; i++)
+      rc |= ld_buf_append(b, ", ?", 3);
+    rc |= ld_buf_append(b, ")", 1);
+  }
+#undef ADD
+  /* hash lookups (≤ 100 rows) are sorted by the caller, without SQLite's sorter */
+  const char *order = q->n_hashes > 0 ? ""
+                      : q->forward    ? " ORDER BY timestamp ASC, messageHash ASC LIMIT ?"
+                                      : " ORDER BY timestamp DESC, messageHash DESC LIMIT ?";
+  rc |= ld_buf_append(b, order, strlen(order) + 1);
+  return rc != 0 ? LD_ERR_NOMEM : 0;
+}
+
+static void bind_query(sqlite3_stmt *st, const ld_archive_query_t *q, int64_t cursor_ts) {
+  int i = 1;
+  if (q->has_cursor) {
+    sqlite3_bind_int64(st, i++, cursor_ts);
+    bind_blob(st, i++, q->cursor, LD_WAKU_HASH_LEN);
+  }
+  if (q->pubsub_topic != NULL)
+    bind_blob(st, i++, q->pubsub_topic, strlen(q->pubsub_topic));
+  for (size_t k = 0; k < q->n_content_topics; k++)
+    bind_blob(st, i++, q->content_topics[k], strlen(q->content_topics[k]));
+  if (q->has_time_start)
+    sqlite3_bind_int64(st, i++, q->time_start);
+  if (q->has_time_end)
+    sqlite3_bind_int64(st, i++, q->time_end);
+  for (size_t k = 0; k < q->n_hashes; k++)
+    bind_blob(st, i++, q->hashes[k], LD_WAKU_HASH_LEN);
+  if (q->n_hashes == 0)
+    sqlite3_bind_int64(st, i, q->limit);
+}
+
+/* Appends the current row; with_ts keeps the timestamp of a hash-only row (for merging). */
+static int read_row(sqlite3_stmt *st, ld_archive_job_t *job, bool with_ts) {
+  if (sqlite3_column_bytes(st, 0) != LD_WAKU_HASH_LEN)
+    return 0; /* a malformed key (not written by us) is skipped */
+  const uint8_t *hash = sqlite3_column_blob(st, 0);
+  if (!job->query.include_data) {
+    int rc = ld_archive_rows_add(&job->rows, hash, false, NULL, 0, NULL);
+    if (rc == 0 && with_ts)
+      job->rows.rows[job->rows.n - 1].msg.timestamp = sqlite3_column_int64(st, 1);
+    return rc;
+  }
+  ld_waku_message_t m;
+  ld_waku_message_init(&m);
+  const void *ps = sqlite3_column_blob(st, 1);
+  size_t ps_len = (size_t)sqlite3_column_bytes(st, 1);
+  m.content_topic = sqlite3_column_blob(st, 2);
+  m.content_topic_len = (size_t)sqlite3_column_bytes(st, 2);
+  m.payload = sqlite3_column_blob(st, 3);
+  m.payload_len = (size_t)sqlite3_column_bytes(st, 3);
+  m.version = (uint32_t)sqlite3_column_int64(st, 4);
+  m.timestamp = sqlite3_column_int64(st, 5);
+  m.meta = sqlite3_column_blob(st, 6);
+  m.meta_len = (size_t)sqlite3_column_bytes(st, 6);
+  return ld_archive_rows_add(&job->rows, hash, true, ps, ps_len, &m);
+}
+
+/* The timestamp of the cursor's row: 0, LD_ERR_NOT_FOUND or LD_ERR_DB. */
+static int cursor_ts(sq_driver_t *s, const uint8_t *hash, int64_t *ts) {
+  sqlite3_stmt *st = s->cursor_st;
+  sqlite3_reset(st);
+  bind_blob(st, 1, hash, LD_WAKU_HASH_LEN);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    *ts = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  if (rc == SQLITE_ROW)
+    return 0;
+  return rc == SQLITE_DONE ? LD_ERR_NOT_FOUND : LD_ERR_DB;
+}
+
+/* Runs one statement of query shape `q` and appends its rows to the job. */
+static int run_one(sq_driver_t *s, ld_archive_job_t *job, const ld_archive_query_t *q, int64_t ts,
+                   bool with_ts) {
+  ld_buf_t sql;
+  ld_buf_init(&sql);
+  sqlite3_stmt *st = build_sql(q, with_ts, &sql) == 0 ? cached(s, (const char *)sql.data) : NULL;
+  ld_buf_clear(&sql);
+  if (st == NULL)
+    return db_fail(s, job, "prepare");
+  bind_query(st, q, ts);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (read_row(st, job, with_ts) != 0) {
+      sqlite3_reset(st);
+      ld_archive_job_fail(job, LD_ERR_NOMEM, "out of memory");
+      return LD_ERR_NOMEM;
+    }
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : db_fail(s, job, "query");
+}
+
+static bool seen_before(const ld_archive_query_t *q, size_t i) {
+  for (size_t k = 0; k < i; k++)
+    if (strcmp(q->content_topics[k], q->content_topics[i]) == 0)
+      return true;
+  return false;
+}
+
+/* Puts rows gathered by several walks (or unordered) in query order and keeps the page. */
+static void sort_rows(ld_archive_job_t *job) {
+  const ld_archive_query_t *q = &job->query;
+  if (ld_archive_rows_sort(&job->rows, q->forward, q->limit) != 0) {
+    ld_archive_job_fail(job, LD_ERR_NOMEM, "out of memory");
+    return;
+  }
+  for (size_t i = 0; !q->include_data && i < job->rows.n; i++)
+    job->rows.rows[i].msg.timestamp = 0;
+}
+
+/* Several content topics: one indexed walk per topic (contentTopic, timestamp), merged. A single
+ * statement with IN (…) would read every row of those topics to sort them. */
+static void run_merged(sq_driver_t *s, ld_archive_job_t *job, int64_t ts) {
+  const ld_archive_query_t *q = &job->query;
+  ld_archive_query_t one = *q;
+  one.n_content_topics = 1;
+  for (size_t i = 0; i < q->n_content_topics; i++) {
+    if (seen_before(q, i))
+      continue;
+    one.content_topics = &q->content_topics[i];
+    if (run_one(s, job, &one, ts, true) != 0)
+      return;
+  }
+  sort_rows(job);
+}
+
+static void run_query(sq_driver_t *s, ld_archive_job_t *job) {
+  const ld_archive_query_t *q = &job->query;
+  int64_t ts = 0;
+  int rc = q->has_cursor ? cursor_ts(s, q->cursor, &ts) : 0;
+  if (rc == LD_ERR_NOT_FOUND) {
+    ld_archive_job_fail(job, rc, "cursor not found");
+    return;
+  }
+  if (rc != 0) {
+    db_fail(s, job, "cursor lookup");
+    return;
+  }
+  if (q->n_hashes > 0) {
+    if (run_one(s, job, q, ts, true) == 0)
+      sort_rows(job);
+  } else if (q->n_content_topics > 1) {
+    run_merged(s, job, ts);
+  } else {
+    run_one(s, job, q, ts, false);
+  }
+}
+
+/* ---- maintenance --------------------------------------------------------------------------- */
+
+static void run_delete_older(sq_driver_t *s, ld_archive_job_t *job) {
+  int64_t unused;
+  if (scalar(s, "DELETE FROM Message WHERE timestamp < ?", job->ts, true, &unused) != 0) {
+    db_fail(s, job, "delete");
+    return;
+  }
+  job->value = (uint64_t)sqlite3_changes64(s->db);
+}
+
+static void run_keep_newest(sq_driver_t *s, ld_archive_job_t *job) {
+  if (job->n == 0) {
+    if (exec(s, "DELETE FROM Message") != 0)
+      db_fail(s, job, "delete");
+    job->value = (uint64_t)sqlite3_changes64(s->db);
+    return;
+  }
+  sqlite3_stmt *st = cached(s, "SELECT timestamp, messageHash FROM Message "
+                               "ORDER BY timestamp DESC, messageHash DESC LIMIT 1 OFFSET ?");
+  if (st == NULL) {
+    db_fail(s, job, "prepare");
+    return;
+  }
+  sqlite3_bind_int64(st, 1, (int64_t)(job->n - 1));
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    if (rc != SQLITE_DONE)
+      db_fail(s, job, "select");
+    sqlite3_reset(st);
+    return; /* fewer rows than n: nothing to delete */
+  }
+  int64_t ts = sqlite3_column_int64(st, 0);
+  uint8_t hash[LD_WAKU_HASH_LEN] = {0};
+  if (sqlite3_column_bytes(st, 1) == LD_WAKU_HASH_LEN)
+    memcpy(hash, sqlite3_column_blob(st, 1), LD_WAKU_HASH_LEN);
+  sqlite3_reset(st);
+  sqlite3_stmt *del = cached(s, "DELETE FROM Message WHERE (timestamp, messageHash) < (?, ?)");
+  if (del == NULL) {
+    db_fail(s, job, "prepare");
+    return;
+  }
+  sqlite3_bind_int64(del, 1, ts);
+  bind_blob(del, 2, hash, LD_WAKU_HASH_LEN);
+  rc = sqlite3_step(del);
+  sqlite3_reset(del);
+  if (rc != SQLITE_DONE)
+    db_fail(s, job, "delete");
+  job->value = (uint64_t)sqlite3_changes64(s->db);
+}
+
+/* Bytes of the pages in use (freed pages are reused, so they do not count). */
+static void run_size(sq_driver_t *s, ld_archive_job_t *job) {
+  int64_t pages, free_pages, page_size;
+  if (scalar(s, "PRAGMA page_count", 0, false, &pages) != 0 ||
+      scalar(s, "PRAGMA freelist_count", 0, false, &free_pages) != 0 ||
+      scalar(s, "PRAGMA page_size", 0, false, &page_size) != 0) {
+    db_fail(s, job, "size");
+    return;
+  }
+  job->value = (uint64_t)((pages - free_pages) * page_size);
+}
+
+static void run_count(sq_driver_t *s, ld_archive_job_t *job) {
+  int64_t n;
+  if (scalar(s, "SELECT COUNT(*) FROM Message", 0, false, &n) != 0)
+    db_fail(s, job, "count");
+  job->value = (uint64_t)n;
+}
+
+/* ---- open and close ------------------------------------------------------------------------ */
+
+static void run_open(sq_driver_t *s, ld_archive_job_t *job) {
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
+    ld_archive_job_fail(job, LD_ERR_DB, "sqlite open %s: %s", s->path,
+                        s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    return;
+  }
+  sqlite3_busy_timeout(s->db, (int)s->base.request_timeout_ms);
+  char pragmas[256];
+  snprintf(pragmas, sizeof pragmas,
+           "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -%d; "
+           "PRAGMA wal_autocheckpoint = %d; PRAGMA mmap_size = %lld",
+           SQ_CACHE_KIB, SQ_CHECKPOINT_PAGES, SQ_MMAP_BYTES);
+  if (exec(s, pragmas) != 0) {
+    db_fail(s, job, "pragmas");
+    return;
+  }
+  char why[LD_ARCHIVE_WHY_LEN];
+  if (ld_archive_sqlite_migrate(s->db, why, sizeof why) != 0) {
+    ld_archive_job_fail(job, LD_ERR_DB, "sqlite migration: %s", why);
+    return;
+  }
+  if (sqlite3_prepare_v3(s->db,
+                         "INSERT INTO Message (messageHash, pubsubTopic, contentTopic, payload, "
+                         "version, timestamp, meta) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                         "ON CONFLICT (messageHash) DO NOTHING",
+                         -1, SQLITE_PREPARE_PERSISTENT, &s->insert_st, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(s->db, "SELECT timestamp FROM Message WHERE messageHash = ?", -1,
+                         SQLITE_PREPARE_PERSISTENT, &s->cursor_st, NULL) != SQLITE_OK)
+    db_fail(s, job, "prepare");
+}
+
+static void db_close(sq_driver_t *s) {
+  cache_clear(s);
+  sqlite3_finalize(s->insert_st);
+  sqlite3_finalize(s->cursor_st);
+  s->insert_st = s->cursor_st = NULL;
+  if (s->db != NULL && sqlite3_close(s->db) != SQLITE_OK)
+    LD_WARN(LOG_TOPIC, "sqlite close: %s", sqlite3_errmsg(s->db));
+  s->db = NULL;
+}
+
+/* ---- the worker ---------------------------------------------------------------------------- */
+
+static void run_job(sq_driver_t *s, ld_archive_job_t *job) {
+  if (s->db == NULL && job->kind != LD_ARCHIVE_JOB_OPEN) {
+    ld_archive_job_fail(job, LD_ERR_DB, "sqlite database not open");
+    return;
+  }
+  switch (job->kind) {
+  case LD_ARCHIVE_JOB_OPEN:
+    run_open(s, job);
+    break;
+  case LD_ARCHIVE_JOB_INSERT:
+    run_insert(s, job);
+    break;
+  case LD_ARCHIVE_JOB_QUERY:
+    run_query(s, job);
+    break;
+  case LD_ARCHIVE_JOB_COUNT:
+    run_count(s, job);
+    break;
+  case LD_ARCHIVE_JOB_DELETE_OLDER:
+    run_delete_older(s, job);
+    break;
+  case LD_ARCHIVE_JOB_KEEP_NEWEST:
+    run_keep_newest(s, job);
+    break;
+  case LD_ARCHIVE_JOB_SIZE:
+    run_size(s, job);
+    break;
+  default:
+    ld_archive_job_fail(job, LD_ERR_UNSUPPORTED, "not supported by sqlite");
+  }
+}
+
+static ld_archive_job_t *next_job(sq_driver_t *s) {
+  uv_mutex_lock(&s->mu);
+  while (s->head == NULL)
+    uv_cond_wait(&s->cv, &s->mu);
+  ld_archive_job_t *job = s->head;
+  s->head = job->dnext;
+  if (s->head == NULL)
+    s->tail = NULL;
+  uv_mutex_unlock(&s->mu);
+  return job;
+}
+
+static void worker(void *arg) {
+  sq_driver_t *s = arg;
+  for (;;) {
+    ld_archive_job_t *job = next_job(s);
+    if (job->kind == LD_ARCHIVE_JOB_CLOSE) {
+      db_close(s);
+      ld_archive_job_complete(&s->base, job);
+      return;
+    }
+    run_job(s, job);
+    ld_archive_job_complete(&s->base, job);
+  }
+}
+
+static void enqueue_locked(sq_driver_t *s, ld_archive_job_t *job) {
+  job->dnext = NULL;
+  if (s->tail != NULL)
+    s->tail->dnext = job;
+  else
+    s->head = job;
+  s->tail = job;
+}
+
+static int sq_submit(ld_archive_driver_t *d, ld_archive_job_t *job) {
+  sq_driver_t *s = (sq_driver_t *)d;
+  uv_mutex_lock(&s->mu);
+  if (s->closing) {
+    uv_mutex_unlock(&s->mu);
+    return LD_ERR_CLOSED;
+  }
+  enqueue_locked(s, job);
+  uv_cond_signal(&s->cv);
+  uv_mutex_unlock(&s->mu);
+  return 0;
+}
+
+/* Queued jobs other than inserts fail with LD_ERR_CLOSED; inserts still commit. */
+static void sq_close(ld_archive_driver_t *d, ld_archive_job_t *job) {
+  sq_driver_t *s = (sq_driver_t *)d;
+  uv_mutex_lock(&s->mu);
+  s->closing = true;
+  ld_archive_job_t *j = s->head, *keep_head = NULL, *keep_tail = NULL;
+  while (j != NULL) {
+    ld_archive_job_t *next = j->dnext;
+    j->dnext = NULL;
+    if (j->kind == LD_ARCHIVE_JOB_INSERT || j->kind == LD_ARCHIVE_JOB_OPEN) {
+      if (keep_tail != NULL)
+        keep_tail->dnext = j;
+      else
+        keep_head = j;
+      keep_tail = j;
+    } else {
+      ld_archive_job_fail(j, LD_ERR_CLOSED, "archive closed");
+      ld_archive_job_complete(d, j);
+    }
+    j = next;
+  }
+  s->head = keep_head;
+  s->tail = keep_tail;
+  enqueue_locked(s, job);
+  uv_cond_signal(&s->cv);
+  uv_mutex_unlock(&s->mu);
+}
+
+static void sq_free(ld_archive_driver_t *d) {
+  sq_driver_t *s = (sq_driver_t *)d;
+  uv_thread_join(&s->thread);
+  uv_cond_destroy(&s->cv);
+  uv_mutex_destroy(&s->mu);
+  free(s->path);
+  free(s);
+}
+
+static const ld_archive_driver_ops_t sq_ops = {
+    .name = "sqlite",
+    .max_batches_in_flight = 1,
+    .max_batch_rows = LD_ARCHIVE_MAX_BATCH_ROWS,
+    .insert = sq_submit,
+    .query = sq_submit,
+    .count = sq_submit,
+    .delete_older_than = sq_submit,
+    .keep_newest = sq_submit,
+    .size_bytes = sq_submit,
+    .close = sq_close,
+    .free = sq_free,
+};
+
+int ld_archive_sqlite_open(const ld_archive_driver_t *env, const char *target,
+                           ld_archive_job_t *open_job, ld_archive_driver_t **out) {
+  if (target == NULL || target[0] == 0)
+    return LD_ERR_INVALID_ARG;
+  sq_driver_t *s = calloc(1, sizeof *s);
+  if (s == NULL || (s->path = strdup(target)) == NULL) {
+    free(s);
+    return LD_ERR_NOMEM;
+  }
+  s->base = *env;
+  s->base.ops = &sq_ops;
+  if (uv_mutex_init(&s->mu) != 0)
+    goto fail;
+  if (uv_cond_init(&s->cv) != 0) {
+    uv_mutex_destroy(&s->mu);
+    goto fail;
+  }
+  enqueue_locked(s, open_job);
+  if (uv_thread_create(&s->thread, worker, s) != 0) {
+    uv_cond_destroy(&s->cv);
+    uv_mutex_destroy(&s->mu);
+    goto fail;
+  }
+  *out = &s->base;
+  return 0;
+fail:
+  free(s->path);
+  free(s);
+  return LD_ERR_NOMEM;
+}
