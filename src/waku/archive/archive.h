@@ -21,12 +21,13 @@
  * as one transaction per batch (while a batch commits, the next one fills up). Retention
  * policies run on a timer, first right after opening.
  *
- * Storage: SQLite keeps nwaku's schema version 10 (table Message WITHOUT ROWID, index i_ts) and
- * adds the index i_ct_ts (contentTopic, timestamp) for content-topic pages; WAL journal,
- * synchronous FULL. PostgreSQL keeps nwaku's layout (content script version 8): messages and
- * messages_lookup, hourly range partitions created at open, every 10 minutes for the next hour,
- * and on demand for older or newer rows (store-sync ingress). memory:// holds at most
- * memory_capacity messages and evicts the oldest.
+ * Storage: SQLite keeps nwaku's schema version 10 (table Message keyed by messageHash, index
+ * i_ts; new files keep rows in insertion order, see sqlite/sqlite_schema.h) and adds the index
+ * i_ct_ts (contentTopic, timestamp) for content-topic pages; WAL journal, synchronous FULL; one
+ * writer thread and two query threads with their own read-only connections. PostgreSQL keeps
+ * nwaku's layout (content script version 8): messages and messages_lookup, hourly range partitions
+ * created at open, every 10 minutes for the next hour, and on demand for older or newer rows
+ * (store-sync ingress). memory:// holds at most memory_capacity messages and evicts the oldest.
  *
  * Threading: every function must be called from the loop thread given to ld_archive_open, and
  * every callback runs on that loop, never from inside an ld_archive_* call. Drivers do their

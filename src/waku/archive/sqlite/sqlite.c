@@ -1,6 +1,10 @@
-/* sqlite://: the embedded driver. One worker thread owns the connection and runs the jobs in
- * order; the loop only queues them. Schema version 10 of nwaku (table Message WITHOUT ROWID,
- * index i_ts), WAL journal, every statement prepared and parameterised. */
+/* sqlite://: the embedded driver. One writer thread owns the read-write connection and runs
+ * every job but queries in order; queries go round-robin to SQ_READERS reader threads, each with
+ * its own read-only connection (WAL lets them read while the writer commits), so concurrent
+ * store clients are not served one after another. An in-memory database has one connection, so
+ * there the writer runs the queries too. The loop only queues jobs. Schema version 10 of nwaku
+ * (table Message keyed by messageHash, index i_ts), WAL journal, every statement prepared and
+ * parameterised. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +26,8 @@
 #define SQ_CHECKPOINT_PAGES 20000
 /* Reads map the file instead of copying pages through read(2). */
 #define SQ_MMAP_BYTES (1ll << 30)
+/* Query threads of a file database (one per core of the machines this runs on). */
+#define SQ_READERS 2
 
 typedef struct sq_cached {
   char *sql;
@@ -42,6 +48,10 @@ typedef struct sq_driver {
   sqlite3_stmt *insert_st, *cursor_st;
   sq_cached_t cache[SQ_CACHE_SLOTS];
   uint64_t cache_clock;
+  /* query threads (writer only): each is an sq_driver_t with its own connection and queue */
+  struct sq_driver *readers[SQ_READERS];
+  size_t n_readers, next_reader;
+  bool is_reader;
 } sq_driver_t;
 
 /* ---- statements ---------------------------------------------------------------------------- */
@@ -480,7 +490,34 @@ static void db_close(sq_driver_t *s) {
 
 /* ---- the worker ---------------------------------------------------------------------------- */
 
+/* A reader's read-only connection, opened at its first query (the writer has created and
+ * migrated the database by then). */
+static int reader_open(sq_driver_t *s, ld_archive_job_t *job) {
+  int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
+    ld_archive_job_fail(job, LD_ERR_DB, "sqlite open %s for reading: %s", s->path,
+                        s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    sqlite3_close(s->db);
+    s->db = NULL;
+    return LD_ERR_DB;
+  }
+  sqlite3_busy_timeout(s->db, (int)s->base.request_timeout_ms);
+  char pragmas[128];
+  snprintf(pragmas, sizeof pragmas, "PRAGMA cache_size = -%d; PRAGMA mmap_size = %lld",
+           SQ_CACHE_KIB / 4, SQ_MMAP_BYTES);
+  if (exec(s, pragmas) != 0 ||
+      sqlite3_prepare_v3(s->db, "SELECT timestamp FROM Message WHERE messageHash = ?", -1,
+                         SQLITE_PREPARE_PERSISTENT, &s->cursor_st, NULL) != SQLITE_OK) {
+    db_fail(s, job, "reader set-up");
+    db_close(s);
+    return LD_ERR_DB;
+  }
+  return 0;
+}
+
 static void run_job(sq_driver_t *s, ld_archive_job_t *job) {
+  if (s->is_reader && s->db == NULL && reader_open(s, job) != 0)
+    return;
   if (s->db == NULL && job->kind != LD_ARCHIVE_JOB_OPEN) {
     ld_archive_job_fail(job, LD_ERR_DB, "sqlite database not open");
     return;
@@ -512,11 +549,16 @@ static void run_job(sq_driver_t *s, ld_archive_job_t *job) {
   }
 }
 
+/* The next job, or NULL when a reader was told to stop and has nothing left. */
 static ld_archive_job_t *next_job(sq_driver_t *s) {
   uv_mutex_lock(&s->mu);
-  while (s->head == NULL)
+  while (s->head == NULL && !(s->is_reader && s->closing))
     uv_cond_wait(&s->cv, &s->mu);
   ld_archive_job_t *job = s->head;
+  if (job == NULL) {
+    uv_mutex_unlock(&s->mu);
+    return NULL;
+  }
   s->head = job->dnext;
   if (s->head == NULL)
     s->tail = NULL;
@@ -524,11 +566,18 @@ static ld_archive_job_t *next_job(sq_driver_t *s) {
   return job;
 }
 
+static void stop_readers(sq_driver_t *s);
+
 static void worker(void *arg) {
   sq_driver_t *s = arg;
   for (;;) {
     ld_archive_job_t *job = next_job(s);
+    if (job == NULL) { /* a reader told to stop */
+      db_close(s);
+      return;
+    }
     if (job->kind == LD_ARCHIVE_JOB_CLOSE) {
+      stop_readers(s); /* their last completions reach the loop before the close's */
       db_close(s);
       ld_archive_job_complete(&s->base, job);
       return;
@@ -549,6 +598,17 @@ static void enqueue_locked(sq_driver_t *s, ld_archive_job_t *job) {
 
 static int sq_submit(ld_archive_driver_t *d, ld_archive_job_t *job) {
   sq_driver_t *s = (sq_driver_t *)d;
+  if (job->kind == LD_ARCHIVE_JOB_QUERY && s->n_readers > 0) {
+    sq_driver_t *r = s->readers[s->next_reader++ % s->n_readers];
+    uv_mutex_lock(&r->mu);
+    bool closing = r->closing;
+    if (!closing) {
+      enqueue_locked(r, job);
+      uv_cond_signal(&r->cv);
+    }
+    uv_mutex_unlock(&r->mu);
+    return closing ? LD_ERR_CLOSED : 0;
+  }
   uv_mutex_lock(&s->mu);
   if (s->closing) {
     uv_mutex_unlock(&s->mu);
@@ -588,9 +648,75 @@ static void sq_close(ld_archive_driver_t *d, ld_archive_job_t *job) {
   uv_mutex_unlock(&s->mu);
 }
 
+/* Tells the readers to stop (queued queries fail with LD_ERR_CLOSED), waits for them and frees
+ * them. Idempotent. */
+static void stop_readers(sq_driver_t *s) {
+  for (size_t i = 0; i < s->n_readers; i++) {
+    sq_driver_t *r = s->readers[i];
+    uv_mutex_lock(&r->mu);
+    r->closing = true;
+    ld_archive_job_t *j = r->head;
+    r->head = r->tail = NULL;
+    uv_cond_signal(&r->cv);
+    uv_mutex_unlock(&r->mu);
+    while (j != NULL) {
+      ld_archive_job_t *next = j->dnext;
+      ld_archive_job_fail(j, LD_ERR_CLOSED, "archive closed");
+      ld_archive_job_complete(&s->base, j);
+      j = next;
+    }
+    uv_thread_join(&r->thread);
+    uv_cond_destroy(&r->cv);
+    uv_mutex_destroy(&r->mu);
+    free(r->path);
+    free(r);
+  }
+  s->n_readers = 0;
+}
+
+static bool in_memory(const char *path) {
+  return strcmp(path, ":memory:") == 0 || strstr(path, "memory") != NULL;
+}
+
+static sq_driver_t *reader_new(const sq_driver_t *s) {
+  sq_driver_t *r = calloc(1, sizeof *r);
+  if (r == NULL || (r->path = strdup(s->path)) == NULL) {
+    free(r);
+    return NULL;
+  }
+  r->base = s->base;
+  r->is_reader = true;
+  if (uv_mutex_init(&r->mu) != 0) {
+    free(r->path);
+    free(r);
+    return NULL;
+  }
+  if (uv_cond_init(&r->cv) != 0 || uv_thread_create(&r->thread, worker, r) != 0) {
+    uv_mutex_destroy(&r->mu);
+    free(r->path);
+    free(r);
+    return NULL;
+  }
+  return r;
+}
+
+/* Query threads for a file database; without them (memory, or no resources) the writer runs
+ * the queries. */
+static void start_readers(sq_driver_t *s) {
+  if (in_memory(s->path))
+    return;
+  while (s->n_readers < SQ_READERS) {
+    sq_driver_t *r = reader_new(s);
+    if (r == NULL)
+      return;
+    s->readers[s->n_readers++] = r;
+  }
+}
+
 static void sq_free(ld_archive_driver_t *d) {
   sq_driver_t *s = (sq_driver_t *)d;
   uv_thread_join(&s->thread);
+  stop_readers(s);
   uv_cond_destroy(&s->cv);
   uv_mutex_destroy(&s->mu);
   free(s->path);
@@ -629,7 +755,9 @@ int ld_archive_sqlite_open(const ld_archive_driver_t *env, const char *target,
     goto fail;
   }
   enqueue_locked(s, open_job);
+  start_readers(s);
   if (uv_thread_create(&s->thread, worker, s) != 0) {
+    stop_readers(s);
     uv_cond_destroy(&s->cv);
     uv_mutex_destroy(&s->mu);
     goto fail;

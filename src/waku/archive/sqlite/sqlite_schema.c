@@ -10,7 +10,7 @@
 static const char k_create_v10[] =
     "CREATE TABLE IF NOT EXISTS Message (messageHash BLOB NOT NULL PRIMARY KEY, "
     "pubsubTopic BLOB NOT NULL, contentTopic BLOB NOT NULL, payload BLOB, "
-    "version INTEGER NOT NULL, timestamp INTEGER NOT NULL, meta BLOB) WITHOUT ROWID";
+    "version INTEGER NOT NULL, timestamp INTEGER NOT NULL, meta BLOB)";
 static const char k_index_v10[] =
     "CREATE INDEX IF NOT EXISTS i_ts ON Message (timestamp);"
     "CREATE INDEX IF NOT EXISTS i_ct_ts ON Message (contentTopic, timestamp)";
