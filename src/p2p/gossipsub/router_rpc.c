@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/cursor.h"
 #include "p2p/gossipsub/router_internal.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -628,6 +629,90 @@ static void handle_control(ld_gs_router_t *r, gs_peer_t *p, const ld_gs_rpc_t *r
   handle_iwant(r, p, c, now);
 }
 
+/* ---- copies of messages already seen ------------------------------------------------------ */
+
+/* Most RPCs a relay node receives carry one copy of a message it has already seen. Such an RPC
+ * (nothing but StrictNoSign messages, all seen, on subscribed topics) is handled here from a scan
+ * of its bytes, without unpacking it; anything else goes the full way. */
+#define GS_SCAN_MAX_MSGS 4
+
+typedef struct scanned_msg {
+  ProtobufCBinaryData data, topic;
+  bool has_data, has_topic;
+} scanned_msg_t;
+
+/* A Message with only `data` (2) and `topic` (4), each at most once. */
+static bool scan_message(const uint8_t *b, size_t len, scanned_msg_t *m) {
+  ld_cursor_t c;
+  ld_cursor_init(&c, b, len);
+  memset(m, 0, sizeof *m);
+  while (ld_cursor_remaining(&c) > 0) {
+    uint64_t key;
+    const uint8_t *v;
+    size_t n;
+    if (ld_cursor_pbvarint(&c, &key) != 0 || (key & 7) != 2 ||
+        ld_cursor_lp_bytes(&c, ld_cursor_remaining(&c), &v, &n) != 0)
+      return false;
+    bool *has = (key >> 3) == 2 ? &m->has_data : (key >> 3) == 4 ? &m->has_topic : NULL;
+    if (has == NULL || *has)
+      return false;
+    *has = true;
+    ProtobufCBinaryData *dst = (key >> 3) == 2 ? &m->data : &m->topic;
+    dst->data = (uint8_t *)v;
+    dst->len = n;
+  }
+  return true;
+}
+
+/* The messages of an RPC made of `publish` entries only; 0 when it holds anything else. */
+static size_t scan_publish_only(const uint8_t *rpc, size_t len, scanned_msg_t *out) {
+  ld_cursor_t c;
+  ld_cursor_init(&c, rpc, len);
+  size_t n = 0;
+  while (ld_cursor_remaining(&c) > 0) {
+    uint64_t key;
+    const uint8_t *v;
+    size_t vlen;
+    if (n == GS_SCAN_MAX_MSGS || ld_cursor_pbvarint(&c, &key) != 0 || key != ((2 << 3) | 2) ||
+        ld_cursor_lp_bytes(&c, ld_cursor_remaining(&c), &v, &vlen) != 0 ||
+        !scan_message(v, vlen, &out[n]))
+      return 0;
+    n++;
+  }
+  return n;
+}
+
+static bool handle_seen_copies(ld_gs_router_t *r, gs_peer_t *p, const uint8_t *rpc, size_t len,
+                               uint64_t now) {
+  scanned_msg_t msgs[GS_SCAN_MAX_MSGS];
+  size_t n = scan_publish_only(rpc, len, msgs);
+  if (n == 0 || n > r->p.max_messages_per_rpc)
+    return false;
+  gs_topic_t *topics[GS_SCAN_MAX_MSGS];
+  uint8_t ids[GS_SCAN_MAX_MSGS][LD_GS_MSG_ID_LEN];
+  uint64_t hs[GS_SCAN_MAX_MSGS];
+  ld_gs_idset_expire(&r->seen, now, NULL, NULL);
+  for (size_t i = 0; i < n; i++) {
+    if (!topic_ok(msgs[i].has_topic, &msgs[i].topic))
+      return false;
+    topics[i] = gs_topic_find(r, msgs[i].topic.data, msgs[i].topic.len);
+    if (topics[i] == NULL || !topics[i]->subscribed)
+      return false;
+    ld_gs_msg_id(msgs[i].data.data, msgs[i].data.len, ids[i]);
+    hs[i] = ld_gs_idset_hash(ids[i]);
+    if (ld_gs_idset_find_h(&r->seen, ids[i], hs[i]) == NULL)
+      return false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    gs_topic_t *t = topics[i];
+    t->stats.msgs_in++;
+    t->stats.bytes_in += msgs[i].data.len;
+    ld_gs_idset_remove_h(&r->promises, ids[i], hs[i]);
+    duplicate(r, p, t, ld_gs_idset_find_h(&r->seen, ids[i], hs[i]), now);
+  }
+  return true;
+}
+
 /* ---- entry point --------------------------------------------------------------------------- */
 
 int ld_gs_router_handle_rpc(ld_gs_router_t *r, ld_gs_peer_t peer, const uint8_t *rpc, size_t len,
@@ -644,6 +729,9 @@ int ld_gs_router_handle_rpc(ld_gs_router_t *r, ld_gs_peer_t peer, const uint8_t 
   }
   if (p->disconnect_requested || gs_score(r, p, now_ms) < r->p.graylist_threshold) {
     r->stats.rpcs_graylisted++;
+    return 0;
+  }
+  if (handle_seen_copies(r, p, rpc, len, now_ms)) {
     return 0;
   }
   ld_gs_rpc_t *msg = NULL;

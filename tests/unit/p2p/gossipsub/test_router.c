@@ -639,6 +639,56 @@ static void held_idontwant_goes_out_when_validation_is_deferred(void **state) {
   net_free(net);
 }
 
+/* Copies of a seen message are handled from a scan of the RPC (no unpacking): they count as
+ * duplicates, are not delivered again, and a copy that is not StrictNoSign or comes with other
+ * parts still takes the full path (penalised / processed). */
+static void seen_copies_take_the_short_path(void **state) {
+  (void)state;
+  net_t *net = idontwant_net();
+  ld_gs_router_t *r = net->nodes[0].r;
+  uint8_t data[100];
+  memset(data, 'S', sizeof data);
+  assert_int_equal(raw_publish(net, 2, 0, T, data, sizeof data), 0);
+  assert_true(delivered(&net->nodes[0], data, sizeof data));
+  size_t before = net->nodes[0].n_delivered;
+  assert_int_equal(raw_publish(net, 1, 0, T, data, sizeof data), 0);
+  assert_int_equal(raw_publish(net, 3, 0, T, data, sizeof data), 0);
+  assert_int_equal(net->nodes[0].n_delivered, before);
+  ld_gs_topic_stats_t ts;
+  assert_int_equal(ld_gs_router_topic_stats(r, T, &ts), 0);
+  assert_int_equal(ts.duplicates, 2);
+  assert_int_equal(ts.msgs_in, 3);
+  /* the same copy with a GRAFT in the RPC: full path, still a duplicate */
+  ld_gs_out_t o;
+  ld_gs_out_init(&o);
+  ld_gs_out_msg(&o, T, data, sizeof data);
+  ld_gs_out_graft(&o, T);
+  assert_int_equal(raw_send(net, 1, 0, &o), 0);
+  ld_gs_out_clear(&o);
+  assert_int_equal(ld_gs_router_topic_stats(r, T, &ts), 0);
+  assert_int_equal(ts.duplicates, 3);
+  /* a signed copy (from + seqno, protobuf fields 1 and 3) is refused and penalised */
+  uint8_t signed_rpc[200];
+  size_t n = 0;
+  uint8_t msg[160];
+  size_t m = 0;
+  msg[m++] = 0x0a, msg[m++] = 2, msg[m++] = 'f', msg[m++] = 'r'; /* from */
+  msg[m++] = 0x12, msg[m++] = sizeof data;                       /* data */
+  memcpy(msg + m, data, sizeof data), m += sizeof data;
+  msg[m++] = 0x1a, msg[m++] = 1, msg[m++] = 7;    /* seqno */
+  msg[m++] = 0x22, msg[m++] = (uint8_t)strlen(T); /* topic */
+  memcpy(msg + m, T, strlen(T)), m += strlen(T);
+  signed_rpc[n++] = 0x12, signed_rpc[n++] = (uint8_t)m;
+  memcpy(signed_rpc + n, msg, m), n += m;
+  double score0 = ld_gs_router_peer_score(r, 3, net->now);
+  assert_int_equal(ld_gs_router_handle_rpc(r, 3, signed_rpc, n, net->now), 0);
+  ld_gs_stats_t st;
+  ld_gs_router_stats(r, &st);
+  assert_int_equal(st.msgs_invalid_sign, 1);
+  assert_true(ld_gs_router_peer_score(r, 3, net->now) < score0);
+  net_free(net);
+}
+
 /* Several hops (30 nodes, 6 links each), so that IDONTWANT can overtake later copies. */
 static uint64_t network_copies(ld_gs_proto_t proto) {
   enum { N = 30, K = 3 };
@@ -1133,6 +1183,7 @@ int main(void) {
       cmocka_unit_test_setup(idontwant_suppresses_the_duplicate, setup),
       cmocka_unit_test_setup(idontwant_is_held_while_validation_is_quick, setup),
       cmocka_unit_test_setup(held_idontwant_goes_out_when_validation_is_deferred, setup),
+      cmocka_unit_test_setup(seen_copies_take_the_short_path, setup),
       cmocka_unit_test_setup(idontwant_reduces_copies_in_a_network, setup),
       cmocka_unit_test_setup(invalid_sender_loses_score_is_pruned_then_disconnected, setup),
       cmocka_unit_test_setup(ihave_floods_are_bounded, setup),
