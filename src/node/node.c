@@ -194,6 +194,7 @@ static void on_identified(ld_conn_t *c, const ld_identify_info_t *info, void *us
   ld_node_t *node = user_data;
   if (node->gs != NULL && node->state != NODE_STOPPING)
     ld_gs_service_peer_identified(node->gs, c, info);
+  ld_node_px_learn(node, c, info);
 }
 
 static const ld_identify_events_t g_identify_events = {on_identified, NULL};

@@ -21,6 +21,8 @@
 
 /* ENRs of other peers the node keeps (peer exchange answers from them). */
 #define LD_NODE_ENR_CACHE 1000
+/* Peer-exchange requests the node makes at once to learn ENRs. */
+#define LD_NODE_PX_MAX_INFLIGHT 4
 
 typedef enum node_state {
   NODE_NEW = 0,
@@ -77,6 +79,9 @@ struct ld_node {
   ld_px_server_t *px;
   ld_filter_client_t *filter_client; /* REST's filter client of --filternode */
   ld_enr_cache_t *enr_cache;
+  /* our peer-exchange requests under way (handle and callback context per slot) */
+  ld_px_call_t *px_calls[LD_NODE_PX_MAX_INFLIGHT];
+  void *px_asks[LD_NODE_PX_MAX_INFLIGHT];
   ld_enr_t enr; /* our own record, when has_enr */
   bool has_enr;
 
@@ -106,6 +111,10 @@ void ld_node_servers_free(ld_node_t *node);
 
 /* node_services.c: archive + store, lightpush, filter, peer exchange (as configured). */
 int ld_node_services_mount(ld_node_t *node);
+/* With --peer-exchange, asks a newly identified peer that serves peer exchange for the records
+ * it knows and keeps them in the ENR cache our own peer-exchange service answers from (with no
+ * discovery mounted, this is where the records come from). */
+void ld_node_px_learn(ld_node_t *node, ld_conn_t *c, const ld_identify_info_t *info);
 /* Builds the node's ENR from its key, announced addresses, capabilities and shards. */
 int ld_node_build_enr(ld_node_t *node);
 /* "enr:…" of the node (ld_enr_to_text's contract), or LD_ERR_NOT_FOUND. */

@@ -142,6 +142,74 @@ static int mount_peer_exchange(ld_node_t *node) {
   return node->px != NULL ? 0 : LD_ERR_NOMEM;
 }
 
+/* ---- learning ENRs ---- */
+
+typedef struct px_ask {
+  ld_node_t *node;
+  int slot; /* index in node->px_calls */
+} px_ask_t;
+
+static void on_px_answer(const ld_px_response_t *resp, int err, void *user_data) {
+  px_ask_t *ask = user_data;
+  ld_node_t *node = ask->node;
+  node->px_calls[ask->slot] = NULL;
+  node->px_asks[ask->slot] = NULL;
+  free(ask);
+  if (err != 0 || resp == NULL || node->state == NODE_STOPPING)
+    return;
+  size_t kept = 0;
+  for (size_t i = 0; i < resp->n_enrs; i++) {
+    ld_peerid_t id;
+    if (ld_enr_peer_id(&resp->enrs[i], &id) == 0 && !ld_peerid_equal(&id, &node->peer_id) &&
+        ld_enr_cache_put(node->enr_cache, &resp->enrs[i]) == 0)
+      kept++;
+  }
+  LD_DEBUG(TOPIC, "peer exchange: %zu records received, %zu kept", resp->n_enrs, kept);
+}
+
+static bool speaks(const ld_identify_info_t *info, const char *protocol) {
+  for (size_t i = 0; i < info->n_protocols; i++)
+    if (strcmp(info->protocols[i], protocol) == 0)
+      return true;
+  return false;
+}
+
+static int free_px_slot(const ld_node_t *node) {
+  for (int i = 0; i < LD_NODE_PX_MAX_INFLIGHT; i++)
+    if (node->px_calls[i] == NULL)
+      return i;
+  return -1;
+}
+
+void ld_node_px_learn(ld_node_t *node, ld_conn_t *c, const ld_identify_info_t *info) {
+  int slot = free_px_slot(node);
+  if (!node->cfg.peer_exchange || node->enr_cache == NULL || node->state == NODE_STOPPING ||
+      slot < 0 || !speaks(info, LD_PX_PROTOCOL))
+    return;
+  px_ask_t *ask = malloc(sizeof *ask);
+  if (ask == NULL)
+    return;
+  *ask = (px_ask_t){node, slot};
+  if (ld_px_client_request_ex(node->sw, c, LD_PX_MAX_PEERS, NULL, on_px_answer, ask,
+                              &node->px_calls[slot]) != 0) {
+    node->px_calls[slot] = NULL;
+    free(ask);
+    return;
+  }
+  node->px_asks[slot] = ask;
+}
+
+/* Our peer-exchange requests are abandoned when the node stops. */
+static void cancel_px_asks(ld_node_t *node) {
+  for (int i = 0; i < LD_NODE_PX_MAX_INFLIGHT; i++) {
+    if (node->px_calls[i] != NULL)
+      ld_px_call_cancel(node->px_calls[i]);
+    free(node->px_asks[i]);
+    node->px_calls[i] = NULL;
+    node->px_asks[i] = NULL;
+  }
+}
+
 /* ---- mounting -----------------------------------------------------------------------------------
  */
 
@@ -200,6 +268,7 @@ int ld_node_enr_text(const ld_node_t *node, char *out, size_t cap) {
  */
 
 void ld_node_services_stop(ld_node_t *node) {
+  cancel_px_asks(node);
   if (node->archive_stage > 0)
     ld_fanout_remove(node->fanout, node->archive_stage);
   if (node->filter_stage > 0)

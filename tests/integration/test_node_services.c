@@ -18,7 +18,11 @@
 #include "base/error.h"
 #include "node/events.h"
 #include "node/node.h"
+#include "p2p/identify.h"
+#include "waku/enr/cache.h"
+#include "waku/enr/enr.h"
 #include "waku/filter/client.h"
+#include "waku/peer_exchange/peer_exchange.h"
 #include "waku/lightpush/client.h"
 #include "waku/store/client.h"
 
@@ -306,6 +310,95 @@ static void archive_that_cannot_open_is_a_node_failure(void **state) {
   stop(n, &w);
 }
 
+/* ---- peer exchange ------------------------------------------------------------------------------
+ */
+
+typedef struct px_seen {
+  bool done;
+  int err;
+  size_t n;
+  ld_peerid_t ids[8];
+} px_seen_t;
+
+static void on_px(const ld_px_response_t *resp, int err, void *ud) {
+  px_seen_t *p = ud;
+  p->done = true;
+  p->err = err;
+  for (size_t i = 0; err == 0 && i < resp->n_enrs && p->n < 8; i++)
+    if (ld_enr_peer_id(&resp->enrs[i], &p->ids[p->n]) == 0)
+      p->n++;
+}
+
+static void on_switch_closed(void *ud) {
+  *(bool *)ud = true;
+}
+
+/* A node with --peer-exchange learns the records a peer-exchange peer knows (no discovery is
+ * mounted) and hands them out in turn. */
+static void peer_exchange_passes_records_on(void **state) {
+  (void)state;
+  watch_t ws = {0};
+  ld_node_t *service = start_service(&ws);
+  /* a bare peer X that serves peer exchange from a cache holding one record of cluster 0 */
+  ld_privkey_t kx, ke;
+  assert_int_equal(ld_privkey_generate(&kx, LD_KEY_SECP256K1), 0);
+  assert_int_equal(ld_privkey_generate(&ke, LD_KEY_SECP256K1), 0);
+  ld_switch_config_t sc;
+  ld_switch_config_default(&sc);
+  sc.loop = &g_loop;
+  sc.identity = &kx;
+  ld_switch_t *x = ld_switch_new(&sc);
+  assert_non_null(x);
+  ld_identify_t *idx = ld_identify_new(x, NULL);
+  assert_non_null(idx);
+  ld_enr_cache_t *cache = ld_enr_cache_new(8);
+  ld_multiaddr_t ea;
+  assert_int_equal(ld_multiaddr_parse(&ea, "/ip4/10.1.2.3/tcp/60000"), 0);
+  uint16_t shard0 = 0;
+  ld_enr_node_config_t ec = {.addrs = &ea,
+                             .n_addrs = 1,
+                             .waku2 = LD_ENR_RELAY,
+                             .has_cluster = true,
+                             .cluster_id = 0,
+                             .shards = &shard0,
+                             .n_shards = 1};
+  ld_enr_t record;
+  assert_int_equal(ld_enr_build_node(&record, &ke, &ec), 0);
+  assert_int_equal(ld_enr_cache_put(cache, &record), 0);
+  ld_px_server_config_t pc;
+  ld_px_server_config_default(&pc);
+  pc.cache = cache;
+  ld_px_server_t *pxs = ld_px_server_new(x, &pc);
+  assert_non_null(pxs);
+  ld_peerid_t record_id;
+  assert_int_equal(ld_enr_peer_id(&record, &record_id), 0);
+
+  /* X connects to the node: the node identifies X, sees peer exchange and asks it */
+  client_t cl;
+  memset(&cl, 0, sizeof cl);
+  ld_multiaddr_t addr;
+  addr_with(service, "/tcp/", false, &addr);
+  dial(x, &addr, &cl);
+  px_seen_t got = {0};
+  uint64_t deadline = ld_now_ms() + STEP_MS;
+  while (got.n == 0 && ld_now_ms() < deadline) {
+    memset(&got, 0, sizeof got);
+    assert_int_equal(ld_px_client_request(x, cl.conn, 10, on_px, &got), 0);
+    WAIT_FOR(got.done);
+    assert_int_equal(got.err, 0);
+  }
+  assert_int_equal(got.n, 1);
+  assert_true(ld_peerid_equal(&got.ids[0], &record_id));
+
+  stop(service, &ws);
+  bool closed = false;
+  ld_switch_close(x, on_switch_closed, &closed);
+  WAIT_FOR(closed);
+  ld_px_server_free(pxs);
+  ld_identify_free(idx);
+  ld_enr_cache_free(cache);
+}
+
 static int setup(void **state) {
   (void)state;
   uv_loop_init(&g_loop);
@@ -323,6 +416,7 @@ int main(void) {
       cmocka_unit_test(services_over_tcp),
       cmocka_unit_test(services_over_websocket),
       cmocka_unit_test(archive_that_cannot_open_is_a_node_failure),
+      cmocka_unit_test(peer_exchange_passes_records_on),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
