@@ -28,6 +28,9 @@
 #define SQ_MMAP_BYTES (1ll << 30)
 /* Query threads of a file database (one per core of the machines this runs on). */
 #define SQ_READERS 2
+/* Idle time after a write that makes the writer copy the WAL back into the database file:
+ * readers then take every page from the mapped file instead of searching and reading the log. */
+#define SQ_IDLE_CHECKPOINT_MS 50
 
 typedef struct sq_cached {
   char *sql;
@@ -35,23 +38,32 @@ typedef struct sq_cached {
   uint64_t used;
 } sq_cached_t;
 
+/* Jobs waiting for one thread (the writer) or a pool of threads (the readers). */
+typedef struct sq_queue {
+  uv_mutex_t mu;
+  uv_cond_t cv;
+  ld_archive_job_t *head, *tail;
+  bool closing;
+  unsigned waiting; /* threads asleep on cv */
+} sq_queue_t;
+
 typedef struct sq_driver {
   ld_archive_driver_t base;
   char *path;
   uv_thread_t thread;
-  uv_mutex_t mu;
-  uv_cond_t cv;
-  ld_archive_job_t *head, *tail; /* jobs waiting for the worker */
-  bool closing;
+  sq_queue_t *q;     /* the queue this thread serves */
+  sq_queue_t wq, rq; /* writer only: its queue and the readers' shared one */
   /* worker thread only */
   sqlite3 *db;
   sqlite3_stmt *insert_st, *cursor_st;
   sq_cached_t cache[SQ_CACHE_SLOTS];
   uint64_t cache_clock;
-  /* query threads (writer only): each is an sq_driver_t with its own connection and queue */
+  /* query threads (writer only): each is an sq_driver_t with its own connection; they take
+   * queries from rq in turn, so a query waits for the first free reader */
   struct sq_driver *readers[SQ_READERS];
-  size_t n_readers, next_reader;
+  size_t n_readers;
   bool is_reader;
+  bool wal_dirty; /* writer: WAL frames written since the last checkpoint */
 } sq_driver_t;
 
 /* ---- statements ---------------------------------------------------------------------------- */
@@ -549,24 +561,53 @@ static void run_job(sq_driver_t *s, ld_archive_job_t *job) {
   }
 }
 
-/* The next job, or NULL when a reader was told to stop and has nothing left. */
-static ld_archive_job_t *next_job(sq_driver_t *s) {
-  uv_mutex_lock(&s->mu);
-  while (s->head == NULL && !(s->is_reader && s->closing))
-    uv_cond_wait(&s->cv, &s->mu);
-  ld_archive_job_t *job = s->head;
-  if (job == NULL) {
-    uv_mutex_unlock(&s->mu);
-    return NULL;
+/* Writer, idle since its last write: a passive checkpoint (readers go on; frames a reader still
+ * needs stay in the log). */
+static void idle_checkpoint(sq_driver_t *s) {
+  s->wal_dirty = false;
+  if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) != SQLITE_OK)
+    LD_WARN(LOG_TOPIC, "sqlite checkpoint: %s", sqlite3_errmsg(s->db));
+}
+
+/* Waits for a job (q->mu held). A writer with uncheckpointed writes waits SQ_IDLE_CHECKPOINT_MS
+ * at most, then checkpoints without the lock. */
+static void wait_for_job(sq_driver_t *s, sq_queue_t *q) {
+  q->waiting++;
+  if (!s->wal_dirty) {
+    uv_cond_wait(&q->cv, &q->mu);
+  } else if (uv_cond_timedwait(&q->cv, &q->mu, SQ_IDLE_CHECKPOINT_MS * 1000000ull) != 0 &&
+             q->head == NULL && !q->closing) {
+    q->waiting--;
+    uv_mutex_unlock(&q->mu);
+    idle_checkpoint(s);
+    uv_mutex_lock(&q->mu);
+    return;
   }
-  s->head = job->dnext;
-  if (s->head == NULL)
-    s->tail = NULL;
-  uv_mutex_unlock(&s->mu);
+  q->waiting--;
+}
+
+/* The next job, or NULL when a reader was told to stop and nothing is left. */
+static ld_archive_job_t *next_job(sq_driver_t *s) {
+  sq_queue_t *q = s->q;
+  uv_mutex_lock(&q->mu);
+  while (q->head == NULL && !(s->is_reader && q->closing))
+    wait_for_job(s, q);
+  ld_archive_job_t *job = q->head;
+  if (job != NULL) {
+    q->head = job->dnext;
+    if (q->head == NULL)
+      q->tail = NULL;
+  }
+  uv_mutex_unlock(&q->mu);
   return job;
 }
 
 static void stop_readers(sq_driver_t *s);
+
+static bool writes(ld_archive_job_kind_t kind) {
+  return kind == LD_ARCHIVE_JOB_INSERT || kind == LD_ARCHIVE_JOB_DELETE_OLDER ||
+         kind == LD_ARCHIVE_JOB_KEEP_NEWEST;
+}
 
 static void worker(void *arg) {
   sq_driver_t *s = arg;
@@ -583,49 +624,44 @@ static void worker(void *arg) {
       return;
     }
     run_job(s, job);
+    if (s->n_readers > 0 && s->db != NULL && writes(job->kind))
+      s->wal_dirty = true;
     ld_archive_job_complete(&s->base, job);
   }
 }
 
-static void enqueue_locked(sq_driver_t *s, ld_archive_job_t *job) {
+static void enqueue_locked(sq_queue_t *q, ld_archive_job_t *job) {
   job->dnext = NULL;
-  if (s->tail != NULL)
-    s->tail->dnext = job;
+  if (q->tail != NULL)
+    q->tail->dnext = job;
   else
-    s->head = job;
-  s->tail = job;
+    q->head = job;
+  q->tail = job;
 }
 
+/* Queries go to the readers' queue when there are readers, everything else to the writer. The
+ * wake-up is sent after the unlock (the queues live as long as the driver), so the woken thread
+ * does not wake into a held mutex, and only when a thread sleeps. */
 static int sq_submit(ld_archive_driver_t *d, ld_archive_job_t *job) {
   sq_driver_t *s = (sq_driver_t *)d;
-  if (job->kind == LD_ARCHIVE_JOB_QUERY && s->n_readers > 0) {
-    sq_driver_t *r = s->readers[s->next_reader++ % s->n_readers];
-    uv_mutex_lock(&r->mu);
-    bool closing = r->closing;
-    if (!closing) {
-      enqueue_locked(r, job);
-      uv_cond_signal(&r->cv);
-    }
-    uv_mutex_unlock(&r->mu);
-    return closing ? LD_ERR_CLOSED : 0;
-  }
-  uv_mutex_lock(&s->mu);
-  if (s->closing) {
-    uv_mutex_unlock(&s->mu);
-    return LD_ERR_CLOSED;
-  }
-  enqueue_locked(s, job);
-  uv_cond_signal(&s->cv);
-  uv_mutex_unlock(&s->mu);
-  return 0;
+  sq_queue_t *q = job->kind == LD_ARCHIVE_JOB_QUERY && s->n_readers > 0 ? &s->rq : &s->wq;
+  uv_mutex_lock(&q->mu);
+  bool closing = q->closing, wake = !closing && q->waiting > 0;
+  if (!closing)
+    enqueue_locked(q, job);
+  uv_mutex_unlock(&q->mu);
+  if (wake)
+    uv_cond_signal(&q->cv);
+  return closing ? LD_ERR_CLOSED : 0;
 }
 
 /* Queued jobs other than inserts fail with LD_ERR_CLOSED; inserts still commit. */
 static void sq_close(ld_archive_driver_t *d, ld_archive_job_t *job) {
   sq_driver_t *s = (sq_driver_t *)d;
-  uv_mutex_lock(&s->mu);
-  s->closing = true;
-  ld_archive_job_t *j = s->head, *keep_head = NULL, *keep_tail = NULL;
+  sq_queue_t *q = &s->wq;
+  uv_mutex_lock(&q->mu);
+  q->closing = true;
+  ld_archive_job_t *j = q->head, *keep_head = NULL, *keep_tail = NULL;
   while (j != NULL) {
     ld_archive_job_t *next = j->dnext;
     j->dnext = NULL;
@@ -641,35 +677,34 @@ static void sq_close(ld_archive_driver_t *d, ld_archive_job_t *job) {
     }
     j = next;
   }
-  s->head = keep_head;
-  s->tail = keep_tail;
-  enqueue_locked(s, job);
-  uv_cond_signal(&s->cv);
-  uv_mutex_unlock(&s->mu);
+  q->head = keep_head;
+  q->tail = keep_tail;
+  enqueue_locked(q, job);
+  uv_cond_signal(&q->cv);
+  uv_mutex_unlock(&q->mu);
 }
 
 /* Tells the readers to stop (queued queries fail with LD_ERR_CLOSED), waits for them and frees
  * them. Idempotent. */
 static void stop_readers(sq_driver_t *s) {
+  if (s->n_readers == 0)
+    return;
+  uv_mutex_lock(&s->rq.mu);
+  s->rq.closing = true;
+  ld_archive_job_t *j = s->rq.head;
+  s->rq.head = s->rq.tail = NULL;
+  uv_cond_broadcast(&s->rq.cv);
+  uv_mutex_unlock(&s->rq.mu);
+  while (j != NULL) {
+    ld_archive_job_t *next = j->dnext;
+    ld_archive_job_fail(j, LD_ERR_CLOSED, "archive closed");
+    ld_archive_job_complete(&s->base, j);
+    j = next;
+  }
   for (size_t i = 0; i < s->n_readers; i++) {
-    sq_driver_t *r = s->readers[i];
-    uv_mutex_lock(&r->mu);
-    r->closing = true;
-    ld_archive_job_t *j = r->head;
-    r->head = r->tail = NULL;
-    uv_cond_signal(&r->cv);
-    uv_mutex_unlock(&r->mu);
-    while (j != NULL) {
-      ld_archive_job_t *next = j->dnext;
-      ld_archive_job_fail(j, LD_ERR_CLOSED, "archive closed");
-      ld_archive_job_complete(&s->base, j);
-      j = next;
-    }
-    uv_thread_join(&r->thread);
-    uv_cond_destroy(&r->cv);
-    uv_mutex_destroy(&r->mu);
-    free(r->path);
-    free(r);
+    uv_thread_join(&s->readers[i]->thread);
+    free(s->readers[i]->path);
+    free(s->readers[i]);
   }
   s->n_readers = 0;
 }
@@ -678,7 +713,7 @@ static bool in_memory(const char *path) {
   return strcmp(path, ":memory:") == 0 || strstr(path, "memory") != NULL;
 }
 
-static sq_driver_t *reader_new(const sq_driver_t *s) {
+static sq_driver_t *reader_new(sq_driver_t *s) {
   sq_driver_t *r = calloc(1, sizeof *r);
   if (r == NULL || (r->path = strdup(s->path)) == NULL) {
     free(r);
@@ -686,13 +721,8 @@ static sq_driver_t *reader_new(const sq_driver_t *s) {
   }
   r->base = s->base;
   r->is_reader = true;
-  if (uv_mutex_init(&r->mu) != 0) {
-    free(r->path);
-    free(r);
-    return NULL;
-  }
-  if (uv_cond_init(&r->cv) != 0 || uv_thread_create(&r->thread, worker, r) != 0) {
-    uv_mutex_destroy(&r->mu);
+  r->q = &s->rq;
+  if (uv_thread_create(&r->thread, worker, r) != 0) {
     free(r->path);
     free(r);
     return NULL;
@@ -713,12 +743,27 @@ static void start_readers(sq_driver_t *s) {
   }
 }
 
+static int queue_init(sq_queue_t *q) {
+  if (uv_mutex_init(&q->mu) != 0)
+    return LD_ERR_NOMEM;
+  if (uv_cond_init(&q->cv) != 0) {
+    uv_mutex_destroy(&q->mu);
+    return LD_ERR_NOMEM;
+  }
+  return 0;
+}
+
+static void queue_destroy(sq_queue_t *q) {
+  uv_cond_destroy(&q->cv);
+  uv_mutex_destroy(&q->mu);
+}
+
 static void sq_free(ld_archive_driver_t *d) {
   sq_driver_t *s = (sq_driver_t *)d;
   uv_thread_join(&s->thread);
   stop_readers(s);
-  uv_cond_destroy(&s->cv);
-  uv_mutex_destroy(&s->mu);
+  queue_destroy(&s->wq);
+  queue_destroy(&s->rq);
   free(s->path);
   free(s);
 }
@@ -748,18 +793,19 @@ int ld_archive_sqlite_open(const ld_archive_driver_t *env, const char *target,
   }
   s->base = *env;
   s->base.ops = &sq_ops;
-  if (uv_mutex_init(&s->mu) != 0)
+  s->q = &s->wq;
+  if (queue_init(&s->wq) != 0)
     goto fail;
-  if (uv_cond_init(&s->cv) != 0) {
-    uv_mutex_destroy(&s->mu);
+  if (queue_init(&s->rq) != 0) {
+    queue_destroy(&s->wq);
     goto fail;
   }
-  enqueue_locked(s, open_job);
+  enqueue_locked(&s->wq, open_job);
   start_readers(s);
   if (uv_thread_create(&s->thread, worker, s) != 0) {
     stop_readers(s);
-    uv_cond_destroy(&s->cv);
-    uv_mutex_destroy(&s->mu);
+    queue_destroy(&s->rq);
+    queue_destroy(&s->wq);
     goto fail;
   }
   *out = &s->base;
