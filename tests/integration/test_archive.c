@@ -1,7 +1,9 @@
 /* One suite run against every archive backend: sqlite (temporary file), sqlite :memory:,
  * memory:// and postgres (LD_TEST_PG_URL; skipped when unset unless LD_REQUIRE_PG is set, then it
  * fails). Ingest checks, filters, hash lookups, pagination over 10,000 messages, cursor errors,
- * the three retention policies with a fake clock, reopening, and the SQLite migrations.
+ * the three retention policies with a fake clock, reopening, and the SQLite migrations; for
+ * PostgreSQL also the migration from nwaku's version 8 and the hash → timestamp index kept exact
+ * through retention and other writers.
  *
  * PostgreSQL runs in a schema of its own per process (search_path in the URL), emptied before
  * each test. */
@@ -96,6 +98,33 @@ static void pg_reset_schema(void) {
            "CREATE SCHEMA %s",
            g_pg_schema, g_pg_schema);
   PQclear(pg_admin(sql));
+}
+
+/* Runs sql with this process's schema first in the search_path. */
+static PGresult *pg_in_schema(const char *sql) {
+  char *full = malloc(strlen(sql) + 160);
+  assert_non_null(full);
+  sprintf(full, "SET client_min_messages = warning; SET search_path = %s; %s", g_pg_schema, sql);
+  PGresult *r = pg_admin(full);
+  free(full);
+  return r;
+}
+
+static long pg_long(const char *sql) {
+  PGresult *r = pg_in_schema(sql);
+  assert_int_equal(PQntuples(r), 1);
+  long v = atol(PQgetvalue(r, 0, 0));
+  PQclear(r);
+  return v;
+}
+
+/* The hash → timestamp index holds exactly the keys of messages. */
+static void pg_assert_hash_index_exact(void) {
+  long missing_or_stale = pg_long(
+      "SELECT count(*) FROM messages m FULL JOIN ld_messages_hash_ts h "
+      "USING (messageHash, timestamp) WHERE m.messageHash IS NULL OR h.messageHash IS NULL");
+  if (missing_or_stale != 0)
+    fail_msg("ld_messages_hash_ts differs from messages in %ld keys", missing_or_stale);
 }
 
 static void sqlite_remove_files(void) {
@@ -829,8 +858,10 @@ static void time_retention(void **state) {
     assert_true(pg_partitions("messages") == 7 && pg_partitions("messages_lookup") == 7);
   retention_now(); /* cutoff: hour 2, minute 5 */
   assert_true(count() == 35);
-  if (partitioned()) /* hours 0 and 1 dropped whole */
+  if (partitioned()) { /* hours 0 and 1 dropped whole */
     assert_true(pg_partitions("messages") == 5 && pg_partitions("messages_lookup") == 5);
+    pg_assert_hash_index_exact();
+  }
   for (int i = 0; i < 60; i++)
     if (present(&m[i]) != (i >= 25))
       fail_msg("message %d %s", i, i >= 25 ? "deleted" : "kept");
@@ -842,6 +873,8 @@ static void time_retention(void **state) {
   g_now += HOUR;
   retention_now();
   assert_true(count() == 25); /* hour 3 from minute 5 on, hours 4 and 5 */
+  if (partitioned())
+    pg_assert_hash_index_exact();
 }
 
 static void capacity_retention(void **state) {
@@ -858,6 +891,8 @@ static void capacity_retention(void **state) {
   assert_true(count() == 115);
   assert_false(present(&m[14]));
   assert_true(present(&m[15]));
+  if (partitioned())
+    pg_assert_hash_index_exact();
   free(m);
 }
 
@@ -872,6 +907,7 @@ static void size_retention(void **state) {
     assert_true(count() == 10);
     assert_int_equal(pg_partitions("messages"), 2);
     assert_true(present(&m[50]) && !present(&m[49]));
+    pg_assert_hash_index_exact();
   } else {
     /* the newest 80 % are kept */
     assert_true(count() == 48);
@@ -889,6 +925,8 @@ static void several_policies_in_one_run(void **state) {
   hourly_set();
   retention_now();
   assert_true(count() == 23); /* 35 after time; 35 >= 26 → keep 23 */
+  if (partitioned())
+    pg_assert_hash_index_exact();
 }
 
 /* ---- durability across close ---------------------------------------------------------------- */
@@ -1019,6 +1057,157 @@ static void refuses_unknown_versions(void **state) {
   assert_null(g_a);
 }
 
+/* ---- postgres: the hash → timestamp index ---------------------------------------------------- */
+
+static void hex_of(const uint8_t *b, size_t n, char *out) {
+  for (size_t i = 0; i < n; i++)
+    sprintf(out + 2 * i, "%02x", b[i]);
+  out[2 * n] = 0;
+}
+
+/* Inserts m into messages (and messages_lookup) with plain SQL, as another writer would. */
+static void pg_insert_raw(const msg_t *m) {
+  char hash[2 * LD_WAKU_HASH_LEN + 1], payload[2 * sizeof m->payload + 1], sql[1024];
+  hex_of(m->hash, LD_WAKU_HASH_LEN, hash);
+  hex_of((const uint8_t *)m->payload, m->m.payload_len, payload);
+  snprintf(sql, sizeof sql,
+           "INSERT INTO messages (id, messageHash, pubsubTopic, contentTopic, payload, version, "
+           "timestamp) VALUES ('0', '%s', '%s', '%.*s', '%s', 0, %lld);"
+           "INSERT INTO messages_lookup (messageHash, timestamp) VALUES ('%s', %lld)",
+           hash, m->pubsub, (int)m->m.content_topic_len, m->m.content_topic, payload,
+           (long long)m->m.timestamp, hash, (long long)m->m.timestamp);
+  PQclear(pg_in_schema(sql));
+}
+
+/* nwaku's content script 8 with the partition of hour T0H, without our extension. */
+static void pg_create_nwaku_v8(void) {
+  char sql[2048];
+  long long lo = T0H / SEC, hi = (T0H + HOUR) / SEC;
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE version (version INTEGER NOT NULL); INSERT INTO version VALUES (8);"
+           "CREATE TABLE messages (pubsubTopic VARCHAR NOT NULL, contentTopic VARCHAR NOT NULL, "
+           "payload VARCHAR, version INTEGER NOT NULL, id VARCHAR NOT NULL, "
+           "messageHash VARCHAR NOT NULL, timestamp BIGINT NOT NULL, meta VARCHAR DEFAULT NULL, "
+           "CONSTRAINT messageIndex PRIMARY KEY (messageHash, timestamp)) "
+           "PARTITION BY RANGE (timestamp);"
+           "CREATE INDEX idx_messages_messagehash ON messages (messageHash);"
+           "CREATE INDEX idx_messages_timestamp ON messages (timestamp);"
+           "CREATE TABLE messages_lookup (timestamp BIGINT NOT NULL, messageHash VARCHAR NOT NULL, "
+           "CONSTRAINT messageIndexLookupTable PRIMARY KEY (messageHash, timestamp)) "
+           "PARTITION BY RANGE (timestamp);"
+           "CREATE TABLE messages_%lld_%lld PARTITION OF messages FOR VALUES FROM (%lld) TO (%lld);"
+           "CREATE TABLE lookup_%lld_%lld PARTITION OF messages_lookup "
+           "FOR VALUES FROM (%lld) TO (%lld)",
+           lo, hi, (long long)T0H, (long long)(T0H + HOUR), lo, hi, (long long)T0H,
+           (long long)(T0H + HOUR));
+  PQclear(pg_in_schema(sql));
+}
+
+static void pg_migrates_nwaku_version_8(void **state) {
+  (void)state;
+  pg_create_nwaku_v8();
+  msg_t m[3];
+  for (int i = 0; i < 3; i++) {
+    make_msg(&m[i], i, T0 + i * SEC, PUBSUB_A, k_ct[i]);
+    pg_insert_raw(&m[i]);
+  }
+  open_with(NULL);
+  assert_int_equal(pg_long("SELECT max(version) FROM ld_archive_version"), 1);
+  assert_int_equal(pg_long("SELECT max(version) FROM version"), 8); /* nwaku's row untouched */
+  assert_int_equal(pg_long("SELECT count(*) FROM information_schema.columns "
+                           "WHERE table_schema = current_schema() AND table_name = 'messages'"),
+                   8);
+  pg_assert_hash_index_exact();
+  uint8_t h[3][LD_WAKU_HASH_LEN];
+  for (int i = 0; i < 3; i++)
+    memcpy(h[2 - i], m[i].hash, LD_WAKU_HASH_LEN);
+  ld_archive_query_t q = {.forward = true,
+                          .include_data = true,
+                          .hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])h,
+                          .n_hashes = 3};
+  answer_t *a = query(&q);
+  assert_int_equal(a->err, 0);
+  assert_int_equal(a->n, 3);
+  for (int i = 0; i < 3; i++) {
+    assert_memory_equal(a->rows[i].hash, m[i].hash, LD_WAKU_HASH_LEN);
+    assert_int_equal(a->rows[i].payload_len, m[i].m.payload_len);
+    assert_memory_equal(a->rows[i].payload, m[i].payload, m[i].m.payload_len);
+    assert_string_equal(a->rows[i].ct, k_ct[i]);
+  }
+  /* a cursor stored before the migration */
+  ld_archive_query_t c = {.forward = true, .has_cursor = true, .limit = 10};
+  memcpy(c.cursor, m[0].hash, LD_WAKU_HASH_LEN);
+  a = query(&c);
+  assert_int_equal(a->err, 0);
+  assert_int_equal(a->n, 2);
+  assert_memory_equal(a->rows[0].hash, m[1].hash, LD_WAKU_HASH_LEN);
+  /* new messages keep the index exact; reopening migrates nothing twice */
+  msg_t n;
+  make_msg(&n, 9, T0 + 9 * SEC, PUBSUB_B, k_ct[0]);
+  store_all(&n, 1);
+  close_archive();
+  open_with(NULL);
+  assert_true(count() == 4);
+  assert_int_equal(pg_long("SELECT count(*) FROM ld_archive_version"), 1);
+  pg_assert_hash_index_exact();
+}
+
+static void pg_hash_index_follows_other_writers(void **state) {
+  (void)state;
+  open_with(NULL);
+  msg_t m[5];
+  for (int i = 0; i < 4; i++)
+    make_msg(&m[i], i, T0 + i * SEC, PUBSUB_A, k_ct[0]);
+  store_all(m, 3);
+  pg_insert_raw(&m[3]); /* another writer's insert */
+  assert_true(present(&m[3]));
+  char sql[512], hash[2 * LD_WAKU_HASH_LEN + 1];
+  hex_of(m[0].hash, LD_WAKU_HASH_LEN, hash);
+  snprintf(sql, sizeof sql, "DELETE FROM messages WHERE messageHash = '%s'", hash);
+  PQclear(pg_in_schema(sql)); /* another writer's delete */
+  assert_false(present(&m[0]));
+  pg_assert_hash_index_exact();
+  /* another writer's older partition, filled, then dropped without any trigger firing */
+  long long lo = (T0H - 2 * HOUR) / SEC, hi = (T0H - HOUR) / SEC;
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE messages_%lld_%lld PARTITION OF messages FOR VALUES FROM (%lld) TO "
+           "(%lld); CREATE TABLE lookup_%lld_%lld PARTITION OF messages_lookup FOR VALUES FROM "
+           "(%lld) TO (%lld)",
+           lo, hi, (long long)(T0H - 2 * HOUR), (long long)(T0H - HOUR), lo, hi,
+           (long long)(T0H - 2 * HOUR), (long long)(T0H - HOUR));
+  PQclear(pg_in_schema(sql));
+  make_msg(&m[4], 4, T0H - 2 * HOUR + SEC, PUBSUB_A, k_ct[0]);
+  pg_insert_raw(&m[4]);
+  assert_true(present(&m[4]));
+  snprintf(sql, sizeof sql, "DROP TABLE messages_%lld_%lld; DROP TABLE lookup_%lld_%lld", lo, hi,
+           lo, hi);
+  PQclear(pg_in_schema(sql));
+  assert_false(present(&m[4])); /* the stale index row finds nothing */
+  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_hash_ts"), 4);
+  close_archive();
+  open_with(NULL); /* housekeeping forgets keys older than every partition */
+  pg_assert_hash_index_exact();
+  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_hash_ts"), 3);
+  assert_true(present(&m[1]) && present(&m[2]) && present(&m[3]));
+  PQclear(pg_in_schema("TRUNCATE messages"));
+  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_hash_ts"), 0);
+}
+
+static void pg_refuses_newer_extension(void **state) {
+  (void)state;
+  open_with(NULL);
+  close_archive();
+  PQclear(pg_in_schema("UPDATE ld_archive_version SET version = 2"));
+  ld_archive_config_t cfg;
+  ld_archive_config_default(&cfg);
+  cfg.url = g_url;
+  opening_t o = {0};
+  assert_int_equal(ld_archive_open(&g_loop, &cfg, opened, &o), 0);
+  run_until(&o.done);
+  assert_int_equal(o.err, LD_ERR_DB);
+  assert_null(g_a);
+}
+
 /* ---- groups --------------------------------------------------------------------------------- */
 
 #define SUITE_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1046,6 +1235,12 @@ static const struct CMUnitTest k_sqlite_only[] = {
     SUITE_TEST(refuses_unknown_versions),
 };
 
+static const struct CMUnitTest k_postgres_only[] = {
+    SUITE_TEST(pg_migrates_nwaku_version_8),
+    SUITE_TEST(pg_hash_index_follows_other_writers),
+    SUITE_TEST(pg_refuses_newer_extension),
+};
+
 static int run_backend(backend_t b, const char *name) {
   g_backend = b;
   return _cmocka_run_group_tests(name, k_suite, sizeof k_suite / sizeof k_suite[0], NULL, NULL);
@@ -1065,6 +1260,9 @@ int main(void) {
   if (getenv("LD_TEST_PG_URL") != NULL) {
     snprintf(g_pg_schema, sizeof g_pg_schema, "ld_archive_%d", (int)getpid());
     failed += run_backend(B_POSTGRES, "postgres");
+    failed +=
+        _cmocka_run_group_tests("postgres layout", k_postgres_only,
+                                sizeof k_postgres_only / sizeof k_postgres_only[0], NULL, NULL);
     char sql[256];
     snprintf(sql, sizeof sql, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS %s CASCADE",
              g_pg_schema);

@@ -269,26 +269,26 @@ static int add_list(qparams_t *p, ld_buf_t *sql, const char *col, size_t n) {
   return rc != 0 ? rc : ld_buf_append(sql, ")", 1);
 }
 
+/* The cursor's timestamp through ld_messages_hash_ts; the row is confirmed in messages, where the
+ * timestamp leaves one partition to probe. */
 static int cursor_ts(PGconn *c, const uint8_t *hash, uint64_t dl, int64_t *ts, ld_pg_status_t *st) {
-  static const char *const sqls[] = {
-      "SELECT timestamp FROM messages_lookup WHERE messageHash = $1 LIMIT 1",
-      "SELECT timestamp FROM messages WHERE messageHash = $1 LIMIT 1",
-  };
+  static const char sql[] =
+      "SELECT m.timestamp FROM ld_messages_hash_ts k CROSS JOIN LATERAL (SELECT timestamp FROM "
+      "messages WHERE messageHash = k.messageHash AND timestamp = k.timestamp LIMIT 1) AS m "
+      "WHERE k.messageHash = $1 LIMIT 1";
   char hex[HEX_HASH_LEN + 1];
   ld_hex_encode(hash, LD_WAKU_HASH_LEN, hex);
   const char *vals[1] = {hex};
-  for (size_t i = 0; i < 2; i++) {
-    PGresult *r;
-    int rc = ld_pg_exec(c, sqls[i], 1, vals, dl, &r, st);
-    if (rc != 0)
-      return rc;
-    bool found = PQntuples(r) > 0;
-    if (found)
-      *ts = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    PQclear(r);
-    if (found)
-      return 0;
-  }
+  PGresult *r;
+  int rc = ld_pg_exec_cached(c, sql, 1, vals, dl, &r, st);
+  if (rc != 0)
+    return rc;
+  bool found = PQntuples(r) > 0;
+  if (found)
+    *ts = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+  PQclear(r);
+  if (found)
+    return 0;
   snprintf(st->why, sizeof st->why, "cursor not found");
   return LD_ERR_NOT_FOUND;
 }
@@ -316,8 +316,13 @@ static int where_topics(const ld_archive_query_t *q, qparams_t *p, ld_buf_t *sql
   return rc;
 }
 
-/* The hashes as one array parameter "{h1,h2,…}" (hex needs no quoting). */
-static int add_hash_array(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t *q) {
+/* The source of a lookup by hash: the hashes as one array parameter "{h1,h2,…}" (hex needs no
+ * quoting), each probing ld_messages_hash_ts for its timestamps, and each key fetching its row
+ * from messages. OFFSET 0 and LIMIT keep the LATERAL subqueries from being flattened, so the plan
+ * stays index probes in a nested loop whatever the statistics say (a freshly filled table has
+ * none), and the timestamp leaves one partition to probe per hash (run-time pruning). The key
+ * columns are renamed so the filters name messages' columns. */
+static int add_hash_source(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t *q) {
   char *w = p->text + p->used, *start = w;
   *w++ = '{';
   for (size_t i = 0; i < q->n_hashes; i++) {
@@ -329,20 +334,28 @@ static int add_hash_array(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t 
   *w++ = 0;
   p->used += (size_t)(w - start);
   add_text(p, start);
-  char frag[64];
-  int k = snprintf(frag, sizeof frag, " AND messageHash = ANY($%d::varchar[])", p->n);
+  char frag[384];
+  int k = snprintf(frag, sizeof frag,
+                   " FROM (SELECT DISTINCT unnest($%d::varchar[]) AS kh) AS h CROSS JOIN LATERAL "
+                   "(SELECT timestamp AS kt FROM ld_messages_hash_ts WHERE messageHash = h.kh "
+                   "OFFSET 0) AS k CROSS JOIN LATERAL (SELECT * FROM messages "
+                   "WHERE messageHash = h.kh AND timestamp = k.kt LIMIT 1) AS m WHERE TRUE",
+                   p->n);
   return ld_buf_append(sql, frag, (size_t)k);
 }
 
-/* With hashes the rows are found through the hash indexes and sorted afterwards (OFFSET 0 keeps
- * the planner from walking the timestamp index of every partition instead). */
+/* With hashes the rows are found through ld_messages_hash_ts and sorted afterwards (OFFSET 0
+ * keeps the planner from walking the timestamp index of every partition instead). */
 static int build_query(const ld_archive_query_t *q, int64_t cts, qparams_t *p, ld_buf_t *sql,
                        bool *none) {
   const char *cols = q->include_data ? "SELECT messageHash, pubsubTopic, contentTopic, payload, "
-                                       "version, timestamp, meta FROM messages WHERE TRUE"
-                                     : "SELECT messageHash, timestamp FROM messages WHERE TRUE";
+                                       "version, timestamp, meta"
+                                     : "SELECT messageHash, timestamp";
   int rc = q->n_hashes > 0 ? ld_buf_append(sql, "SELECT * FROM (", 15) : 0;
   rc |= ld_buf_append(sql, cols, strlen(cols));
+  if (rc == 0)
+    rc = q->n_hashes > 0 ? add_hash_source(p, sql, q)
+                         : ld_buf_append(sql, " FROM messages WHERE TRUE", 25);
   if (q->has_cursor && rc == 0) {
     rc = add_num(p, sql,
                  q->forward ? " AND (timestamp, messageHash) > ($%d::bigint"
@@ -359,10 +372,8 @@ static int build_query(const ld_archive_query_t *q, int64_t cts, qparams_t *p, l
     rc = add_num(p, sql, " AND timestamp >= $%d::bigint", q->time_start);
   if (q->has_time_end && rc == 0)
     rc = add_num(p, sql, " AND timestamp <= $%d::bigint", q->time_end);
-  if (q->n_hashes > 0 && rc == 0) {
-    rc = add_hash_array(p, sql, q);
-    rc |= ld_buf_append(sql, " OFFSET 0) AS found", 19);
-  }
+  if (q->n_hashes > 0 && rc == 0)
+    rc = ld_buf_append(sql, " OFFSET 0) AS found", 19);
   const char *order = q->forward ? " ORDER BY timestamp ASC, messageHash ASC LIMIT $%d::bigint"
                                  : " ORDER BY timestamp DESC, messageHash DESC LIMIT $%d::bigint";
   if (rc == 0)
@@ -422,7 +433,9 @@ int ld_pg_query(PGconn *c, const ld_archive_query_t *q, uint64_t deadline_ms,
   bool none = false;
   rc = build_query(q, cts, p, &sql, &none) != 0 ? LD_ERR_NOMEM : 0;
   PGresult *r = NULL;
-  if (rc == 0 && !none)
+  if (rc == 0 && !none && q->n_hashes > 0) /* a few shapes, one partition per hash at run time */
+    rc = ld_pg_exec_cached(c, (const char *)sql.data, p->n, p->v, deadline_ms, &r, st);
+  else if (rc == 0 && !none) /* plan-time pruning by the time range needs the values */
     rc = ld_pg_exec(c, (const char *)sql.data, p->n, p->v, deadline_ms, &r, st);
   for (int i = 0; r != NULL && rc == 0 && i < PQntuples(r); i++)
     rc = read_row(r, i, q->include_data, &pay, &meta, rows);

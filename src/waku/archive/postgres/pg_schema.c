@@ -40,6 +40,51 @@ static const char k_backfill_v8[] =
     "FROM messages ON CONFLICT DO NOTHING;"
     "UPDATE version SET version = 8";
 
+/* Extension 1 (our own version table; nwaku's tables keep version 8): an unpartitioned hash →
+ * timestamp index kept by statement triggers on messages, so that lookups by hash probe one
+ * partition per hash. The trigger bodies name the table through the schema of the table that
+ * fired them, whatever the writer's search_path. */
+static const char k_ext_v1[] =
+    "CREATE TABLE IF NOT EXISTS ld_archive_version (version INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS ld_messages_hash_ts ("
+    " messageHash VARCHAR NOT NULL, timestamp BIGINT NOT NULL,"
+    " CONSTRAINT messageHashTsIndex PRIMARY KEY (messageHash, timestamp));"
+    "CREATE INDEX IF NOT EXISTS idx_ld_messages_hash_ts_timestamp ON ld_messages_hash_ts "
+    "(timestamp);"
+    "CREATE OR REPLACE FUNCTION ld_messages_hash_ts_add() RETURNS trigger LANGUAGE plpgsql AS $f$"
+    " BEGIN EXECUTE format('INSERT INTO %I.ld_messages_hash_ts (messageHash, timestamp)"
+    " SELECT messageHash, timestamp FROM ld_new ON CONFLICT DO NOTHING', TG_TABLE_SCHEMA);"
+    " RETURN NULL; END $f$;"
+    "CREATE OR REPLACE FUNCTION ld_messages_hash_ts_del() RETURNS trigger LANGUAGE plpgsql AS $f$"
+    " BEGIN EXECUTE format('DELETE FROM %I.ld_messages_hash_ts h USING ld_old o"
+    " WHERE h.messageHash = o.messageHash AND h.timestamp = o.timestamp', TG_TABLE_SCHEMA);"
+    " RETURN NULL; END $f$;"
+    "CREATE OR REPLACE FUNCTION ld_messages_hash_ts_truncate() RETURNS trigger LANGUAGE plpgsql"
+    " AS $f$ BEGIN EXECUTE format('TRUNCATE %I.ld_messages_hash_ts', TG_TABLE_SCHEMA);"
+    " RETURN NULL; END $f$;"
+    "DROP TRIGGER IF EXISTS ld_messages_hash_ts_add ON messages;"
+    "DROP TRIGGER IF EXISTS ld_messages_hash_ts_del ON messages;"
+    "DROP TRIGGER IF EXISTS ld_messages_hash_ts_truncate ON messages;"
+    "CREATE TRIGGER ld_messages_hash_ts_add AFTER INSERT ON messages"
+    " REFERENCING NEW TABLE AS ld_new FOR EACH STATEMENT EXECUTE FUNCTION "
+    "ld_messages_hash_ts_add();"
+    "CREATE TRIGGER ld_messages_hash_ts_del AFTER DELETE ON messages"
+    " REFERENCING OLD TABLE AS ld_old FOR EACH STATEMENT EXECUTE FUNCTION "
+    "ld_messages_hash_ts_del();"
+    "CREATE TRIGGER ld_messages_hash_ts_truncate AFTER TRUNCATE ON messages"
+    " FOR EACH STATEMENT EXECUTE FUNCTION ld_messages_hash_ts_truncate();"
+    "INSERT INTO ld_messages_hash_ts (messageHash, timestamp) SELECT messageHash, timestamp"
+    " FROM messages ON CONFLICT DO NOTHING;"
+    "DELETE FROM ld_archive_version;"
+    "INSERT INTO ld_archive_version (version) VALUES (1)";
+
+/* Index rows in [lo, hi) whose message is gone (partitions dropped without the triggers firing).
+ * Rows of concurrent inserts are either visible in both tables or in neither. */
+static const char k_hash_ts_stale[] =
+    "DELETE FROM ld_messages_hash_ts h WHERE h.timestamp >= $1::bigint AND h.timestamp < $2::bigint"
+    " AND NOT EXISTS (SELECT 1 FROM messages m"
+    " WHERE m.messageHash = h.messageHash AND m.timestamp = h.timestamp)";
+
 /* ---- partitions ---------------------------------------------------------------------------- */
 
 void ld_pg_partitions_clear(ld_pg_partitions_t *ps) {
@@ -264,6 +309,26 @@ int ld_pg_partition_drop(PGconn *c, const ld_pg_partition_t *p, uint64_t deadlin
     rc = detach(c, qname, deadline_ms, st);
   if (rc == 0)
     rc = drop_table(c, p->name, deadline_ms, st);
+  if (rc == 0)
+    rc = ld_pg_hash_ts_forget(c, p->lo, p->hi, deadline_ms, st);
+  return rc;
+}
+
+int ld_pg_hash_ts_forget(PGconn *c, int64_t lo, int64_t hi, uint64_t deadline_ms,
+                         ld_pg_status_t *st) {
+  char l[24], h[24];
+  snprintf(l, sizeof l, "%lld", (long long)lo);
+  snprintf(h, sizeof h, "%lld", (long long)hi);
+  const char *vals[2] = {l, h};
+  return ld_pg_exec(c, k_hash_ts_stale, 2, vals, deadline_ms, NULL, st);
+}
+
+int ld_pg_hash_ts_trim(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
+  ld_pg_partitions_t ps = {0};
+  int rc = ld_pg_partitions_load(c, deadline_ms, &ps, st);
+  if (rc == 0)
+    rc = ld_pg_hash_ts_forget(c, INT64_MIN, ps.n > 0 ? ps.p[0].lo : INT64_MAX, deadline_ms, st);
+  ld_pg_partitions_clear(&ps);
   return rc;
 }
 
@@ -282,8 +347,7 @@ int ld_pg_drop_strays(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
                        "JOIN pg_namespace n ON n.oid = c.relnamespace "
                        "LEFT JOIN pg_inherits i ON i.inhrelid = c.oid "
                        "WHERE n.nspname = current_schema() AND c.relkind = 'r' "
-                       "AND i.inhrelid IS NULL AND c.relname LIKE 'messages\\_%' "
-                       "AND c.relname <> 'messages_lookup'",
+                       "AND i.inhrelid IS NULL AND c.relname ~ '^messages_-?[0-9]+_-?[0-9]+$'",
                        deadline_ms, st);
   if (rc != 0)
     return rc;
@@ -335,6 +399,22 @@ static int upgrade_v7(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
   return rc == 0 ? ld_pg_run(c, k_backfill_v8, deadline_ms, st) : rc;
 }
 
+/* Our extensions on top of nwaku's version 8, by their own version number. */
+static int migrate_ext(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
+  long has_table = 0, version = 0;
+  int rc = int_value(c, "SELECT (to_regclass('ld_archive_version') IS NOT NULL)::int", deadline_ms,
+                     &has_table, st);
+  if (rc == 0 && has_table)
+    rc = int_value(c, "SELECT COALESCE(MAX(version), 0) FROM ld_archive_version", deadline_ms,
+                   &version, st);
+  if (rc != 0 || version == LD_PG_EXT_VERSION)
+    return rc;
+  if (version == 0)
+    return ld_pg_run(c, k_ext_v1, deadline_ms, st);
+  snprintf(st->why, sizeof st->why, "cannot migrate from archive extension version %ld", version);
+  return LD_ERR_DB;
+}
+
 static int migrate_locked(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
   long has_version = 0, has_messages = 0, version = 0;
   int rc = int_value(c, "SELECT (to_regclass('version') IS NOT NULL)::int", deadline_ms,
@@ -347,13 +427,14 @@ static int migrate_locked(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
   if (rc != 0)
     return rc;
   if (version == 0 && !has_messages)
-    return ld_pg_run(c, k_create_v8, deadline_ms, st);
-  if (version == 7)
-    return upgrade_v7(c, deadline_ms, st);
-  if (version == LD_PG_SCHEMA_VERSION)
-    return 0;
-  snprintf(st->why, sizeof st->why, "cannot migrate from schema version %ld", version);
-  return LD_ERR_DB;
+    rc = ld_pg_run(c, k_create_v8, deadline_ms, st);
+  else if (version == 7)
+    rc = upgrade_v7(c, deadline_ms, st);
+  else if (version != LD_PG_SCHEMA_VERSION) {
+    snprintf(st->why, sizeof st->why, "cannot migrate from schema version %ld", version);
+    return LD_ERR_DB;
+  }
+  return rc == 0 ? migrate_ext(c, deadline_ms, st) : rc;
 }
 
 int ld_pg_migrate(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {

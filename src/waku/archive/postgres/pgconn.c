@@ -174,6 +174,44 @@ int ld_pg_exec(PGconn *c, const char *sql, int n_params, const char *const *valu
   return await_result(c, deadline_ms, res, st);
 }
 
+/* SQLSTATE of "prepared statement … does not exist". */
+#define SQLSTATE_NO_STATEMENT "26000"
+
+static void statement_name(const char *sql, char out[24]) {
+  uint64_t h = 14695981039346656037ull;
+  for (const unsigned char *p = (const unsigned char *)sql; *p != 0; p++)
+    h = (h ^ *p) * 1099511628211ull;
+  snprintf(out, 24, "ld_%016llx", (unsigned long long)h);
+}
+
+static int exec_prepared(PGconn *c, const char *name, int n_params, const char *const *values,
+                         uint64_t deadline_ms, PGresult **res, ld_pg_status_t *st) {
+  if (res != NULL)
+    *res = NULL;
+  st->sqlstate[0] = 0;
+  if (!PQsendQueryPrepared(c, name, n_params, values, NULL, NULL, 0)) {
+    set_why(st, "cannot send: ", PQerrorMessage(c));
+    return LD_ERR_IO;
+  }
+  return await_result(c, deadline_ms, res, st);
+}
+
+int ld_pg_exec_cached(PGconn *c, const char *sql, int n_params, const char *const *values,
+                      uint64_t deadline_ms, PGresult **res, ld_pg_status_t *st) {
+  char name[24];
+  statement_name(sql, name);
+  int rc = exec_prepared(c, name, n_params, values, deadline_ms, res, st);
+  if (rc != LD_ERR_DB || strcmp(st->sqlstate, SQLSTATE_NO_STATEMENT) != 0)
+    return rc;
+  st->sqlstate[0] = 0;
+  if (!PQsendPrepare(c, name, sql, n_params, NULL)) {
+    set_why(st, "cannot send: ", PQerrorMessage(c));
+    return LD_ERR_IO;
+  }
+  rc = await_result(c, deadline_ms, NULL, st);
+  return rc == 0 ? exec_prepared(c, name, n_params, values, deadline_ms, res, st) : rc;
+}
+
 int ld_pg_run(PGconn *c, const char *sql, uint64_t deadline_ms, ld_pg_status_t *st) {
   st->sqlstate[0] = 0;
   if (!PQsendQuery(c, sql)) {

@@ -35,6 +35,14 @@ int ld_pg_connect(const char *conninfo, uint64_t deadline_ms, uint32_t statement
 int ld_pg_exec(PGconn *c, const char *sql, int n_params, const char *const *values,
                uint64_t deadline_ms, PGresult **res, ld_pg_status_t *st);
 
+/* ld_pg_exec through a statement prepared on this connection, named after a hash of `sql`: the
+ * first call on a connection prepares it (the server reports it unknown, SQLSTATE 26000), later
+ * calls skip parsing and, once the server settles on a generic plan, planning. For statements
+ * whose text takes a bounded number of shapes; never inside a transaction (the first call's
+ * error would abort it). Same results and errors as ld_pg_exec. */
+int ld_pg_exec_cached(PGconn *c, const char *sql, int n_params, const char *const *values,
+                      uint64_t deadline_ms, PGresult **res, ld_pg_status_t *st);
+
 /* ld_pg_exec without parameters or result. */
 int ld_pg_run(PGconn *c, const char *sql, uint64_t deadline_ms, ld_pg_status_t *st);
 
