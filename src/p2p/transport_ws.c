@@ -46,7 +46,9 @@ typedef struct ws_transport {
   ld_transport_t base;
   ld_transport_t *tcp;
   ld_tls_ctx_t *server_tls;
-  ld_tls_ctx_t *client_tls;
+  ld_tls_ctx_t *client_tls; /* made at the first secure dial (OpenSSL's TLS state costs memory) */
+  bool tls_verify;
+  char *tls_ca_path;
   uint64_t max_frame;
   uint32_t handshake_timeout_ms;
   size_t max_pending;
@@ -573,6 +575,11 @@ static int setup_outbound(ws_conn_t *c, const ws_addr_t *w) {
   c->ws = ld_ws_session_new(&scfg);
   if (c->ws == NULL)
     return LD_ERR_NOMEM;
+  if (w->form != FORM_WS && t->client_tls == NULL) {
+    int rc = ld_tls_client_ctx_new(t->tls_verify, t->tls_ca_path, &t->client_tls);
+    if (rc != 0)
+      return rc;
+  }
   if (w->form != FORM_WS && (c->tls = ld_tls_new(t->client_tls, c->sni)) == NULL)
     return LD_ERR_NOMEM;
   c->port = w->port;
@@ -780,6 +787,7 @@ static void ws_destroy(ld_transport_t *base) {
     t->tcp->ops->destroy(t->tcp);
   ld_tls_ctx_free(t->server_tls);
   ld_tls_ctx_free(t->client_tls);
+  free(t->tls_ca_path);
   ld_buf_clear(&t->in_plain);
   ld_buf_clear(&t->in_app);
   ld_buf_clear(&t->out_tls);
@@ -822,8 +830,9 @@ static int apply_config(ws_transport_t *t, const ld_ws_config_t *cfg) {
   int rc = 0;
   if (cfg->tls_cert_path != NULL)
     rc = ld_tls_server_ctx_new(cfg->tls_cert_path, cfg->tls_key_path, &t->server_tls);
-  if (rc == 0)
-    rc = ld_tls_client_ctx_new(cfg->tls_verify, cfg->tls_ca_path, &t->client_tls);
+  t->tls_verify = cfg->tls_verify;
+  if (rc == 0 && cfg->tls_ca_path != NULL && (t->tls_ca_path = strdup(cfg->tls_ca_path)) == NULL)
+    rc = LD_ERR_NOMEM;
   if (rc == 0 && (t->tcp = ld_transport_tcp_new(t->base.loop)) == NULL)
     rc = LD_ERR_NOMEM;
   return rc;

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <libpq-fe.h>
+#include "waku/archive/postgres/pq.h"
 
 #include "base/error.h"
 

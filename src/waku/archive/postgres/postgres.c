@@ -444,6 +444,8 @@ static const ld_archive_driver_ops_t pg_ops = {
 
 int ld_archive_postgres_open(const ld_archive_driver_t *env, const char *target,
                              ld_archive_job_t *open_job, ld_archive_driver_t **out) {
+  if (ld_pq_load() != 0)
+    return LD_ERR_UNSUPPORTED;
   char *err = NULL;
   PQconninfoOption *opts = PQconninfoParse(target, &err);
   if (opts == NULL) {
