@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Runs every benchmark (libp2p core, relay) and prints one JSON line per figure: ours (C, Release
-# build) beside js-libp2p's from the same run. bench/RESULTS.md records the latest figures.
+# Runs every benchmark (libp2p core, relay, service node) and prints one JSON line per figure: ours
+# (C, Release build) beside js-libp2p's from the same run where there is a js peer. bench/RESULTS.md records the latest figures.
 #
-#   bash bench/run.sh            # all figures, about fifteen minutes on two cores
+#   bash bench/run.sh            # all figures, about twenty minutes on two cores
+#   LD_BENCH_PG_URL=postgres://… # the PostgreSQL archive figures too (LD_TEST_PG_URL also works)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/deps.sh >/dev/null
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF -DLD_TESTS=ON -DLD_WERROR=OFF >/dev/null
 cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p bench_relay \
-  ld_testpeer logosdelivery >/dev/null
+  bench_ws bench_lightpush bench_filter bench_archive ld_testpeer logosdelivery >/dev/null
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
 root=$(pwd)
@@ -58,9 +59,22 @@ done
 echo "# relay: 10 relay processes on one shard, each dialing 4 others, 1 KiB messages"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # js: REST publishing and log lines (relay-mesh.mjs); ours: bench_relay publishing and /metrics
-node bench/relay-rate.mjs --impl js,node --ramp 1000,1500,2000,2500,3000,4000,5000
+node bench/relay-rate.mjs --impl js,node --ramp 1000,2000,3000,4000,5000,6000 --rates 50,1000 \
+  --seconds 20
 # instructions per delivered message: one fleet node under callgrind, 1,000 messages at 100/s
 node bench/relay-rate.mjs --impl node --callgrind 100,1000
 node bench/relay-memory.mjs --impl js,node --peers 50
 node bench/relay-memory.mjs --impl node --peers 50 --rest false
+echo "# service node: WebSocket, lightpush, filter, archive and store"
+cd "$root"
+./build-rel/bench_ws
+./build-rel/bench_lightpush --size 1024 --requests 50000
+./build-rel/bench_lightpush
+./build-rel/bench_filter --clients 1000 --rounds 30
+./build-rel/bench_filter --clients 1000 --rounds 30 --muxer mplex
+if [ -n "${LD_BENCH_PG_URL:-${LD_TEST_PG_URL:-}}" ]; then
+  ./build-rel/bench_archive --queries 1000
+else
+  ./build-rel/bench_archive --sqlite-only --queries 1000
+fi
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
