@@ -329,8 +329,15 @@ static void fresh(ld_gs_router_t *r, gs_peer_t *p, gs_topic_t *t, const Protobuf
   r->cb.validate(r->ud, vid, p->id, pv->topic, pv->data, pv->len, pv->id);
 }
 
-static void handle_msg(ld_gs_router_t *r, gs_peer_t *p, const Ld__Gossipsub__Message *m,
-                       uint64_t now) {
+/* The parts of a published message the router looks at, from the unpacked RPC or from a scan of
+ * its bytes. `strict`: no from, seqno, signature or key field (StrictNoSign). */
+typedef struct msg_view {
+  bool has_topic;
+  ProtobufCBinaryData topic, data;
+  bool strict;
+} msg_view_t;
+
+static void handle_msg(ld_gs_router_t *r, gs_peer_t *p, const msg_view_t *m, uint64_t now) {
   if (!topic_ok(m->has_topic, &m->topic)) {
     r->stats.ctrl_dropped++;
     return;
@@ -342,7 +349,7 @@ static void handle_msg(ld_gs_router_t *r, gs_peer_t *p, const Ld__Gossipsub__Mes
   }
   t->stats.msgs_in++;
   t->stats.bytes_in += m->data.len;
-  if (!strict_no_sign(m)) {
+  if (!m->strict) {
     /* not marked seen: the ID covers only the data, so a clean copy must still get through */
     r->stats.msgs_invalid_sign++;
     t->stats.rejected++;
@@ -361,18 +368,35 @@ static void handle_msg(ld_gs_router_t *r, gs_peer_t *p, const Ld__Gossipsub__Mes
   fresh(r, p, t, &m->data, id, h, now);
 }
 
-static void handle_msgs(ld_gs_router_t *r, gs_peer_t *p, const ld_gs_rpc_t *rpc, uint64_t now) {
-  if (rpc->n_publish == 0) {
+static msg_view_t view_of(const Ld__Gossipsub__Message *m) {
+  msg_view_t v = {m->has_topic, m->topic, m->data, strict_no_sign(m)};
+  return v;
+}
+
+/* The messages of one RPC (got(i) gives the i-th of n), beyond max_messages_per_rpc dropped. */
+static void handle_msg_list(ld_gs_router_t *r, gs_peer_t *p, size_t n,
+                            msg_view_t (*got)(const void *list, size_t i), const void *list,
+                            uint64_t now) {
+  if (n == 0) {
     return;
   }
   ld_gs_idset_expire(&r->seen, now, NULL, NULL);
-  for (size_t i = 0; i < rpc->n_publish; i++) {
+  for (size_t i = 0; i < n; i++) {
     if (i >= r->p.max_messages_per_rpc) {
-      r->stats.ctrl_dropped += rpc->n_publish - i;
+      r->stats.ctrl_dropped += n - i;
       break;
     }
-    handle_msg(r, p, rpc->publish[i], now);
+    msg_view_t v = got(list, i);
+    handle_msg(r, p, &v, now);
   }
+}
+
+static msg_view_t unpacked_at(const void *list, size_t i) {
+  return view_of(((const ld_gs_rpc_t *)list)->publish[i]);
+}
+
+static void handle_msgs(ld_gs_router_t *r, gs_peer_t *p, const ld_gs_rpc_t *rpc, uint64_t now) {
+  handle_msg_list(r, p, rpc->n_publish, unpacked_at, rpc, now);
 }
 
 /* ---- IHAVE / IWANT ------------------------------------------------------------------------- */
@@ -629,23 +653,20 @@ static void handle_control(ld_gs_router_t *r, gs_peer_t *p, const ld_gs_rpc_t *r
   handle_iwant(r, p, c, now);
 }
 
-/* ---- copies of messages already seen ------------------------------------------------------ */
+/* ---- RPCs of published messages only ----------------------------------------------------- */
 
-/* Most RPCs a relay node receives carry one copy of a message it has already seen. Such an RPC
- * (nothing but StrictNoSign messages, all seen, on subscribed topics) is handled here from a scan
- * of its bytes, without unpacking it; anything else goes the full way. */
+/* Most RPCs a relay node receives carry nothing but a StrictNoSign message (usually a copy it has
+ * already seen). Such an RPC is handled from a scan of its bytes, without unpacking it (protobuf-c
+ * allocates for every field); anything else goes the full way. */
 #define GS_SCAN_MAX_MSGS 4
 
-typedef struct scanned_msg {
-  ProtobufCBinaryData data, topic;
-  bool has_data, has_topic;
-} scanned_msg_t;
-
 /* A Message with only `data` (2) and `topic` (4), each at most once. */
-static bool scan_message(const uint8_t *b, size_t len, scanned_msg_t *m) {
+static bool scan_message(const uint8_t *b, size_t len, msg_view_t *m) {
   ld_cursor_t c;
   ld_cursor_init(&c, b, len);
+  bool has_data = false;
   memset(m, 0, sizeof *m);
+  m->strict = true;
   while (ld_cursor_remaining(&c) > 0) {
     uint64_t key;
     const uint8_t *v;
@@ -653,7 +674,7 @@ static bool scan_message(const uint8_t *b, size_t len, scanned_msg_t *m) {
     if (ld_cursor_pbvarint(&c, &key) != 0 || (key & 7) != 2 ||
         ld_cursor_lp_bytes(&c, ld_cursor_remaining(&c), &v, &n) != 0)
       return false;
-    bool *has = (key >> 3) == 2 ? &m->has_data : (key >> 3) == 4 ? &m->has_topic : NULL;
+    bool *has = (key >> 3) == 2 ? &has_data : (key >> 3) == 4 ? &m->has_topic : NULL;
     if (has == NULL || *has)
       return false;
     *has = true;
@@ -665,7 +686,7 @@ static bool scan_message(const uint8_t *b, size_t len, scanned_msg_t *m) {
 }
 
 /* The messages of an RPC made of `publish` entries only; 0 when it holds anything else. */
-static size_t scan_publish_only(const uint8_t *rpc, size_t len, scanned_msg_t *out) {
+static size_t scan_publish_only(const uint8_t *rpc, size_t len, msg_view_t *out) {
   ld_cursor_t c;
   ld_cursor_init(&c, rpc, len);
   size_t n = 0;
@@ -682,34 +703,19 @@ static size_t scan_publish_only(const uint8_t *rpc, size_t len, scanned_msg_t *o
   return n;
 }
 
-static bool handle_seen_copies(ld_gs_router_t *r, gs_peer_t *p, const uint8_t *rpc, size_t len,
-                               uint64_t now) {
-  scanned_msg_t msgs[GS_SCAN_MAX_MSGS];
+static msg_view_t scanned_at(const void *list, size_t i) {
+  return ((const msg_view_t *)list)[i];
+}
+
+static bool handle_publish_only(ld_gs_router_t *r, gs_peer_t *p, const uint8_t *rpc, size_t len,
+                                uint64_t now) {
+  msg_view_t msgs[GS_SCAN_MAX_MSGS];
   size_t n = scan_publish_only(rpc, len, msgs);
-  if (n == 0 || n > r->p.max_messages_per_rpc)
+  if (n == 0) {
     return false;
-  gs_topic_t *topics[GS_SCAN_MAX_MSGS];
-  uint8_t ids[GS_SCAN_MAX_MSGS][LD_GS_MSG_ID_LEN];
-  uint64_t hs[GS_SCAN_MAX_MSGS];
-  ld_gs_idset_expire(&r->seen, now, NULL, NULL);
-  for (size_t i = 0; i < n; i++) {
-    if (!topic_ok(msgs[i].has_topic, &msgs[i].topic))
-      return false;
-    topics[i] = gs_topic_find(r, msgs[i].topic.data, msgs[i].topic.len);
-    if (topics[i] == NULL || !topics[i]->subscribed)
-      return false;
-    ld_gs_msg_id(msgs[i].data.data, msgs[i].data.len, ids[i]);
-    hs[i] = ld_gs_idset_hash(ids[i]);
-    if (ld_gs_idset_find_h(&r->seen, ids[i], hs[i]) == NULL)
-      return false;
   }
-  for (size_t i = 0; i < n; i++) {
-    gs_topic_t *t = topics[i];
-    t->stats.msgs_in++;
-    t->stats.bytes_in += msgs[i].data.len;
-    ld_gs_idset_remove_h(&r->promises, ids[i], hs[i]);
-    duplicate(r, p, t, ld_gs_idset_find_h(&r->seen, ids[i], hs[i]), now);
-  }
+  handle_msg_list(r, p, n, scanned_at, msgs, now);
+  gs_flush(r);
   return true;
 }
 
@@ -731,7 +737,7 @@ int ld_gs_router_handle_rpc(ld_gs_router_t *r, ld_gs_peer_t peer, const uint8_t 
     r->stats.rpcs_graylisted++;
     return 0;
   }
-  if (handle_seen_copies(r, p, rpc, len, now_ms)) {
+  if (handle_publish_only(r, p, rpc, len, now_ms)) {
     return 0;
   }
   ld_gs_rpc_t *msg = NULL;
