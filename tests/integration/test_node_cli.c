@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "base/clock.h"
+#include "child_harness.h"
 #include "base/error.h"
 #include "node/events.h"
 #include "node/node.h"
@@ -39,86 +40,21 @@ static void pump(void) {
     assert_true(cond);                                                                             \
   } while (0)
 
-/* ---- child processes ---------------------------------------------------------------------------
- */
+/* ---- child processes (tests/support/child_harness.h) ---------------------------------------- */
 
-typedef struct child {
-  uv_process_t proc;
-  uv_pipe_t out, err;
-  char stdout_buf[8192], stderr_buf[8192];
-  size_t out_len, err_len;
-  bool exited;
-  int64_t status;
-  int closed; /* handles closed */
-} child_t;
-
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  (void)suggested;
-  child_t *c = h->data;
-  bool is_out = h == (uv_handle_t *)&c->out;
-  char *base = is_out ? c->stdout_buf : c->stderr_buf;
-  size_t len = is_out ? c->out_len : c->err_len;
-  *buf = uv_buf_init(base + len, (unsigned)(sizeof c->stdout_buf - 1 - len));
-}
-
-static void on_closed(uv_handle_t *h) {
-  ((child_t *)h->data)->closed++;
-}
-
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
-  (void)buf;
-  child_t *c = s->data;
-  if (n > 0) {
-    size_t *len = s == (uv_stream_t *)&c->out ? &c->out_len : &c->err_len;
-    *len += (size_t)n;
-    (s == (uv_stream_t *)&c->out ? c->stdout_buf : c->stderr_buf)[*len] = '\0';
-  } else if (n < 0) {
-    uv_close((uv_handle_t *)s, on_closed);
-  }
-}
-
-static void on_exit_cb(uv_process_t *p, int64_t status, int signal) {
-  (void)signal;
-  child_t *c = p->data;
-  c->exited = true;
-  c->status = status;
-  uv_close((uv_handle_t *)p, on_closed);
-}
+typedef ch_child_t child_t;
 
 static child_t *spawn(const char *const *args) {
-  child_t *c = calloc(1, sizeof *c);
-  char *argv[24];
-  size_t n = 0;
-  argv[n++] = (char *)g_bin;
-  for (; args[n - 1] != NULL && n < 23; n++)
-    argv[n] = (char *)args[n - 1];
-  argv[n] = NULL;
-  uv_pipe_init(&g_loop, &c->out, 0);
-  uv_pipe_init(&g_loop, &c->err, 0);
-  c->proc.data = c->out.data = c->err.data = c;
-  uv_stdio_container_t stdio[3] = {
-      {.flags = UV_IGNORE},
-      {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&c->out},
-      {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&c->err},
-  };
-  uv_process_options_t opts = {
-      .exit_cb = on_exit_cb, .file = g_bin, .args = argv, .stdio_count = 3, .stdio = stdio};
-  assert_int_equal(uv_spawn(&g_loop, &c->proc, &opts), 0);
-  uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
-  uv_read_start((uv_stream_t *)&c->err, on_alloc, on_read);
-  return c;
+  return ch_spawn(&g_loop, g_bin, args);
 }
 
 /* Waits for the exit and the end of both outputs; returns the exit status. */
 static int64_t finish(child_t *c) {
-  WAIT_FOR(c->exited && c->closed == 3);
-  return c->status;
+  return ch_finish(c, STEP_MS);
 }
 
 static void expect_success(child_t *c) {
-  int64_t status = finish(c);
-  if (status != 0)
-    fail_msg("exit %lld, stderr '%s'", (long long)status, c->stderr_buf);
+  ch_expect_success(c, STEP_MS);
 }
 
 /* ---- the node -------------------------------------------------------------------------------- */
