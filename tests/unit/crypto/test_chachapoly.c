@@ -161,7 +161,10 @@ static void round_trips_in_place(void **state) {
       ld_random_bytes(plain, len);
       memcpy(buf, plain, len);
       ld_chachapoly_encrypt(key, nonces[n], NULL, 0, buf, len, buf);
-      assert_memory_not_equal(buf, plain, len);
+      /* a short ciphertext equals its plaintext by chance (1 byte: 1 in 256), so the check
+       * that encryption changed the bytes needs a length where that cannot happen */
+      if (len >= 16)
+        assert_memory_not_equal(buf, plain, len);
       assert_int_equal(ld_chachapoly_decrypt(key, nonces[n], NULL, 0, buf, len + TAG, buf), 0);
       assert_memory_equal(buf, plain, len);
     }
