@@ -78,3 +78,26 @@ endforeach()
 add_test(NAME style/clang-format COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-format.sh
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/clang-format PROPERTIES LABELS style)
+
+# examples/: installed with `cmake --install`, the C chat built through pkg-config, and the C and
+# Python (ctypes) chats exchanging messages.
+add_test(NAME examples/chat
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/examples/chat_test.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR} ${LD_SANITIZE})
+set_tests_properties(examples/chat PROPERTIES LABELS integration TIMEOUT 300)
+
+# ---- tests/interop/libnode: ld_libnode, one library context driven through the public C API ------
+# Built from the installed headers only and linked against the shared library (ld_shared), so it
+# sees exactly what an application sees. Every interop suite gets its path as LD_LIBNODE
+# (library.test.mjs uses it).
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/libnode/libnode.c)
+  add_executable(ld_libnode ${CMAKE_SOURCE_DIR}/tests/interop/libnode/libnode.c)
+  target_include_directories(ld_libnode PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_link_libraries(ld_libnode PRIVATE ld_shared pthread)
+  foreach(src ${LD_INTEROP_TESTS})
+    get_filename_component(name ${src} NAME)
+    string(REGEX REPLACE "\\.test\\.mjs$" "" name ${name})
+    set_property(TEST interop/${name} APPEND PROPERTY ENVIRONMENT
+                 "LD_LIBNODE=$<TARGET_FILE:ld_libnode>")
+  endforeach()
+endif()

@@ -1,16 +1,15 @@
 #include "logosdelivery/flags.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "base/error.h"
+#include "node/options.h"
 
 static int fail(ld_flags_result_t *res, const char *name, const char *what) {
   snprintf(res->error, sizeof res->error, "--%s: %s", name, what);
@@ -48,16 +47,6 @@ static void mark_seen(const ld_flag_t *flags, const ld_flag_t *f, ld_flags_resul
   res->line[i] = line;
 }
 
-static int parse_bool(const char *v, bool *out) {
-  if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
-    *out = true;
-  else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0)
-    *out = false;
-  else
-    return LD_ERR_INVALID_ARG;
-  return 0;
-}
-
 static int set_string(char *dst, const char *v, ld_flags_result_t *res, const char *name) {
   if (strlen(v) >= LD_FLAG_STRING_MAX)
     return fail(res, name, "value too long");
@@ -82,18 +71,9 @@ static int list_append(ld_strlist_t *l, const char *v, ld_flags_result_t *res, c
 }
 
 static int set_int(const ld_flag_t *f, const char *v, ld_flags_result_t *res) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0')
-    return fail(res, f->name, "expected an integer");
-  if (x < f->min || x > f->max) {
-    char what[96];
-    snprintf(what, sizeof what, "value %lld out of range (%" PRId64 "..%" PRId64 ")", x, f->min,
-             f->max);
-    return fail(res, f->name, what);
-  }
-  *(int64_t *)f->target = x;
+  char why[160];
+  if (ld_node_option_parse_int(v, f->min, f->max, f->target, why, sizeof why) != 0)
+    return fail(res, f->name, why);
   return 0;
 }
 
@@ -102,7 +82,7 @@ static int set_value(const ld_flag_t *f, const char *v, ld_flags_result_t *res) 
   case LD_FLAG_STRING:
     return set_string(f->target, v, res, f->name);
   case LD_FLAG_BOOL:
-    if (parse_bool(v, f->target) != 0)
+    if (ld_node_option_parse_bool(v, f->target) != 0)
       return fail(res, f->name, "expected true or false");
     return 0;
   case LD_FLAG_INT:

@@ -15,8 +15,8 @@
 
 typedef enum ld_flag_kind {
   LD_FLAG_STRING, /* target: char * [LD_FLAG_STRING_MAX] */
-  LD_FLAG_INT,    /* target: int64_t, checked against [min, max] */
-  LD_FLAG_BOOL,   /* target: bool; values true/false/1/0/yes/no */
+  LD_FLAG_INT,    /* target: int64_t in [min, max] (ld_node_option_parse_int) */
+  LD_FLAG_BOOL,   /* target: bool; true/false/yes/no/on/off/1/0 (ld_node_option_parse_bool) */
   LD_FLAG_LIST,   /* target: ld_strlist_t */
 } ld_flag_kind_t;
 

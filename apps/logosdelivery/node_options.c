@@ -1,155 +1,71 @@
 #include "logosdelivery/node_options.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "logosdelivery/flags.h"
 #include "logosdelivery/toml.h"
+#include "node/options.h"
 
-typedef struct node_flags {
-  char config_file[LD_FLAG_STRING_MAX];
-  char nodekey[LD_FLAG_STRING_MAX];
-  char listen_address[LD_FLAG_STRING_MAX];
-  int64_t tcp_port, ports_shift, max_connections, colocation_limit;
-  char log_level[LD_FLAG_STRING_MAX];
-  char log_format[LD_FLAG_STRING_MAX];
-  bool relay;
-  int64_t cluster_id, num_shards;
-  ld_strlist_t shards, content_topics, static_nodes, protected_shards;
-  char max_msg_size[LD_FLAG_STRING_MAX];
-  bool rest, rest_admin, metrics;
-  char rest_address[LD_FLAG_STRING_MAX], metrics_address[LD_FLAG_STRING_MAX];
-  int64_t rest_port, metrics_port, rest_cache;
-  ld_strlist_t rest_origins;
-  bool ws, wss;
-  int64_t ws_port;
-  char ws_key[LD_FLAG_STRING_MAX], ws_cert[LD_FLAG_STRING_MAX];
-  bool lightpush, filter, store, peer_exchange;
-  int64_t filter_timeout, filter_max_peers, filter_max_criteria, store_db_connections;
-  char store_db_url[LD_FLAG_STRING_MAX], store_retention[LD_FLAG_STRING_MAX];
-  char service_node[LD_NODE_SERVICES][LD_FLAG_STRING_MAX];
+_Static_assert(LD_NODE_OPTIONS_MAX + 1 <= LD_FLAG_MAX_FLAGS, "LD_FLAG_MAX_FLAGS too small");
+
+/* Where the flag layer keeps one option's value until it is applied. */
+typedef union flag_value {
+  char text[LD_FLAG_STRING_MAX];
+  int64_t num;
+  bool flag;
+  ld_strlist_t list;
+} flag_value_t;
+
+/* Everything read so far, so that a value refused later is reported where it came from. */
+typedef struct collected {
+  flag_value_t values[LD_NODE_OPTIONS_MAX];
   bool help;
-} node_flags_t;
+  ld_flag_t table[LD_NODE_OPTIONS_MAX + 1];
+  size_t n;           /* options, then --help */
+  size_t config_file; /* index of --config-file */
+  ld_flags_result_t res;
+} collected_t;
 
-#define NODE_FLAGS_MAX 64
-
-#define PORT_FLAG(name, target, help)                                                              \
-  { name, LD_FLAG_INT, target, 0, 65535, help }
-
-static size_t node_flag_table(node_flags_t *f, ld_flag_t *t) {
-  const ld_flag_t table[] = {
-      {"config-file", LD_FLAG_STRING, f->config_file, 0, 0,
-       "load configuration from a TOML file (command line and environment take precedence)"},
-      {"nodekey", LD_FLAG_STRING, f->nodekey, 0, 0, "P2P node private key as 64 hex chars"},
-      {"listen-address", LD_FLAG_STRING, f->listen_address, 0, 0,
-       "listening address (default 0.0.0.0)"},
-      PORT_FLAG("tcp-port", &f->tcp_port, "TCP listening port (default 60000; 0 = any)"),
-      PORT_FLAG("ports-shift", &f->ports_shift, "added to every port"),
-      {"max-connections", LD_FLAG_INT, &f->max_connections, 1, LD_NODE_MAX_CONNECTIONS_LIMIT,
-       "maximum connections (default 50)"},
-      {"ip-colocation-limit", LD_FLAG_INT, &f->colocation_limit, 0, LD_NODE_MAX_CONNECTIONS_LIMIT,
-       "peers allowed from one IP address (default 5; 0 = no limit)"},
-      {"log-level", LD_FLAG_STRING, f->log_level, 0, 0,
-       "TRACE, DEBUG, INFO, NOTICE, WARN, ERROR or FATAL"},
-      {"log-format", LD_FLAG_STRING, f->log_format, 0, 0, "TEXT or JSON"},
-      {"relay", LD_FLAG_BOOL, &f->relay, 0, 0, "enable relay: true|false (default true)"},
-      {"cluster-id", LD_FLAG_INT, &f->cluster_id, 0, 65535, "cluster ID (default 0)"},
-      {"shard", LD_FLAG_LIST, &f->shards, 0, 0,
-       "shard to subscribe to; repeatable (default 0..7, or all with autosharding)"},
-      {"num-shards-in-network", LD_FLAG_INT, &f->num_shards, 0, LD_NODE_MAX_SHARDS_IN_NETWORK,
-       "shards for autosharding (default 0 = static sharding)"},
-      {"content-topic", LD_FLAG_LIST, &f->content_topics, 0, 0,
-       "content topic to subscribe to; repeatable"},
-      {"staticnode", LD_FLAG_LIST, &f->static_nodes, 0, 0,
-       "peer multiaddr to stay connected to; repeatable"},
-      {"max-msg-size", LD_FLAG_STRING, f->max_msg_size, 0, 0,
-       "largest message: B, KB, KiB, MB or MiB (default 150KiB)"},
-      {"protected-shard", LD_FLAG_LIST, &f->protected_shards, 0, 0,
-       "<shard>:<secp256k1 public key hex> whose messages must be signed; repeatable"},
-      {"rest", LD_FLAG_BOOL, &f->rest, 0, 0, "enable the REST server (default false)"},
-      {"rest-address", LD_FLAG_STRING, f->rest_address, 0, 0,
-       "REST listening address (default 127.0.0.1)"},
-      PORT_FLAG("rest-port", &f->rest_port, "REST listening port (default 8645)"),
-      {"rest-admin", LD_FLAG_BOOL, &f->rest_admin, 0, 0, "enable the REST admin API"},
-      {"rest-relay-cache-capacity", LD_FLAG_INT, &f->rest_cache, 1, LD_NODE_MAX_REST_CACHE,
-       "messages the REST relay cache keeps per topic (default 50)"},
-      {"rest-allow-origin", LD_FLAG_LIST, &f->rest_origins, 0, 0,
-       "CORS origin allowed on REST (wildcards * and ?); repeatable"},
-      {"metrics-server", LD_FLAG_BOOL, &f->metrics, 0, 0, "enable the metrics server"},
-      {"metrics-server-address", LD_FLAG_STRING, f->metrics_address, 0, 0,
-       "metrics listening address (default 127.0.0.1)"},
-      PORT_FLAG("metrics-server-port", &f->metrics_port, "metrics listening port (default 8008)"),
-      {"websocket-support", LD_FLAG_BOOL, &f->ws, 0, 0, "listen for WebSocket (/ws) connections"},
-      PORT_FLAG("websocket-port", &f->ws_port, "WebSocket listening port (default 8000)"),
-      {"websocket-secure-support", LD_FLAG_BOOL, &f->wss, 0, 0,
-       "listen for secure WebSocket (/wss) on the WebSocket port"},
-      {"websocket-secure-key-path", LD_FLAG_STRING, f->ws_key, 0, 0,
-       "PEM private key for secure WebSocket"},
-      {"websocket-secure-cert-path", LD_FLAG_STRING, f->ws_cert, 0, 0,
-       "PEM certificate chain for secure WebSocket"},
-      {"lightpush", LD_FLAG_BOOL, &f->lightpush, 0, 0, "serve lightpush (needs relay)"},
-      {"filter", LD_FLAG_BOOL, &f->filter, 0, 0, "serve filter"},
-      {"filter-subscription-timeout", LD_FLAG_INT, &f->filter_timeout, 1, 86400,
-       "seconds a filter subscription lives without a ping (default 300)"},
-      {"filter-max-peers-to-serve", LD_FLAG_INT, &f->filter_max_peers, 1, 1000000,
-       "filter subscribers at most (default 1000)"},
-      {"filter-max-criteria", LD_FLAG_INT, &f->filter_max_criteria, 1, 1000000,
-       "filter criteria per subscriber at most (default 1000)"},
-      {"store", LD_FLAG_BOOL, &f->store, 0, 0, "archive messages and serve store queries"},
-      {"store-message-db-url", LD_FLAG_STRING, f->store_db_url, 0, 0,
-       "archive database: sqlite://<path>, postgres://user:pass@host:port/db or memory:// "
-       "(default sqlite://store.sqlite3)"},
-      {"store-message-retention-policy", LD_FLAG_STRING, f->store_retention, 0, 0,
-       "time:<seconds>, capacity:<count> or size:<n>GB|MB, several joined by ';' "
-       "(default time:172800)"},
-      {"store-max-num-db-connections", LD_FLAG_INT, &f->store_db_connections, 1, 1000,
-       "PostgreSQL connections at most (default 50)"},
-      {"peer-exchange", LD_FLAG_BOOL, &f->peer_exchange, 0, 0, "serve peer exchange"},
-      {"storenode", LD_FLAG_STRING, f->service_node[LD_NODE_SERVICE_STORE], 0, 0,
-       "store service peer multiaddr for the store client"},
-      {"filternode", LD_FLAG_STRING, f->service_node[LD_NODE_SERVICE_FILTER], 0, 0,
-       "filter service peer multiaddr for the filter client"},
-      {"lightpushnode", LD_FLAG_STRING, f->service_node[LD_NODE_SERVICE_LIGHTPUSH], 0, 0,
-       "lightpush service peer multiaddr for the lightpush client"},
-      {"help", LD_FLAG_BOOL, &f->help, 0, 0, "print this help"},
-  };
-  _Static_assert(sizeof table / sizeof table[0] <= NODE_FLAGS_MAX, "NODE_FLAGS_MAX too small");
-  memcpy(t, table, sizeof table);
-  return sizeof table / sizeof table[0];
+static ld_flag_kind_t flag_kind(ld_node_opt_kind_t kind) {
+  switch (kind) {
+  case LD_NODE_OPT_BOOL:
+    return LD_FLAG_BOOL;
+  case LD_NODE_OPT_INT:
+    return LD_FLAG_INT;
+  case LD_NODE_OPT_LIST:
+    return LD_FLAG_LIST;
+  case LD_NODE_OPT_STRING:
+    break;
+  }
+  return LD_FLAG_STRING;
 }
 
-static void node_flags_default(node_flags_t *f) {
-  memset(f, 0, sizeof *f);
-  strcpy(f->listen_address, "0.0.0.0");
-  f->tcp_port = LD_NODE_DEFAULT_TCP_PORT;
-  f->max_connections = LD_NODE_DEFAULT_MAX_CONNECTIONS;
-  f->colocation_limit = LD_NODE_DEFAULT_COLOCATION_LIMIT;
-  strcpy(f->log_level, "INFO");
-  strcpy(f->log_format, "TEXT");
-  f->relay = true;
-  strcpy(f->max_msg_size, "150KiB");
-  strcpy(f->rest_address, LD_NODE_DEFAULT_REST_ADDRESS);
-  f->rest_port = LD_NODE_DEFAULT_REST_PORT;
-  strcpy(f->metrics_address, LD_NODE_DEFAULT_METRICS_ADDRESS);
-  f->metrics_port = LD_NODE_DEFAULT_METRICS_PORT;
-  f->rest_cache = LD_NODE_DEFAULT_REST_CACHE;
-  f->ws_port = LD_NODE_DEFAULT_WS_PORT;
-  f->filter_timeout = LD_NODE_DEFAULT_FILTER_TIMEOUT_S;
-  f->filter_max_peers = LD_NODE_DEFAULT_FILTER_MAX_PEERS;
-  f->filter_max_criteria = LD_NODE_DEFAULT_FILTER_MAX_CRITERIA;
-  f->store_db_connections = LD_NODE_DEFAULT_DB_CONNECTIONS;
-  strcpy(f->store_db_url, LD_NODE_DEFAULT_STORE_DB_URL);
-  strcpy(f->store_retention, LD_NODE_DEFAULT_RETENTION);
+/* The flag table: one flag per node option (node/options.h), then --help. */
+static void build_table(collected_t *c) {
+  size_t n = ld_node_options_count();
+  for (size_t i = 0; i < n; i++) {
+    const ld_node_option_t *opt = ld_node_option_at(i);
+    c->table[i] = (ld_flag_t){.name = opt->cli,
+                              .kind = flag_kind(opt->kind),
+                              .target = &c->values[i],
+                              .min = opt->min,
+                              .max = opt->max,
+                              .help = opt->help};
+    if (strcmp(opt->cli, "config-file") == 0)
+      c->config_file = i;
+  }
+  c->table[n] = (ld_flag_t){"help", LD_FLAG_BOOL, &c->help, 0, 0, "print this help"};
+  c->n = n + 1;
 }
 
-static void node_flags_clear(node_flags_t *f) {
-  ld_strlist_clear(&f->shards);
-  ld_strlist_clear(&f->content_topics);
-  ld_strlist_clear(&f->static_nodes);
-  ld_strlist_clear(&f->protected_shards);
-  ld_strlist_clear(&f->rest_origins);
+static void collected_clear(collected_t *c) {
+  for (size_t i = 0; i + 1 < c->n; i++)
+    if (c->table[i].kind == LD_FLAG_LIST)
+      ld_strlist_clear(&c->values[i].list);
 }
 
 int ld_app_read_file(const char *path, size_t max, char **out, size_t *len, char *err,
@@ -175,16 +91,12 @@ int ld_app_read_file(const char *path, size_t max, char **out, size_t *len, char
   return 0;
 }
 
-/* Everything read so far, so that a value refused later is reported where it came from. */
-typedef struct collected {
-  node_flags_t flags;
-  ld_flag_t table[NODE_FLAGS_MAX];
-  size_t n;
-  ld_flags_result_t res;
-} collected_t;
+static const char *config_path(const collected_t *c) {
+  return c->values[c->config_file].text;
+}
 
 static int apply_config_file(collected_t *c, char *err, size_t errlen) {
-  const char *path = c->flags.config_file;
+  const char *path = config_path(c);
   char *text = NULL;
   size_t len = 0;
   char why[LD_TOML_ERROR_MAX];
@@ -214,7 +126,7 @@ static int apply_config_file(collected_t *c, char *err, size_t errlen) {
 
 static int collect_flags(int argc, char **argv, collected_t *c, char *err, size_t errlen) {
   memset(&c->res, 0, sizeof c->res);
-  c->n = node_flag_table(&c->flags, c->table);
+  build_table(c);
   int rc = ld_flags_parse(c->table, c->n, argc, argv, &c->res);
   if (rc == 0)
     rc = ld_flags_apply_env(c->table, c->n, LD_APP_ENV_PREFIX, &c->res);
@@ -226,202 +138,90 @@ static int collect_flags(int argc, char **argv, collected_t *c, char *err, size_
     snprintf(err, errlen, "unexpected argument '%s'", c->res.positional[0]);
     return LD_ERR_INVALID_ARG;
   }
-  if (c->flags.config_file[0] != '\0' && !c->flags.help)
+  if (config_path(c)[0] != '\0' && !c->help)
     return apply_config_file(c, err, errlen);
   return 0;
 }
 
 /* Prefixes a refused value's reason with where the value came from. */
-static int refused(const collected_t *c, const char *flag, int rc, const char *why, char *err,
+static int refused(const collected_t *c, size_t index, int rc, const char *why, char *err,
                    size_t errlen) {
-  if (rc == 0)
-    return 0;
   char where[LD_FLAG_STRING_MAX + 64];
-  int i = ld_flags_find(c->table, c->n, flag);
-  if (i < 0)
-    snprintf(where, sizeof where, "--%s", flag);
-  else
-    ld_flags_origin(c->table, (size_t)i, &c->res, LD_APP_ENV_PREFIX, c->flags.config_file, where,
-                    sizeof where);
+  ld_flags_origin(c->table, index, &c->res, LD_APP_ENV_PREFIX, config_path(c), where, sizeof where);
   snprintf(err, errlen, "%s: %s", where, why);
   return rc;
 }
 
-static int set_logging(const collected_t *c, ld_app_node_options_t *opts, char *err,
-                       size_t errlen) {
-  char why[LD_FLAG_STRING_MAX + 64];
-  const node_flags_t *f = &c->flags;
-  if (ld_log_parse_level(f->log_level, &opts->log_level) != 0) {
-    snprintf(why, sizeof why, "unknown level '%s'", f->log_level);
-    return refused(c, "log-level", LD_ERR_INVALID_ARG, why, err, errlen);
-  }
-  if (ld_log_parse_format(f->log_format, &opts->log_format) != 0) {
-    snprintf(why, sizeof why, "expected TEXT or JSON, got '%s'", f->log_format);
-    return refused(c, "log-format", LD_ERR_INVALID_ARG, why, err, errlen);
-  }
-  return 0;
-}
-
-typedef int (*add_fn)(ld_node_config_t *, const char *, char *, size_t);
-
-/* Runs `add` on every item of a list flag. */
-static int add_each(const collected_t *c, ld_node_config_t *cfg, const char *flag,
-                    const ld_strlist_t *l, add_fn add, char *err, size_t errlen) {
-  char why[300];
-  for (size_t i = 0; i < l->count; i++) {
-    int rc = add(cfg, l->items[i], why, sizeof why);
-    if (rc != 0)
-      return refused(c, flag, rc, why, err, errlen);
-  }
-  return 0;
-}
-
-static int build_lists(const collected_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
-  const node_flags_t *f = &c->flags;
-  int rc = add_each(c, cfg, "shard", &f->shards, ld_node_config_add_shard, err, errlen);
-  if (rc == 0)
-    rc = add_each(c, cfg, "content-topic", &f->content_topics, ld_node_config_add_content_topic,
-                  err, errlen);
-  if (rc == 0)
-    rc = add_each(c, cfg, "staticnode", &f->static_nodes, ld_node_config_add_static_node, err,
-                  errlen);
-  if (rc == 0)
-    rc = add_each(c, cfg, "protected-shard", &f->protected_shards,
-                  ld_node_config_add_protected_shard, err, errlen);
-  if (rc == 0)
-    rc = add_each(c, cfg, "rest-allow-origin", &f->rest_origins, ld_node_config_add_rest_origin,
-                  err, errlen);
-  return rc;
-}
-
-static int build_scalars(const collected_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
-  const node_flags_t *f = &c->flags;
-  char why[300];
+/* Hands the value(s) of flag `i` to the option parser, as text. */
+static int apply_flag(const collected_t *c, size_t i, ld_node_opts_t *o, char *err, size_t errlen) {
+  const ld_node_option_t *opt = ld_node_option_at(i);
+  const flag_value_t *v = &c->values[i];
+  char why[LD_FLAG_STRING_MAX + 128], num[32];
   int rc = 0;
-  if (f->nodekey[0] != '\0')
-    rc = refused(c, "nodekey", ld_node_config_set_nodekey_hex(cfg, f->nodekey, why, sizeof why),
-                 why, err, errlen);
-  if (rc == 0)
-    rc = refused(c, "listen-address",
-                 ld_node_config_set_listen(cfg, f->listen_address, f->tcp_port, f->ports_shift, why,
-                                           sizeof why),
-                 why, err, errlen);
-  if (rc == 0)
-    rc = refused(c, "rest-address",
-                 ld_node_config_set_rest(cfg, f->rest, f->rest_address, f->rest_port,
-                                         f->ports_shift, why, sizeof why),
-                 why, err, errlen);
-  if (rc == 0)
-    rc = refused(c, "metrics-server-address",
-                 ld_node_config_set_metrics(cfg, f->metrics, f->metrics_address, f->metrics_port,
-                                            f->ports_shift, why, sizeof why),
-                 why, err, errlen);
-  if (rc == 0)
-    rc = refused(c, "max-msg-size",
-                 ld_node_config_set_max_msg_size(cfg, f->max_msg_size, why, sizeof why), why, err,
-                 errlen);
-  return rc;
+  switch (c->table[i].kind) {
+  case LD_FLAG_STRING:
+    rc = ld_node_opts_set(o, opt, v->text, why, sizeof why);
+    break;
+  case LD_FLAG_INT:
+    snprintf(num, sizeof num, "%" PRId64, v->num);
+    rc = ld_node_opts_set(o, opt, num, why, sizeof why);
+    break;
+  case LD_FLAG_BOOL:
+    rc = ld_node_opts_set(o, opt, v->flag ? "true" : "false", why, sizeof why);
+    break;
+  case LD_FLAG_LIST:
+    for (size_t k = 0; rc == 0 && k < v->list.count; k++)
+      rc = ld_node_opts_set(o, opt, v->list.items[k], why, sizeof why);
+    break;
+  }
+  return rc != 0 ? refused(c, i, rc, why, err, errlen) : 0;
 }
 
-/* Integer flags whose range the flag table already checked. */
-static int build_numbers(const collected_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
-  const node_flags_t *f = &c->flags;
-  char why[300];
-  int rc = refused(c, "max-connections",
-                   ld_node_config_set_max_connections(cfg, f->max_connections, why, sizeof why),
-                   why, err, errlen);
+/* Every option that was given, in the table's order, then the preset and the combined settings,
+ * then the cross-option checks. */
+static int build_config(const collected_t *c, ld_app_node_options_t *opts, char *err,
+                        size_t errlen) {
+  ld_node_opts_t *o = malloc(sizeof *o);
+  if (o == NULL)
+    return LD_ERR_NOMEM;
+  ld_node_opts_init(o, &opts->config, LD_NODE_OPTS_PROGRAM);
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i + 1 < c->n; i++)
+    if (c->res.seen[i] && i != c->config_file)
+      rc = apply_flag(c, i, o, err, errlen);
   if (rc == 0)
-    rc = refused(c, "ip-colocation-limit",
-                 ld_node_config_set_colocation_limit(cfg, f->colocation_limit, why, sizeof why),
-                 why, err, errlen);
+    rc = ld_node_opts_finish(o, err, errlen);
   if (rc == 0)
-    rc =
-        refused(c, "cluster-id", ld_node_config_set_cluster_id(cfg, f->cluster_id, why, sizeof why),
-                why, err, errlen);
-  if (rc == 0)
-    rc = refused(c, "rest-relay-cache-capacity",
-                 ld_node_config_set_rest_cache(cfg, f->rest_cache, why, sizeof why), why, err,
-                 errlen);
-  if (rc == 0)
-    rc = refused(c, "num-shards-in-network",
-                 ld_node_config_set_num_shards(cfg, f->num_shards, why, sizeof why), why, err,
-                 errlen);
-  return rc;
-}
-
-static int build_services(const collected_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
-  static const char *flags[LD_NODE_SERVICES] = {"storenode", "filternode", "lightpushnode"};
-  const node_flags_t *f = &c->flags;
-  char why[300];
-  cfg->lightpush = f->lightpush;
-  cfg->filter = f->filter;
-  cfg->store = f->store;
-  cfg->peer_exchange = f->peer_exchange;
-  cfg->filter_subscription_timeout_s = (uint32_t)f->filter_timeout;
-  cfg->filter_max_peers = (uint32_t)f->filter_max_peers;
-  cfg->filter_max_criteria = (uint32_t)f->filter_max_criteria;
-  cfg->store_max_db_connections = (uint32_t)f->store_db_connections;
-  int rc = refused(c, "websocket-port",
-                   ld_node_config_set_websocket(cfg, f->ws, f->ws_port, f->ports_shift, f->wss,
-                                                f->ws_key, f->ws_cert, why, sizeof why),
-                   why, err, errlen);
-  if (rc == 0)
-    rc = refused(c, "store-message-db-url",
-                 ld_node_config_set_store_db_url(cfg, f->store_db_url, why, sizeof why), why, err,
-                 errlen);
-  if (rc == 0)
-    rc = refused(c, "store-message-retention-policy",
-                 ld_node_config_set_store_retention(cfg, f->store_retention, why, sizeof why), why,
-                 err, errlen);
-  for (int i = 0; rc == 0 && i < LD_NODE_SERVICES; i++)
-    if (f->service_node[i][0] != '\0')
-      rc = refused(c, flags[i],
-                   ld_node_config_set_service_node(cfg, (ld_node_service_t)i, f->service_node[i],
-                                                   why, sizeof why),
-                   why, err, errlen);
-  return rc;
-}
-
-static int build_config(const collected_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
-  ld_node_config_default(cfg);
-  cfg->relay = c->flags.relay;
-  cfg->rest_admin = c->flags.rest_admin;
-  int rc = build_scalars(c, cfg, err, errlen);
-  if (rc == 0)
-    rc = build_services(c, cfg, err, errlen);
-  if (rc == 0)
-    rc = build_numbers(c, cfg, err, errlen);
-  if (rc == 0)
-    rc = build_lists(c, cfg, err, errlen);
-  if (rc == 0)
-    rc = ld_node_config_finalize(cfg, err, errlen);
+    rc = ld_node_config_finalize(&opts->config, err, errlen);
+  opts->log_level = o->log_level;
+  opts->log_format = o->log_format;
+  free(o);
   return rc;
 }
 
 int ld_app_node_options_parse(int argc, char **argv, ld_app_node_options_t *opts, char *err,
                               size_t errlen) {
-  collected_t *c = malloc(sizeof *c);
+  collected_t *c = calloc(1, sizeof *c);
   if (c == NULL)
     return LD_ERR_NOMEM;
-  node_flags_default(&c->flags);
   memset(opts, 0, sizeof *opts);
   int rc = collect_flags(argc, argv, c, err, errlen);
-  opts->help = c->flags.help;
-  if (rc == 0 && !c->flags.help)
-    rc = set_logging(c, opts, err, errlen);
-  if (rc == 0 && !c->flags.help)
-    rc = build_config(c, &opts->config, err, errlen);
-  node_flags_clear(&c->flags);
+  opts->help = c->help;
+  if (rc == 0 && !c->help)
+    rc = build_config(c, opts, err, errlen);
+  collected_clear(c);
   free(c);
   return rc;
 }
 
 void ld_app_node_options_help(FILE *out) {
-  collected_t *c = malloc(sizeof *c);
-  if (c == NULL)
-    return;
-  node_flags_default(&c->flags);
-  c->n = node_flag_table(&c->flags, c->table);
-  ld_flags_print_help(c->table, c->n, out);
-  free(c);
+  for (size_t i = 0; i < ld_node_options_count(); i++) {
+    const ld_node_option_t *opt = ld_node_option_at(i);
+    const char *def = opt->program_def != NULL ? opt->program_def : opt->def;
+    fprintf(out, "  --%-30s %s", opt->cli, opt->help);
+    if (def[0] != '\0')
+      fprintf(out, " (default %s)", def);
+    fprintf(out, "%s\n", opt->flags & LD_NODE_OPT_INERT ? " [no effect yet]" : "");
+  }
+  fprintf(out, "  --%-30s %s\n", "help", "print this help");
 }

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/node_options.h"
+#include "messaging/messaging.h"
 #include "node/events.h"
 #include "node/node.h"
 
@@ -41,6 +42,7 @@ typedef struct node_run {
   uv_loop_t loop;
   uv_signal_t sigint, sigterm;
   ld_node_t *node;
+  ld_messaging_t *messaging; /* with --rest: the client behind /messaging/v1 */
   bool stopping;
   bool failed; /* a part the node needs failed after start */
 } node_run_t;
@@ -51,13 +53,48 @@ static void on_node_stopped(void *user_data) {
   uv_close((uv_handle_t *)&run->sigterm, NULL);
 }
 
+static void on_messaging_freed(void *user_data) {
+  node_run_t *run = user_data;
+  ld_node_stop(run->node, on_node_stopped, run);
+}
+
+/* The messaging client goes first (its REST paths with it), then the node. */
+static void stop_node(node_run_t *run) {
+  ld_messaging_t *m = run->messaging;
+  run->messaging = NULL;
+  if (m != NULL)
+    ld_messaging_free(m, on_messaging_freed, run);
+  else
+    ld_node_stop(run->node, on_node_stopped, run);
+}
+
+/* As logos-delivery's program with the messaging entry layer, the REST server serves the
+ * Messaging API (/messaging/v1/…): a MessagingClient on the started node, in Core mode when the
+ * node runs relay (Edge otherwise: lightpush and filter through the service peers), with
+ * store-confirmed sends when a store peer (--storenode) is configured. Only with --rest, since
+ * nothing else in the program uses it. A client that cannot start is logged and the node runs
+ * without it (the paths then answer 404). */
+static void start_messaging(node_run_t *run) {
+  const ld_node_config_t *cfg = ld_node_config(run->node);
+  if (!cfg->rest.enabled)
+    return;
+  ld_messaging_config_t mc;
+  ld_messaging_config_default(&mc);
+  mc.mode = cfg->relay ? LD_MESSAGING_CORE : LD_MESSAGING_EDGE;
+  mc.reliability = cfg->has_service_node[LD_NODE_SERVICE_STORE];
+  int err = 0;
+  run->messaging = ld_messaging_new(run->node, &mc, &err);
+  if (run->messaging == NULL)
+    LD_WARN("main", "Messaging API not available: %s", ld_strerror(err));
+}
+
 static void on_signal(uv_signal_t *handle, int signum) {
   node_run_t *run = handle->data;
   if (run->stopping)
     return;
   run->stopping = true;
   LD_INFO("main", "Received %s, stopping the node", signum == SIGINT ? "SIGINT" : "SIGTERM");
-  ld_node_stop(run->node, on_node_stopped, run);
+  stop_node(run);
 }
 
 /* A part the node cannot run without failed (the archive): stop as nwaku does at start-up. */
@@ -69,7 +106,7 @@ static void on_node_failure(int kind, const void *payload, void *user_data) {
     return;
   run->stopping = run->failed = true;
   LD_ERROR("main", "Stopping the node: the %s failed: %s", ev->part, ev->why);
-  ld_node_stop(run->node, on_node_stopped, run);
+  stop_node(run);
 }
 
 static int start_signals(node_run_t *run) {
@@ -105,6 +142,7 @@ int ld_app_run_node(int argc, char **argv) {
   }
   start_signals(&run);
   ld_broker_subscribe(ld_node_broker(run.node), LD_EVENT_NODE_FAILURE, on_node_failure, &run);
+  start_messaging(&run);
   LD_INFO("main", "Node setup complete");
   uv_run(&run.loop, UV_RUN_DEFAULT);
   uv_loop_close(&run.loop);

@@ -594,3 +594,26 @@ const ld_node_protected_shard_t *ld_node_config_protected_shard(const ld_node_co
       return &cfg->protected_shards[i];
   return NULL;
 }
+
+int ld_node_config_add_inert(ld_node_config_t *cfg, const char *name) {
+  for (size_t i = 0; i < cfg->n_inert; i++)
+    if (strcmp(cfg->inert[i], name) == 0)
+      return 0;
+  if (cfg->n_inert >= LD_NODE_MAX_INERT)
+    return LD_ERR_LIMIT;
+  cfg->inert[cfg->n_inert++] = name;
+  return 0;
+}
+
+size_t ld_node_config_inert_text(const ld_node_config_t *cfg, char *out, size_t cap) {
+  size_t used = 0;
+  if (cap > 0)
+    out[0] = '\0';
+  for (size_t i = 0; i < cfg->n_inert && used < cap; i++) {
+    int n = snprintf(out + used, cap - used, "%s%s", i > 0 ? ", " : "", cfg->inert[i]);
+    if (n < 0)
+      break;
+    used += (size_t)n;
+  }
+  return cfg->n_inert;
+}

@@ -56,6 +56,8 @@
 #define LD_NODE_DEFAULT_FILTER_TIMEOUT_S 300     /* --filter-subscription-timeout */
 #define LD_NODE_DEFAULT_FILTER_MAX_PEERS 1000    /* --filter-max-peers-to-serve */
 #define LD_NODE_DEFAULT_FILTER_MAX_CRITERIA 1000 /* --filter-max-criteria */
+/* Options accepted and checked but without effect yet (their subsystem does not exist). */
+#define LD_NODE_MAX_INERT 128
 
 /* The service peers the node's clients use (--storenode, --filternode, --lightpushnode). */
 typedef enum ld_node_service {
@@ -140,6 +142,11 @@ typedef struct ld_node_config {
    * default so that plain libp2p peers (js-libp2p gossipsub, canaries) can stay connected; a
    * peer of another cluster is disconnected either way. */
   bool require_metadata;
+
+  /* Options that were set but have no effect yet (ld_node_config_add_inert): their names, static
+   * strings, in the order first recorded. The node logs them once when it starts. */
+  size_t n_inert;
+  const char *inert[LD_NODE_MAX_INERT];
 } ld_node_config_t;
 
 /* nwaku's defaults: 0.0.0.0, TCP port 60000, 50 connections, random key, relay on, cluster 0,
@@ -246,6 +253,15 @@ int ld_node_config_finalize(ld_node_config_t *cfg, char *err, size_t errlen);
  * blanks allowed around them. The result is truncated to whole bytes. LD_ERR_INVALID_ARG with the
  * reason in `err` (may be NULL). */
 int ld_node_parse_size(const char *text, uint64_t *bytes, char *err, size_t errlen);
+
+/* Records that the option `name` (a static string such as the option's CLI name) was given but
+ * has no effect yet. A name already recorded is ignored; past LD_NODE_MAX_INERT names the rest
+ * are dropped (returns LD_ERR_LIMIT). */
+int ld_node_config_add_inert(ld_node_config_t *cfg, const char *name);
+
+/* Writes the recorded names joined by ", " (NUL-terminated, truncated to `cap`); returns how many
+ * names there are. */
+size_t ld_node_config_inert_text(const ld_node_config_t *cfg, char *out, size_t cap);
 
 /* True when the shard is subscribed by the configuration (after finalize). */
 bool ld_node_config_has_shard(const ld_node_config_t *cfg, uint16_t shard);

@@ -358,6 +358,9 @@ static void log_start(const ld_node_t *node) {
     if (ld_multiaddr_to_text(&addrs[i], text, sizeof text) > 0)
       LD_INFO(TOPIC, "Listening on %s", text);
   }
+  char inert[1024];
+  if (ld_node_config_inert_text(&node->cfg, inert, sizeof inert) > 0)
+    LD_WARN(TOPIC, "Options accepted without effect in this build: %s", inert);
 }
 
 int ld_node_start(ld_node_t *node) {

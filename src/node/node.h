@@ -30,6 +30,7 @@
 #include "p2p/multiaddr.h"
 #include "p2p/peerstore.h"
 #include "p2p/switch.h"
+#include "rest/server.h"
 #include "waku/core/message.h"
 #include "waku/metadata/metadata.h"
 #include "waku/relay/relay.h"
@@ -74,6 +75,9 @@ ld_metadata_t *ld_node_metadata(ld_node_t *node);
 ld_relay_t *ld_node_relay(ld_node_t *node);
 ld_gs_service_t *ld_node_gossipsub(ld_node_t *node);
 ld_static_peers_t *ld_node_static_peers(ld_node_t *node);
+
+/* The REST server while it runs (NULL without --rest), for layers that add route groups. */
+ld_rest_server_t *ld_node_rest_server(ld_node_t *node);
 
 /* Bound ports of the REST and metrics servers (0 when not running). */
 uint16_t ld_node_rest_port(const ld_node_t *node);

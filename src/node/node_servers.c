@@ -209,6 +209,10 @@ uint16_t ld_node_rest_port(const ld_node_t *node) {
   return node->rest != NULL ? ld_rest_server_port(node->rest) : 0;
 }
 
+ld_rest_server_t *ld_node_rest_server(ld_node_t *node) {
+  return node->rest;
+}
+
 uint16_t ld_node_metrics_port(const ld_node_t *node) {
   return node->metrics_srv != NULL ? ld_metrics_server_port(node->metrics_srv) : 0;
 }

@@ -1,5 +1,11 @@
 /* GET /health: nwaku's HealthReport {"nodeHealth": …, "protocolsHealth": [{<name>: <status>,
- * "desc"?: …}, …]} with nwaku's protocol list and order. */
+ * "desc"?: …}, …]} with nwaku's protocol list and order, plus logos-delivery's
+ * "connectionStatus" after nodeHealth while a messaging client is attached (rest/health.h). The
+ * route's user data is the ld_rest_health_source_t, or NULL. */
+#include "rest/health.h"
+
+#include "base/error.h"
+#include "rest/messaging_json.h"
 #include "rest/server_internal.h"
 
 /* nwaku's getNodeHealthReport order. */
@@ -40,27 +46,28 @@ static json_t *relay_health(const ld_rest_server_t *srv) {
   return protocol_health("Relay", LD_REST_HEALTH_READY, NULL);
 }
 
-static json_t *health_report(const ld_rest_server_t *srv) {
-  json_t *report = json_object();
+static json_t *protocols_health(const ld_rest_server_t *srv) {
   json_t *list = json_array();
-  if (report == NULL || list == NULL) {
-    json_decref(report);
+  if (list == NULL)
+    return NULL;
+  int rc = json_array_append_new(list, relay_health(srv));
+  for (size_t i = 1; i < sizeof PROTOCOLS / sizeof PROTOCOLS[0]; i++)
+    rc |= json_array_append_new(list,
+                                protocol_health(PROTOCOLS[i], LD_REST_HEALTH_NOT_MOUNTED, NULL));
+  if (rc != 0) {
     json_decref(list);
     return NULL;
   }
-  json_object_set_new(report, "nodeHealth", json_string(ld_rest_health_name(srv->health)));
-  json_array_append_new(list, relay_health(srv));
-  for (size_t i = 1; i < sizeof PROTOCOLS / sizeof PROTOCOLS[0]; i++)
-    json_array_append_new(list, protocol_health(PROTOCOLS[i], LD_REST_HEALTH_NOT_MOUNTED, NULL));
-  json_object_set_new(report, "protocolsHealth", list);
-  return report;
+  return list;
 }
 
 static void get_health(ld_rest_server_t *srv, ld_http_request_t *req, const ld_route_match_t *m,
                        void *user_data) {
   (void)m;
-  (void)user_data;
-  json_t *report = health_report(srv);
+  const ld_rest_health_source_t *src = user_data;
+  const char *status = src != NULL ? src->connection_status(src->user_data) : NULL;
+  json_t *report =
+      ld_rest_health_report_json(ld_rest_health_name(srv->health), status, protocols_health(srv));
   if (report == NULL) {
     ld_http_respond_text(req, 500, "Failed to serialize health report");
     return;
@@ -71,4 +78,11 @@ static void get_health(ld_rest_server_t *srv, ld_http_request_t *req, const ld_r
 
 int ld_rest_install_health(ld_rest_server_t *srv) {
   return ld_rest_server_add_route(srv, "GET", "/health", get_health, NULL);
+}
+
+int ld_rest_server_set_health_source(ld_rest_server_t *srv, const ld_rest_health_source_t *src) {
+  if (src != NULL && src->connection_status == NULL)
+    return LD_ERR_INVALID_ARG;
+  ld_rest_server_remove_route(srv, "GET", "/health");
+  return ld_rest_server_add_route(srv, "GET", "/health", get_health, (void *)src);
 }

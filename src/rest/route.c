@@ -136,6 +136,21 @@ int ld_route_add(ld_route_table_t *t, const char *method, const char *pattern, v
   return 0;
 }
 
+int ld_route_remove(ld_route_table_t *t, const char *method, const char *pattern, void **handler) {
+  if (t == NULL || method == NULL || pattern == NULL)
+    return LD_ERR_INVALID_ARG;
+  const route_t *r = find_exact(t, method, pattern);
+  if (r == NULL)
+    return LD_ERR_NOT_FOUND;
+  size_t i = (size_t)(r - t->routes);
+  if (handler != NULL)
+    *handler = r->handler;
+  free(t->routes[i].pattern);
+  memmove(&t->routes[i], &t->routes[i + 1], (t->n - i - 1) * sizeof *t->routes);
+  t->n--;
+  return 0;
+}
+
 static bool segments_match(const route_t *r, const segment_t *path, size_t n) {
   if (r->n_segs != n)
     return false;

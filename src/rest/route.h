@@ -43,6 +43,11 @@ void ld_route_table_free(ld_route_table_t *t);
  * pattern), LD_ERR_LIMIT (LD_ROUTE_MAX_ROUTES), LD_ERR_NOMEM. */
 int ld_route_add(ld_route_table_t *t, const char *method, const char *pattern, void *handler);
 
+/* Removes the route with exactly this method and pattern (as given to ld_route_add) and stores its
+ * handler in *handler (may be NULL). The other routes keep their order. LD_ERR_NOT_FOUND when
+ * there is no such route. */
+int ld_route_remove(ld_route_table_t *t, const char *method, const char *pattern, void **handler);
+
 /* Finds the first route, in the order they were added, whose pattern matches the raw `path` (no
  * query string) and whose method equals `method` (case-sensitive, as HTTP methods are). A
  * parameter matches one non-empty segment. On success stores the handler and fills `m` with the

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "rest/server_groups.h"
 #include "rest/server_internal.h"
 
 #define NOT_FOUND_TEXT "Bad request initiated. Invalid path or method used."
@@ -85,6 +86,21 @@ int ld_rest_server_add_route(ld_rest_server_t *srv, const char *method, const ch
   }
   r->next = srv->route_list;
   srv->route_list = r;
+  return 0;
+}
+
+int ld_rest_server_remove_route(ld_rest_server_t *srv, const char *method, const char *pattern) {
+  void *handler = NULL;
+  int rc = ld_route_remove(srv->routes, method, pattern, &handler);
+  if (rc != 0)
+    return rc;
+  for (ld_rest_route_t **p = &srv->route_list; *p != NULL; p = &(*p)->next) {
+    if (*p == handler) {
+      *p = (*p)->next;
+      free(handler);
+      break;
+    }
+  }
   return 0;
 }
 
@@ -214,6 +230,7 @@ static int install(ld_rest_server_t *srv) {
   }
   rc = rc ? rc : ld_rest_install_lightpush(srv);
   rc = rc ? rc : ld_rest_install_filter(srv);
+  rc = rc ? rc : ld_rest_install_messaging_unavailable(srv);
   return rc ? rc : ld_rest_install_store(srv);
 }
 

@@ -29,6 +29,9 @@
  *   GET    /store/v3/messages?peerAddr&pubsubTopic&contentTopics&startTime&endTime&hashes&
  *          cursor&pageSize&ascending&includeData → {requestId, statusCode, statusDesc,
  *          messages: [{messageHash, message?, pubsubTopic?}], paginationCursor?}     (store.c)
+ *   The Messaging API paths (/messaging/v1/…, /message, /messages, /subscribe, /unsubscribe,
+ *   /subscriptions) come and go with a messaging client (messaging/messaging_rest.h,
+ *   rest/server_groups.h); without one they answer 404.
  *   Hashes and cursors are written "0x"-hex (nwaku's to0xHex) and read as hex (a "0x" prefix
  *   optional; standard base64 is accepted too); payloads are base64.
  *   The service endpoints wait at most ld_rest_context_t.service_timeout_ms for the node and
@@ -375,6 +378,11 @@ typedef void (*ld_rest_handler_fn)(ld_rest_server_t *srv, ld_http_request_t *req
 /* Adds a route (see ld_route_add for patterns). Errors as ld_route_add. */
 int ld_rest_server_add_route(ld_rest_server_t *srv, const char *method, const char *pattern,
                              ld_rest_handler_fn fn, void *user_data);
+
+/* Removes the route added with exactly this method and pattern (route groups that come and go
+ * with a running server, see rest/server_groups.h). Safe from inside a handler, the removed
+ * route's included. LD_ERR_NOT_FOUND when there is no such route. */
+int ld_rest_server_remove_route(ld_rest_server_t *srv, const char *method, const char *pattern);
 
 /* Answers requests below /<group>/ that match no route with 404 `message` (copied) instead of
  * 400; NULL message removes the entry. LD_ERR_LIMIT, LD_ERR_NOMEM. */

@@ -13,16 +13,24 @@
 
 #include "base/error.h"
 #include "logosdelivery/node_options.h"
+#include "node/options.h"
 
 #define PEER "16Uiu2HAmLhLvBoYaoZfaMUKuibM6ac163GwKY74c5kiSLg5KvLpY"
 #define G_COMPRESSED "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
 
 static const char *const g_env[] = {
-    "WAKUNODE2_CONFIG_FILE",  "WAKUNODE2_TCP_PORT",
-    "WAKUNODE2_CLUSTER_ID",   "WAKUNODE2_SHARD",
-    "WAKUNODE2_RELAY",        "WAKUNODE2_STATICNODE",
-    "WAKUNODE2_REST",         "WAKUNODE2_LOG_LEVEL",
-    "WAKUNODE2_MAX_MSG_SIZE", "WAKUNODE2_STORE_MESSAGE_DB_URL",
+    "WAKUNODE2_CONFIG_FILE",
+    "WAKUNODE2_TCP_PORT",
+    "WAKUNODE2_CLUSTER_ID",
+    "WAKUNODE2_SHARD",
+    "WAKUNODE2_RELAY",
+    "WAKUNODE2_STATICNODE",
+    "WAKUNODE2_REST",
+    "WAKUNODE2_LOG_LEVEL",
+    "WAKUNODE2_MAX_MSG_SIZE",
+    "WAKUNODE2_STORE_MESSAGE_DB_URL",
+    "WAKUNODE2_DISCV5_UDP_PORT",
+    "WAKUNODE2_PRESET",
 };
 
 static int clean_env(void **state) {
@@ -319,6 +327,105 @@ static void help_skips_validation(void **state) {
   free(o);
 }
 
+static bool inert(const ld_node_config_t *cfg, const char *name) {
+  for (size_t i = 0; i < cfg->n_inert; i++)
+    if (strcmp(cfg->inert[i], name) == 0)
+      return true;
+  return false;
+}
+
+/* Every option of the shared table is a flag, an environment variable and a config-file key;
+ * those without a subsystem yet are recorded, not dropped. */
+static void every_kernel_option_is_a_flag(void **state) {
+  (void)state;
+  ld_app_node_options_t *o = opts_new();
+  char err[512];
+  setenv("WAKUNODE2_DISCV5_UDP_PORT", "9001", 1);
+  const char *file = write_file("rln-relay-eth-client-address = ['http://rpc.example:8545']\n"
+                                "store-sync = true\n");
+  char config[128];
+  snprintf(config, sizeof config, "--config-file=%s", file);
+  int rc = parse(o, err, 7, config, "--preset=twn", "--discv5-discovery=true",
+                 "--nat=extip:203.0.113.7", "--quic-port", "0", "--mode=Edge");
+  unlink(file);
+  if (rc != 0)
+    fail_msg("%s", err);
+  const ld_node_config_t *c = &o->config;
+  assert_int_equal(c->cluster_id, 1); /* the preset */
+  assert_int_equal(c->num_shards_in_network, 8);
+  assert_int_equal(c->n_shards, 8);
+  assert_true(c->relay); /* --mode is the library's; the program keeps its flags */
+  const char *names[] = {"discv5-discovery", "nat",
+                         "quic-port",        "mode",
+                         "discv5-udp-port",  "rln-relay-eth-client-address",
+                         "store-sync",       "rln-relay"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!inert(c, names[i]))
+      fail_msg("%s not recorded as without effect", names[i]);
+  assert_false(inert(c, "preset"));
+  free(o);
+}
+
+static void new_flags_are_checked_like_the_others(void **state) {
+  (void)state;
+  ld_app_node_options_t *o = opts_new();
+  char err[512];
+  char arg[96];
+  assert_int_equal(parse(o, err, 1, "--nat=sometimes"), LD_ERR_INVALID_ARG);
+  assert_string_equal(err, "--nat: nat 'sometimes' must be any, none, upnp, pmp or "
+                           "extip:<IP address>");
+  assert_int_equal(parse(o, err, 1, "--discv5-udp-port=70000"), LD_ERR_INVALID_ARG);
+  assert_string_equal(err, "--discv5-udp-port: value 70000 out of range (0..65535)");
+  assert_int_equal(parse(o, err, 1, "--preset=mainnet"), LD_ERR_INVALID_ARG);
+  assert_string_equal(err, "Invalid --preset value passed: mainnet");
+  setenv("WAKUNODE2_PRESET", "twn", 1);
+  assert_int_equal(parse(o, err, 1, "--mixkey=12"), LD_ERR_INVALID_ARG);
+  assert_string_equal(err, "--mixkey: mixkey must be 64 hex characters");
+  assert_int_equal(parse(o, err, 0), 0);
+  assert_int_equal(o->config.cluster_id, 1);
+  unsetenv("WAKUNODE2_PRESET");
+  const char *path = write_file("\nentry-node = ['nowhere']\n");
+  snprintf(arg, sizeof arg, "--config-file=%s", path);
+  assert_int_equal(parse(o, err, 1, arg), LD_ERR_INVALID_ARG);
+  unlink(path);
+  if (strstr(err, "line 2: entry-node: entry node 'nowhere' must be") == NULL)
+    fail_msg("%s", err);
+  path = write_file("mixkey = 5\n");
+  snprintf(arg, sizeof arg, "--config-file=%s", path);
+  assert_int_equal(parse(o, err, 1, arg), LD_ERR_INVALID_ARG);
+  unlink(path);
+  if (strstr(err, "line 1: mixkey: expected a string, got an integer") == NULL)
+    fail_msg("%s", err);
+  free(o);
+}
+
+static void help_lists_every_option(void **state) {
+  (void)state;
+  FILE *out = tmpfile();
+  assert_non_null(out);
+  ld_app_node_options_help(out);
+  long size = ftell(out);
+  char *text = calloc(1, (size_t)size + 1);
+  assert_non_null(text);
+  rewind(out);
+  assert_int_equal(fread(text, 1, (size_t)size, out), (size_t)size);
+  fclose(out);
+  char needle[96];
+  for (size_t i = 0; i < ld_node_options_count(); i++) {
+    snprintf(needle, sizeof needle, "  --%s ", ld_node_option_at(i)->cli);
+    if (strstr(text, needle) == NULL)
+      fail_msg("help lacks %s", needle);
+  }
+  /* the program's own defaults are shown */
+  const char *line = strstr(text, "  --max-connections ");
+  assert_non_null(line);
+  const char *end = strchr(line, '\n');
+  assert_non_null(end);
+  const char *def = strstr(line, "(default 50)");
+  assert_true(def != NULL && def < end);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(defaults_without_anything, clean_env),
@@ -329,6 +436,9 @@ int main(void) {
       cmocka_unit_test_setup(environment_errors_name_the_variable, clean_env),
       cmocka_unit_test_setup(config_file_errors_name_the_file_and_line, clean_env),
       cmocka_unit_test_setup(help_skips_validation, clean_env),
+      cmocka_unit_test_setup(every_kernel_option_is_a_flag, clean_env),
+      cmocka_unit_test_setup(new_flags_are_checked_like_the_others, clean_env),
+      cmocka_unit_test_setup(help_lists_every_option, clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

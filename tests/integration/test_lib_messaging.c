@@ -1,0 +1,428 @@
+/* Messaging through the stable C API, several contexts in one process over loopback:
+ * - two Core nodes joined by a staticnode entry exchange a message: message_received once at
+ *   the receiver, with the payload as an integer array; connection and health events flow;
+ * - with a third node running store, a send goes message_propagated → message_sent;
+ * - an Edge node sends through lightpush and receives through filter via a service node. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "base/clock.h"
+#include "liblogosdelivery.h"
+
+#define WAIT_MS 90000
+#define MAX_EVENTS 4096
+#define TOPIC "/libmsg/1/chat/proto"
+#define BASE                                                                                       \
+  "\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,"                                \
+  "\"numShardsInNetwork\":1,\"logLevel\":\"WARN\""
+
+/* ---- replies -------------------------------------------------------------------------------- */
+
+typedef struct reply {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int n, ret;
+  char msg[1024];
+} reply_t;
+
+static void on_reply(int ret, const char *msg, size_t len, void *ud) {
+  reply_t *r = ud;
+  pthread_mutex_lock(&r->mu);
+  r->n++;
+  r->ret = ret;
+  size_t n = msg == NULL ? 0 : len < sizeof r->msg - 1 ? len : sizeof r->msg - 1;
+  if (n > 0)
+    memcpy(r->msg, msg, n);
+  r->msg[n] = '\0';
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void reply_init(reply_t *r) {
+  memset(r, 0, sizeof *r);
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_cond_init(&r->cv, NULL);
+}
+
+static void timed_wait(pthread_cond_t *cv, pthread_mutex_t *mu) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += 50 * 1000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* Waits for the answer; fails the test on RET_ERR or silence. Copies the text to `out`. */
+static void reply_ok(reply_t *r, char *out, size_t cap) {
+  uint64_t deadline = ld_now_ms() + WAIT_MS;
+  pthread_mutex_lock(&r->mu);
+  while (r->n == 0 && ld_now_ms() < deadline)
+    timed_wait(&r->cv, &r->mu);
+  pthread_mutex_unlock(&r->mu);
+  assert_int_equal(r->n, 1);
+  if (r->ret != RET_OK)
+    fail_msg("request failed: %s", r->msg);
+  if (out != NULL)
+    snprintf(out, cap, "%s", r->msg);
+  pthread_mutex_destroy(&r->mu);
+  pthread_cond_destroy(&r->cv);
+}
+
+typedef int (*simple_fn)(void *ctx, FFICallBack cb, void *ud);
+
+static void call_ok(simple_fn fn, void *ctx) {
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(fn(ctx, on_reply, &r), RET_OK);
+  reply_ok(&r, NULL, 0);
+}
+
+/* ---- nodes and their events ----------------------------------------------------------------- */
+
+typedef struct node {
+  void *ctx;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  char *events[MAX_EVENTS];
+  int n_events;
+  int errors; /* RET_ERR events */
+  char addr[512];
+  char peer_id[128];
+} node_t;
+
+static void on_event(int ret, const char *msg, size_t len, void *ud) {
+  node_t *n = ud;
+  pthread_mutex_lock(&n->mu);
+  if (ret != RET_OK)
+    n->errors++;
+  else if (n->n_events < MAX_EVENTS)
+    n->events[n->n_events++] = strndup(msg, len);
+  pthread_cond_broadcast(&n->cv);
+  pthread_mutex_unlock(&n->mu);
+}
+
+static void info(node_t *n, const char *id, char *out, size_t cap) {
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_get_node_info(n->ctx, on_reply, &r, id), RET_OK);
+  reply_ok(&r, out, cap);
+}
+
+/* Creates and starts a node from the configuration `fields` (without braces). */
+static node_t *node_start(const char *fields) {
+  node_t *n = calloc(1, sizeof *n);
+  pthread_mutex_init(&n->mu, NULL);
+  pthread_cond_init(&n->cv, NULL);
+  char config[2048];
+  snprintf(config, sizeof config, "{" BASE "%s%s}", fields[0] != '\0' ? "," : "", fields);
+  reply_t r;
+  reply_init(&r);
+  n->ctx = logosdelivery_create_node(config, on_reply, &r);
+  assert_non_null(n->ctx);
+  reply_ok(&r, NULL, 0);
+  logosdelivery_set_event_callback(n->ctx, on_event, n);
+  call_ok(logosdelivery_start_node, n->ctx);
+  info(n, "MyMultiaddresses", n->addr, sizeof n->addr);
+  char *comma = strchr(n->addr, ',');
+  if (comma != NULL)
+    *comma = '\0';
+  assert_non_null(strstr(n->addr, "/ip4/127.0.0.1/tcp/"));
+  info(n, "MyPeerId", n->peer_id, sizeof n->peer_id);
+  return n;
+}
+
+static void node_free(node_t *n) {
+  call_ok(logosdelivery_stop_node, n->ctx);
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_destroy(n->ctx, on_reply, &r), RET_OK);
+  assert_int_equal(r.n, 1);
+  assert_int_equal(n->errors, 0);
+  for (int i = 0; i < n->n_events; i++)
+    free(n->events[i]);
+  pthread_mutex_destroy(&n->mu);
+  pthread_cond_destroy(&n->cv);
+  free(n);
+}
+
+/* Does event `json` have eventType `type` and (when key is not NULL) `key` == `value`? */
+static bool event_is(const char *json, const char *type, const char *key, const char *value) {
+  json_error_t e;
+  json_t *v = json_loads(json, 0, &e);
+  if (v == NULL)
+    fail_msg("event is not JSON: %s", json);
+  const char *first = json_object_iter_key(json_object_iter(v));
+  if (first == NULL || strcmp(first, "eventType") != 0)
+    fail_msg("eventType is not the first key: %s", json);
+  bool ok = strcmp(json_string_value(json_object_get(v, "eventType")), type) == 0;
+  if (ok && key != NULL) {
+    json_t *f = json_object_get(v, key);
+    ok = json_is_string(f) && strcmp(json_string_value(f), value) == 0;
+  }
+  json_decref(v);
+  return ok;
+}
+
+static int count_events(node_t *n, const char *type, const char *key, const char *value) {
+  int c = 0;
+  pthread_mutex_lock(&n->mu);
+  for (int i = 0; i < n->n_events; i++)
+    c += event_is(n->events[i], type, key, value);
+  pthread_mutex_unlock(&n->mu);
+  return c;
+}
+
+typedef bool (*event_pred)(const char *json, const void *arg);
+
+/* Index of the first event matching `pred`, waiting for it; -1 after `ms`. */
+static int wait_match_for(node_t *n, event_pred pred, const void *arg, uint64_t ms) {
+  uint64_t deadline = ld_now_ms() + ms;
+  int seen = 0;
+  pthread_mutex_lock(&n->mu);
+  for (;;) {
+    for (; seen < n->n_events; seen++)
+      if (pred(n->events[seen], arg)) {
+        pthread_mutex_unlock(&n->mu);
+        return seen;
+      }
+    if (ld_now_ms() >= deadline)
+      break;
+    timed_wait(&n->cv, &n->mu);
+  }
+  pthread_mutex_unlock(&n->mu);
+  return -1;
+}
+
+static int wait_match(node_t *n, event_pred pred, const void *arg) {
+  return wait_match_for(n, pred, arg, WAIT_MS);
+}
+
+typedef struct match {
+  const char *type, *key, *value;
+} match_t;
+
+static bool match_event(const char *json, const void *arg) {
+  const match_t *m = arg;
+  return event_is(json, m->type, m->key, m->value);
+}
+
+static int wait_event(node_t *n, const char *type, const char *key, const char *value) {
+  match_t m = {type, key, value};
+  return wait_match(n, match_event, &m);
+}
+
+/* A message_received event whose payload is the text `arg`. */
+static bool received_text(const char *json, const void *arg) {
+  if (!event_is(json, "message_received", NULL, NULL))
+    return false;
+  json_error_t e;
+  json_t *v = json_loads(json, 0, &e);
+  json_t *payload = json_object_get(json_object_get(v, "message"), "payload");
+  const char *want = arg;
+  bool same = json_array_size(payload) == strlen(want);
+  for (size_t k = 0; same && k < json_array_size(payload); k++)
+    same = json_integer_value(json_array_get(payload, k)) == (unsigned char)want[k];
+  json_decref(v);
+  return same;
+}
+
+static void subscribe(node_t *n, const char *topic) {
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_subscribe(n->ctx, on_reply, &r, topic), RET_OK);
+  reply_ok(&r, NULL, 0);
+}
+
+/* Sends `text` on TOPIC; returns the request ID in `id`. */
+static void send_text(node_t *n, const char *b64, bool ephemeral, char id[32]) {
+  char json[256];
+  snprintf(json, sizeof json,
+           "{\"contentTopic\":\"" TOPIC "\",\"payload\":\"%s\",\"ephemeral\":%s}", b64,
+           ephemeral ? "true" : "false");
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_send(n->ctx, on_reply, &r, json), RET_OK);
+  reply_ok(&r, id, 32);
+  assert_int_equal(strlen(id), 20);
+}
+
+/* The payload of a message_received event as text. */
+static void received_payload(node_t *n, int index, char *out, size_t cap, char *hash,
+                             size_t hash_cap) {
+  pthread_mutex_lock(&n->mu);
+  json_error_t e;
+  json_t *v = json_loads(n->events[index], 0, &e);
+  pthread_mutex_unlock(&n->mu);
+  assert_non_null(v);
+  json_t *msg = json_object_get(v, "message");
+  assert_string_equal(json_string_value(json_object_get(msg, "contentTopic")), TOPIC);
+  json_t *payload = json_object_get(msg, "payload");
+  assert_true(json_is_array(payload));
+  size_t k = 0;
+  for (; k < json_array_size(payload) && k + 1 < cap; k++)
+    out[k] = (char)json_integer_value(json_array_get(payload, k));
+  out[k] = '\0';
+  assert_true(json_is_array(json_object_get(msg, "meta")));
+  assert_true(json_is_array(json_object_get(msg, "proof")));
+  assert_true(json_integer_value(json_object_get(msg, "timestamp")) > 0);
+  snprintf(hash, hash_cap, "%s", json_string_value(json_object_get(v, "messageHash")));
+  json_decref(v);
+}
+
+static void staticnode(char *out, size_t cap, const node_t *peer) {
+  snprintf(out, cap, "\"staticnodes\":[\"%s\"]", peer->addr);
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+static void two_core_nodes_exchange_a_message(void **state) {
+  (void)state;
+  node_t *a = node_start("");
+  char fields[768];
+  staticnode(fields, sizeof fields, a);
+  node_t *b = node_start(fields);
+  assert_true(wait_event(a, "connection_change", "peerId", b->peer_id) >= 0);
+  assert_true(wait_event(b, "connection_change", "peerId", a->peer_id) >= 0);
+  assert_true(wait_event(a, "connection_change", "peerEvent", "EventConnected") >= 0);
+  subscribe(a, TOPIC);
+  subscribe(b, TOPIC);
+
+  char id[32];
+  send_text(b, "aGVsbG8gZnJvbSBi", false, id); /* "hello from b" */
+  assert_true(wait_event(b, "message_propagated", "requestId", id) >= 0);
+  int at = wait_event(a, "message_received", NULL, NULL);
+  assert_true(at >= 0);
+  char text[64], hash[80];
+  received_payload(a, at, text, sizeof text, hash, sizeof hash);
+  assert_string_equal(text, "hello from b");
+  assert_int_equal(strlen(hash), 66);
+  /* the propagated event names the same message */
+  int p = wait_event(b, "message_propagated", "messageHash", hash);
+  assert_true(p >= 0);
+
+  /* once only: a later message arrives, and the first was still reported a single time */
+  send_text(b, "c2Vjb25k", true, id); /* "second" */
+  assert_true(wait_match(a, received_text, "second") > at);
+  assert_int_equal(count_events(a, "message_received", NULL, NULL), 2);
+  assert_int_equal(count_events(a, "message_received", "messageHash", hash), 1);
+  assert_true(wait_event(a, "connection_status_change", NULL, NULL) >= 0);
+  /* the mesh forms at a gossipsub heartbeat: the shard becomes minimally healthy */
+  assert_true(wait_event(a, "relay_topic_health_change", "topicHealth", "MinimallyHealthy") >= 0);
+  assert_true(wait_event(a, "relay_topic_health_change", "pubsubTopic", "/waku/2/rs/66/0") >= 0);
+  node_free(b);
+  assert_true(wait_event(a, "connection_change", "peerEvent", "EventDisconnected") >= 0);
+  node_free(a);
+}
+
+static void store_confirms_a_send(void **state) {
+  (void)state;
+  node_t *store = node_start("\"store\":true,\"storeMessageDbUrl\":\"memory://\"");
+  char fields[768];
+  staticnode(fields, sizeof fields, store);
+  node_t *a = node_start(fields);
+  node_t *b = node_start(fields);
+  assert_true(wait_event(store, "connection_change", "peerId", a->peer_id) >= 0);
+  assert_true(wait_event(store, "connection_change", "peerId", b->peer_id) >= 0);
+  subscribe(a, TOPIC);
+
+  char id[32];
+  send_text(b, "c3RvcmVk", false, id); /* "stored" */
+  int p = wait_event(b, "message_propagated", "requestId", id);
+  int s = wait_event(b, "message_sent", "requestId", id);
+  assert_true(p >= 0);
+  assert_true(s > p);
+  assert_int_equal(count_events(b, "message_propagated", "requestId", id), 1);
+  assert_int_equal(count_events(b, "message_sent", "requestId", id), 1);
+  assert_int_equal(count_events(b, "message_error", "requestId", id), 0);
+  assert_true(wait_event(a, "message_received", NULL, NULL) >= 0);
+  node_free(a);
+  node_free(b);
+  node_free(store);
+}
+
+static void edge_sends_by_lightpush_and_receives_by_filter(void **state) {
+  (void)state;
+  node_t *service = node_start("\"store\":true,\"storeMessageDbUrl\":\"memory://\","
+                               "\"filter\":true,\"lightpush\":true");
+  char fields[1024];
+  staticnode(fields, sizeof fields, service);
+  node_t *relay = node_start(fields);
+  subscribe(relay, TOPIC);
+  assert_true(wait_event(service, "connection_change", "peerId", relay->peer_id) >= 0);
+  char edge_fields[1100];
+  snprintf(edge_fields, sizeof edge_fields, "\"mode\":\"Edge\",%s", fields);
+  node_t *edge = node_start(edge_fields);
+  assert_true(wait_event(service, "connection_change", "peerId", edge->peer_id) >= 0);
+  subscribe(edge, TOPIC);
+
+  /* from the relay side to the edge node, through filter: the edge node's filter subscription
+   * at the service node is made in the background, so messages sent before it is in place are
+   * not pushed; send until one arrives */
+  char id[32];
+  int got = -1;
+  uint64_t deadline = ld_now_ms() + WAIT_MS;
+  while (got < 0 && ld_now_ms() < deadline) {
+    send_text(relay, "dG8gZWRnZQ==", false, id); /* "to edge" */
+    got = wait_match_for(edge, received_text, "to edge", 1000);
+  }
+  assert_true(got >= 0);
+
+  /* from the edge node, through lightpush, to the relay side */
+  send_text(edge, "ZnJvbSBlZGdl", false, id); /* "from edge" */
+  assert_true(wait_event(edge, "message_propagated", "requestId", id) >= 0);
+  int r = wait_match(relay, received_text, "from edge");
+  assert_true(r >= 0);
+  node_free(edge);
+  node_free(relay);
+  node_free(service);
+}
+
+/* A payload over the node's size limit is accepted by send (a request ID) and then reported by
+ * message_error, as the Nim library does. */
+static void oversized_send_is_a_message_error(void **state) {
+  (void)state;
+  node_t *a = node_start("");
+  size_t raw = 160 * 1024, b64 = (raw + 2) / 3 * 4;
+  char *json = malloc(b64 + 128);
+  assert_non_null(json);
+  int n = snprintf(json, 128, "{\"contentTopic\":\"" TOPIC "\",\"payload\":\"");
+  memset(json + n, 'A', b64);
+  snprintf(json + n + b64, 8, "\"}");
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_send(a->ctx, on_reply, &r, json), RET_OK);
+  free(json);
+  char id[32];
+  reply_ok(&r, id, sizeof id);
+  assert_int_equal(strlen(id), 20);
+  int e = wait_event(a, "message_error", "requestId", id);
+  assert_true(e >= 0);
+  pthread_mutex_lock(&a->mu);
+  assert_non_null(strstr(a->events[e], "Message size exceeded maximum of 153600 bytes"));
+  pthread_mutex_unlock(&a->mu);
+  assert_int_equal(count_events(a, "message_propagated", "requestId", id), 0);
+  node_free(a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(two_core_nodes_exchange_a_message),
+      cmocka_unit_test(store_confirms_a_send),
+      cmocka_unit_test(edge_sends_by_lightpush_and_receives_by_filter),
+      cmocka_unit_test(oversized_send_is_a_message_error),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
