@@ -13,7 +13,6 @@
 #include "metrics/metrics.h"
 #include "metrics/node_metrics.h"
 #include "metrics/process.h"
-#include "node/node_internal.h" /* ld_node_enr_text: the node's record is not public yet */
 
 #define TOPIC "lib"
 #define REPLY_ERR_PREFIX "ffi error: handleRes fireSyncRes error: "

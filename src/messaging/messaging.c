@@ -553,6 +553,20 @@ bool ld_messaging_subscribed(const ld_messaging_t *m, const char *content_topic)
   return content_topic != NULL && ld_recv_subscribed(m->recv, content_topic);
 }
 
+bool ld_messaging_each_subscription(const ld_messaging_t *m,
+                                    bool (*fn)(void *ctx, const char *content_topic,
+                                               const char *subscription_id),
+                                    void *ctx) {
+  ld_hashmap_iter_t it = {0};
+  void *value = NULL;
+  while (ld_hashmap_next(m->subs_by_topic, &it, NULL, NULL, &value)) {
+    const sub_t *sub = value;
+    if (fn(ctx, sub->content_topic, sub->id))
+      return true;
+  }
+  return false;
+}
+
 bool ld_messaging_subscription_id(const ld_messaging_t *m, const char *content_topic,
                                   char out[LD_MESSAGING_SUBSCRIPTION_ID_LEN + 1]) {
   const sub_t *s = content_topic == NULL

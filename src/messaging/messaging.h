@@ -158,6 +158,14 @@ bool ld_messaging_subscribed(const ld_messaging_t *m, const char *content_topic)
 bool ld_messaging_subscription_id(const ld_messaging_t *m, const char *content_topic,
                                   char out[LD_MESSAGING_SUBSCRIPTION_ID_LEN + 1]);
 
+/* Calls `fn` for each subscribed content topic with its subscription ID (both NUL-terminated,
+ * valid during the call), in no particular order, until `fn` returns true; returns true then.
+ * `fn` must not subscribe or unsubscribe. */
+bool ld_messaging_each_subscription(const ld_messaging_t *m,
+                                    bool (*fn)(void *ctx, const char *content_topic,
+                                               const char *subscription_id),
+                                    void *ctx);
+
 ld_connection_status_t ld_messaging_connection_status(const ld_messaging_t *m);
 const ld_messaging_config_t *ld_messaging_config(const ld_messaging_t *m);
 ld_node_t *ld_messaging_node(ld_messaging_t *m);

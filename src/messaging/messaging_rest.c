@@ -39,7 +39,6 @@ typedef struct mrest {
   bool routes;
   ld_rest_msg_events_t *events;
   ld_rest_health_source_t health;
-  ld_hashmap_t *topics; /* content topics seen here → NULL */
   uint16_t cluster_id;
   uint32_t num_shards;
 } mrest_t;
@@ -121,47 +120,11 @@ static int check_topic(const char *topic, char *why, size_t cap) {
   return 0;
 }
 
-/* Forgets the remembered topics that are no longer subscribed. */
-static void prune_topics(mrest_t *r) {
-  ld_hashmap_iter_t it = {0};
-  const void *key = NULL;
-  size_t klen = 0;
-  while (ld_hashmap_next(r->topics, &it, &key, &klen, NULL)) {
-    char topic[QUERY_MAX];
-    if (klen >= sizeof topic)
-      continue;
-    memcpy(topic, key, klen);
-    topic[klen] = '\0';
-    if (!ld_messaging_subscribed(r->m, topic))
-      ld_hashmap_remove(r->topics, key, klen);
-  }
-}
-
-static void remember_topic(mrest_t *r, const char *topic, size_t len) {
-  if (len >= QUERY_MAX || ld_hashmap_contains(r->topics, topic, len))
-    return;
-  if (ld_hashmap_size(r->topics) >= LD_MESSAGING_MAX_CONTENT_TOPICS)
-    prune_topics(r);
-  if (ld_hashmap_size(r->topics) < LD_MESSAGING_MAX_CONTENT_TOPICS &&
-      ld_hashmap_put(r->topics, topic, len, NULL, NULL) != 0)
-    LD_WARN(TOPIC, "Messaging REST: out of memory");
-}
-
-/* Calls `fn(topic, subscription ID)` for every remembered topic still subscribed; stops when it
- * returns true and returns true then. */
+/* Calls `fn(topic, subscription ID)` for every subscribed topic; stops when it returns true and
+ * returns true then. */
 static bool each_subscription(mrest_t *r, bool (*fn)(void *ctx, const char *topic, const char *id),
                               void *ctx) {
-  ld_hashmap_iter_t it = {0};
-  const void *key = NULL;
-  size_t klen = 0;
-  while (ld_hashmap_next(r->topics, &it, &key, &klen, NULL)) {
-    char topic[QUERY_MAX], id[LD_MESSAGING_SUBSCRIPTION_ID_LEN + 1];
-    memcpy(topic, key, klen);
-    topic[klen] = '\0';
-    if (ld_messaging_subscription_id(r->m, topic, id) && fn(ctx, topic, id))
-      return true;
-  }
-  return false;
+  return ld_messaging_each_subscription(r->m, fn, ctx);
 }
 
 /* ---- broker listeners ------------------------------------------------------------------------ */
@@ -189,7 +152,6 @@ static void on_received(int kind, const void *payload, void *user_data) {
   mrest_t *r = user_data;
   if (ld_rest_msg_events_add_received(r->events, ev->hash, ev->msg) != 0)
     LD_WARN(TOPIC, "Messaging REST: received message not cached: out of memory");
-  remember_topic(r, ev->msg->content_topic, ev->msg->content_topic_len);
 }
 
 static int provide_state(const void *request, void *response, void *user_data) {
@@ -221,9 +183,8 @@ static int apply_subscription(mrest_t *r, const char *topic, bool subscribe, cha
   int rc = subscribe ? ld_messaging_subscribe(r->m, topic, why, cap)
                      : ld_messaging_unsubscribe(r->m, topic, why, cap);
   if (rc == 0 && subscribe)
-    remember_topic(r, topic, strlen(topic));
-  if (rc != 0 && why[0] == '\0')
-    snprintf(why, cap, "%s", ld_strerror(rc));
+    if (rc != 0 && why[0] == '\0')
+      snprintf(why, cap, "%s", ld_strerror(rc));
   return rc;
 }
 
@@ -284,7 +245,6 @@ static void send_envelope(mrest_t *r, ld_http_request_t *req, const ld_rest_enve
     respond_text(req, 500, "Send failed: %s", why[0] ? why : ld_strerror(rc));
     return;
   }
-  remember_topic(r, e->content_topic, e->content_topic_len);
   respond_json(req, 200, ld_rest_request_id_json(id));
 }
 
@@ -552,6 +512,8 @@ typedef struct id_list {
 static bool collect_id(void *ctx, const char *topic, const char *id) {
   (void)topic;
   id_list_t *l = ctx;
+  if (l->n >= LD_MESSAGING_MAX_CONTENT_TOPICS)
+    return true;
   memcpy(l->ids[l->n], id, sizeof l->ids[0]);
   l->ptrs[l->n] = l->ids[l->n];
   l->n++;
@@ -563,7 +525,7 @@ static void get_subscriptions(ld_rest_server_t *srv, ld_http_request_t *req,
   (void)srv;
   (void)m;
   mrest_t *r = user_data;
-  size_t cap = ld_hashmap_size(r->topics) + 1;
+  size_t cap = LD_MESSAGING_MAX_CONTENT_TOPICS;
   id_list_t l = {calloc(cap, sizeof *l.ids), calloc(cap, sizeof *l.ptrs), 0};
   if (l.ids == NULL || l.ptrs == NULL) {
     ld_http_respond_text(req, 500, "Out of memory");
@@ -627,7 +589,6 @@ static void release(mrest_t *r) {
   if (r->routes)
     ld_rest_server_remove_group(r->srv, &GROUP);
   ld_rest_msg_events_free(r->events);
-  ld_hashmap_free(r->topics, NULL);
   free(r);
 }
 
@@ -671,8 +632,7 @@ int ld_messaging_rest_attach(ld_messaging_t *m) {
   r->num_shards = ctx->num_shards_in_network;
   r->events = ld_rest_msg_events_new(LD_REST_MSG_EVENTS_DEFAULT_RECEIVED,
                                      LD_REST_MSG_EVENTS_DEFAULT_REQUESTS);
-  r->topics = ld_hashmap_new(0);
-  int rc = r->events != NULL && r->topics != NULL ? install(r) : LD_ERR_NOMEM;
+  int rc = r->events != NULL ? install(r) : LD_ERR_NOMEM;
   if (rc != 0) {
     release(r);
     return rc;

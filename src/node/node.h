@@ -76,6 +76,11 @@ ld_relay_t *ld_node_relay(ld_node_t *node);
 ld_gs_service_t *ld_node_gossipsub(ld_node_t *node);
 ld_static_peers_t *ld_node_static_peers(ld_node_t *node);
 
+/* Writes the node's own ENR as "enr:…" text with a NUL and returns its length (cap ≥
+ * LD_ENR_TEXT_MAX suffices); LD_ERR_LIMIT when `cap` is too small, LD_ERR_NOT_FOUND before the
+ * record is built at start. */
+int ld_node_enr_text(const ld_node_t *node, char *out, size_t cap);
+
 /* The REST server while it runs (NULL without --rest), for layers that add route groups. */
 ld_rest_server_t *ld_node_rest_server(ld_node_t *node);
 

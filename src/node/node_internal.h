@@ -117,8 +117,6 @@ int ld_node_services_mount(ld_node_t *node);
 void ld_node_px_learn(ld_node_t *node, ld_conn_t *c, const ld_identify_info_t *info);
 /* Builds the node's ENR from its key, announced addresses, capabilities and shards. */
 int ld_node_build_enr(ld_node_t *node);
-/* "enr:…" of the node (ld_enr_to_text's contract), or LD_ERR_NOT_FOUND. */
-int ld_node_enr_text(const ld_node_t *node, char *out, size_t cap);
 /* Removes the fan-out stages and closes the archive (counts in node->pending). */
 void ld_node_services_stop(ld_node_t *node);
 /* Frees the protocol services once the switch is closed. */
