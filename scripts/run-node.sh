@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Sets up the machine, builds the release binary and starts a node: by default a service node
-# with relay, lightpush, filter, store (SQLite archive ./store.sqlite3) and peer exchange, on TCP
-# port 60000 and WebSocket port 8000, with the REST API on 127.0.0.1:8645 and metrics on
-# 127.0.0.1:8008. Arguments replace the defaults, e.g.
+# Sets up the machine, builds the release binary and starts a node: by default a service node on
+# cluster 0 with autosharding over 8 shards, with relay, lightpush, filter, store (SQLite archive
+# ./store.sqlite3) and peer exchange, on TCP port 60000 and WebSocket port 8000, with the REST API
+# (nwaku's and the Messaging API's) on 127.0.0.1:8645 and metrics on 127.0.0.1:8008. Arguments replace the defaults, e.g.
 # scripts/run-node.sh --tcp-port=60001 --log-level=DEBUG
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ bash scripts/deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DLD_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target logosdelivery
 if [ $# -eq 0 ]; then
-  set -- --relay=true --lightpush=true --filter=true --store=true --peer-exchange=true \
+  set -- --num-shards-in-network=8 --relay=true --lightpush=true --filter=true --store=true --peer-exchange=true \
     --store-message-db-url=sqlite://store.sqlite3 --websocket-support=true \
     --rest=true --rest-address=127.0.0.1 --rest-admin=true \
     --metrics-server=true --metrics-server-address=127.0.0.1
