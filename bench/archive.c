@@ -4,7 +4,8 @@
  * 100-hash lookup, with 1 client and with 16 concurrent clients. Prints figures; never fails on a
  * time.
  *
- *   bench_archive [--rows N] [--ingest N] [--queries N] [--sqlite-only] [--postgres-only]
+ *   bench_archive [--rows N] [--ingest N] [--queries N] [--db-connections N] [--sqlite-only]
+ *                 [--postgres-only]
  *
  * SQLite uses /tmp/ld-bench-archive.db; PostgreSQL the server of LD_BENCH_PG_URL (or
  * LD_TEST_PG_URL) in a schema ld_bench, dropped at the end. */
@@ -32,7 +33,8 @@
 #define PG_SCHEMA "ld_bench"
 
 static size_t g_rows = 1000000, g_ingest = 100000, g_queries = 2000;
-static int64_t g_base; /* timestamp of row 0 */
+static uint32_t g_db_connections; /* 0: the archive's default */
+static int64_t g_base;            /* timestamp of row 0 */
 static uint8_t (*g_hash)[LD_WAKU_HASH_LEN];
 static uv_loop_t g_loop;
 static ld_archive_t *g_a;
@@ -96,6 +98,8 @@ static void open_archive(const char *url) {
   ld_archive_config_default(&cfg);
   cfg.url = url;
   cfg.request_timeout_ms = 60000;
+  if (g_db_connections > 0)
+    cfg.max_db_connections = g_db_connections;
   bool done = false;
   if (ld_archive_open(&g_loop, &cfg, opened, &done) != 0)
     exit(1);
@@ -441,6 +445,8 @@ int main(int argc, char **argv) {
       g_ingest = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc)
       g_queries = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--db-connections") == 0 && i + 1 < argc)
+      g_db_connections = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--sqlite-only") == 0)
       postgres = false;
     else if (strcmp(argv[i], "--postgres-only") == 0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every benchmark (libp2p core, relay, service node) and prints one JSON line per figure: ours
-# (C, Release build) beside js-libp2p's from the same run where there is a js peer. bench/RESULTS.md records the latest figures.
+# Runs every benchmark (libp2p core, relay, service node, library) and prints one JSON line per
+# figure: ours (C, Release build) beside js-libp2p's from the same run where there is a js peer. bench/RESULTS.md records the latest figures.
 #
 #   bash bench/run.sh            # all figures, about twenty minutes on two cores
 #   LD_BENCH_PG_URL=postgres://… # the PostgreSQL archive figures too (LD_TEST_PG_URL also works)
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh >/dev/null
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF -DLD_TESTS=ON -DLD_WERROR=OFF >/dev/null
 cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p bench_relay \
-  bench_ws bench_lightpush bench_filter bench_archive ld_testpeer logosdelivery >/dev/null
+  bench_ws bench_lightpush bench_filter bench_archive bench_lib ld_testpeer logosdelivery >/dev/null
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
 root=$(pwd)
@@ -77,4 +77,9 @@ if [ -n "${LD_BENCH_PG_URL:-${LD_TEST_PG_URL:-}}" ]; then
 else
   ./build-rel/bench_archive --sqlite-only --queries 1000
 fi
+echo "# library: contexts in one process through the public C API (bench/lib.c): idle memory,"
+echo "# create + start, relay latency between two contexts, sends per second with confirmations"
+./build-rel/bench_lib --log-level ERROR
+echo "# library: liblogosdelivery.so from a clean build directory, Release, -j2"
+bash bench/build-time.sh 2
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -5,6 +5,8 @@
 #ifndef LD_BASE_ERROR_H
 #define LD_BASE_ERROR_H
 
+#include <stddef.h>
+
 /* X(name, value, description). New codes go at the end of their group with the next free value. */
 #define LD_ERRNO_MAP(X)                                                                            \
   X(OK, 0, "success")                                                                              \
@@ -77,5 +79,11 @@ const char *ld_strerror(int err);
 /* Returns the symbolic name of `err` without the LD_ERR_ prefix ("TRUNCATED"), or "UNKNOWN".
  * Used in logs so that every failure is named. */
 const char *ld_errname(int err);
+
+/* Writes the printf-style reason `fmt` into err[0..errlen) (truncated, always NUL-terminated) and
+ * returns `code`, so that a failing function can `return ld_error_fmt(err, errlen, LD_ERR_…, …)`.
+ * Writes nothing when `err` is NULL or `errlen` is 0. Thread-safe. */
+int ld_error_fmt(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

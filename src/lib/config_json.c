@@ -2,7 +2,6 @@
 
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +16,6 @@
 
 /* ---- errors ------------------------------------------------------------------------------------
  */
-
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int errf(char *err, size_t errlen, const char *fmt, ...) {
-  if (err != NULL && errlen > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return LD_ERR_INVALID_ARG;
-}
 
 /* ---- one JSON object's keys, case-insensitively
  * -------------------------------------------------- */
@@ -68,7 +54,8 @@ static int collect(json_t *obj, jfields_t *fs, char *err, size_t errlen) {
   fs->n = 0;
   fs->items = NULL;
   if (n > MAX_KEYS)
-    return errf(err, errlen, "more than %d configuration options in one object", MAX_KEYS);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "more than %d configuration options in one object", MAX_KEYS);
   fs->items = calloc(n > 0 ? n : 1, sizeof *fs->items);
   if (fs->items == NULL)
     return LD_ERR_NOMEM;
@@ -77,9 +64,9 @@ static int collect(json_t *obj, jfields_t *fs, char *err, size_t errlen) {
   json_object_foreach(obj, key, value) {
     for (size_t i = 0; i < fs->n; i++)
       if (key_eq(fs->items[i].key, key)) {
-        int rc =
-            errf(err, errlen, "Duplicate configuration option (case-insensitive): '%s' and '%s'",
-                 fs->items[i].key, key);
+        int rc = ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                              "Duplicate configuration option (case-insensitive): '%s' and '%s'",
+                              fs->items[i].key, key);
         jfields_clear(fs);
         return rc;
       }
@@ -199,8 +186,9 @@ static int match(jfields_t *fs, const target_t *t, jfield_t **out, const walk_t 
   jfield_t *by_field = find(fs, t->field);
   jfield_t *by_cli = t->cli != NULL && !key_eq(t->cli, t->field) ? find(fs, t->cli) : NULL;
   if (by_field != NULL && by_cli != NULL)
-    return errf(w->err, w->errlen, "config option '%s' was set twice, via '%s' and '%s'", t->field,
-                by_field->key, by_cli->key);
+    return ld_error_fmt(w->err, w->errlen, LD_ERR_INVALID_ARG,
+                        "config option '%s' was set twice, via '%s' and '%s'", t->field,
+                        by_field->key, by_cli->key);
   *out = by_field != NULL ? by_field : by_cli;
   return 0;
 }
@@ -209,15 +197,17 @@ static int set_one(const target_t *t, const jfield_t *f, const json_t *v, const 
   char buf[NUM_TEXT_MAX], why[512];
   const char *text = scalar_text(v, buf);
   if (text == NULL)
-    return errf(w->err, w->errlen, "%s '%s' from JSON key '%s': expected scalar JSON value, got %s",
-                w->prefix, t->field, f->key, kind_name(v));
+    return ld_error_fmt(w->err, w->errlen, LD_ERR_INVALID_ARG,
+                        "%s '%s' from JSON key '%s': expected scalar JSON value, got %s", w->prefix,
+                        t->field, f->key, kind_name(v));
   why[0] = '\0';
   int rc = t->set(w->ctx, t, text, why, sizeof why);
   if (rc == LD_ERR_NOMEM)
     return rc;
   if (rc != 0)
-    return errf(w->err, w->errlen, "%s '%s' from JSON key '%s': %s. Value: %s", w->prefix, t->field,
-                f->key, why, text);
+    return ld_error_fmt(w->err, w->errlen, LD_ERR_INVALID_ARG,
+                        "%s '%s' from JSON key '%s': %s. Value: %s", w->prefix, t->field, f->key,
+                        why, text);
   return 0;
 }
 
@@ -226,12 +216,14 @@ static int set_field(const target_t *t, jfield_t *f, const walk_t *w) {
   if (json_is_null(f->value))
     return 0;
   if (t->no_json)
-    return errf(w->err, w->errlen, "config option '%s' cannot be set via JSON", f->key);
+    return ld_error_fmt(w->err, w->errlen, LD_ERR_INVALID_ARG,
+                        "config option '%s' cannot be set via JSON", f->key);
   if (!t->list)
     return set_one(t, f, f->value, w);
   if (!json_is_array(f->value))
-    return errf(w->err, w->errlen, "%s '%s' from JSON key '%s' must be a JSON array", w->prefix,
-                t->field, f->key);
+    return ld_error_fmt(w->err, w->errlen, LD_ERR_INVALID_ARG,
+                        "%s '%s' from JSON key '%s' must be a JSON array", w->prefix, t->field,
+                        f->key);
   for (size_t i = 0; i < json_array_size(f->value); i++) {
     int rc = set_one(t, f, json_array_get(f->value, i), w);
     if (rc != 0)
@@ -292,7 +284,7 @@ static int reliability_set(void *ctx, const target_t *t, const char *text, char 
   (void)t;
   reliability_t *r = ctx;
   if (ld_node_option_parse_bool(text, &r->enabled) != 0)
-    return errf(why, whylen, "expected true or false");
+    return ld_error_fmt(why, whylen, LD_ERR_INVALID_ARG, "expected true or false");
   r->given = true;
   return 0;
 }
@@ -396,7 +388,7 @@ static int channel_flag(ld_lib_channels_config_t *c, int which, const char *text
                         size_t whylen) {
   bool v;
   if (ld_node_option_parse_bool(text, &v) != 0)
-    return errf(why, whylen, "expected true or false");
+    return ld_error_fmt(why, whylen, LD_ERR_INVALID_ARG, "expected true or false");
   if (which == CH_RS)
     c->has_segmentation_rs = true, c->segmentation_rs = v;
   else
@@ -485,7 +477,7 @@ static int take_string(parse_t *p, const char *name, const char **out) {
     return 0;
   f->used = true;
   if (!json_is_string(f->value))
-    return errf(p->err, p->errlen, "%s must be a string", name);
+    return ld_error_fmt(p->err, p->errlen, LD_ERR_INVALID_ARG, "%s must be a string", name);
   *out = json_string_value(f->value);
   return 0;
 }
@@ -498,7 +490,8 @@ static int take_mode(parse_t *p) {
     return rc;
   strip(text, word, sizeof word);
   if (ld_node_option_parse_mode(word, &p->mode) != 0)
-    return errf(p->err, p->errlen, "invalid mode: '%s' (expected 'Core' or 'Edge')", text);
+    return ld_error_fmt(p->err, p->errlen, LD_ERR_INVALID_ARG,
+                        "invalid mode: '%s' (expected 'Core' or 'Edge')", text);
   return 0;
 }
 
@@ -515,8 +508,9 @@ static int take_entry_layer(parse_t *p) {
       p->out->entry_layer = (ld_lib_entry_layer_t)i;
       return 0;
     }
-  return errf(p->err, p->errlen,
-              "invalid entryLayer: '%s' (expected 'kernel', 'messaging' or 'channels')", text);
+  return ld_error_fmt(p->err, p->errlen, LD_ERR_INVALID_ARG,
+                      "invalid entryLayer: '%s' (expected 'kernel', 'messaging' or 'channels')",
+                      text);
 }
 
 /* The object under top-level key `name`, collected into `fs` (fs->items NULL when absent). */
@@ -528,14 +522,15 @@ static int take_object(parse_t *p, const char *name, jfields_t *fs) {
     return 0;
   f->used = true;
   if (!json_is_object(f->value))
-    return errf(p->err, p->errlen, "%s must be a JSON object", name);
+    return ld_error_fmt(p->err, p->errlen, LD_ERR_INVALID_ARG, "%s must be a JSON object", name);
   return collect(f->value, fs, p->err, p->errlen);
 }
 
 static int kernel_shape(parse_t *p) {
   jfields_t conf;
   if (find(&p->top, "kernelConf") == NULL)
-    return errf(p->err, p->errlen, "kernel entry layer requires a 'kernelConf' object");
+    return ld_error_fmt(p->err, p->errlen, LD_ERR_INVALID_ARG,
+                        "kernel entry layer requires a 'kernelConf' object");
   int rc = take_object(p, "kernelConf", &conf);
   if (rc != 0)
     return rc;
@@ -663,7 +658,7 @@ static void defaults(parse_t *p, ld_lib_config_t *out) {
 
 static int parse_root(json_t *root, ld_lib_config_t *out, char *err, size_t errlen) {
   if (!json_is_object(root))
-    return errf(err, errlen, "configuration JSON must be an object");
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "configuration JSON must be an object");
   parse_t *p = calloc(1, sizeof *p);
   if (p == NULL)
     return LD_ERR_NOMEM;
@@ -685,15 +680,16 @@ int ld_lib_config_parse(const char *json, size_t len, ld_lib_config_t *out, char
   if (err != NULL && errlen > 0)
     err[0] = '\0';
   if (out == NULL || (json == NULL && len > 0))
-    return errf(err, errlen, "no configuration");
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "no configuration");
   if (len > LD_LIB_CONFIG_MAX_JSON) {
-    errf(err, errlen, "configuration JSON larger than %u bytes", LD_LIB_CONFIG_MAX_JSON);
+    ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "configuration JSON larger than %u bytes",
+                 LD_LIB_CONFIG_MAX_JSON);
     return LD_ERR_TOO_LARGE;
   }
   json_error_t jerr;
   json_t *root = json_loadb(json != NULL ? json : "", len, JSON_DECODE_ANY, &jerr);
   if (root == NULL)
-    return errf(err, errlen, "invalid JSON: %s", jerr.text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "invalid JSON: %s", jerr.text);
   int rc = parse_root(root, out, err, errlen);
   json_decref(root);
   return rc;

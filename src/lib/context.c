@@ -58,6 +58,7 @@ struct ld_lib_ctx {
   pthread_mutex_t mu; /* the fields down to wd_* */
   pthread_cond_t cond;
   req_list_t queue; /* handed over, not yet taken */
+  size_t n_queued;  /* requests in `queue` */
   bool closing;
   bool wd_quit;
   uint64_t probe_sent_ms; /* 0: no probe outstanding */
@@ -295,20 +296,24 @@ static void sync_fail(FFICallBack cb, void *user_data, const char *prefix, const
 
 /* ---- dispatch ------------------------------------------------------------------------------- */
 
-/* Queues `req` and, unless the caller is one of the context's own threads, waits until the
- * worker has taken it. Returns NULL, or the reason it was not handed over (then `req` is not
+/* Queues `req`. The worker's queue is the worker's: the caller returns at once, except when
+ * LD_LIB_QUEUE_NO_WAIT requests are already waiting there — then (unless the caller is one of the
+ * context's own threads) it waits until the worker has taken them, which holds back a caller
+ * that outruns the worker. Returns NULL, or the reason it was not handed over (then `req` is not
  * queued). */
 static const char *hand_over(ld_lib_ctx_t *ctx, ld_lib_request_t *req) {
   bool taken = false;
-  bool own = tl_own_ctx == ctx;
   pthread_mutex_lock(&ctx->mu);
   if (ctx->closing) {
     pthread_mutex_unlock(&ctx->mu);
     return "the context is being destroyed";
   }
+  bool own = tl_own_ctx == ctx || ctx->n_queued < LD_LIB_QUEUE_NO_WAIT;
   req->taken_out = own ? NULL : &taken;
   list_push(&ctx->queue, req);
-  uv_async_send(&ctx->req_async);
+  ctx->n_queued++;
+  if (ctx->n_queued == 1 || !own)
+    uv_async_send(&ctx->req_async);
   struct timespec until = deadline_in(LD_LIB_HANDOVER_TIMEOUT_MS);
   int rc = 0;
   while (!own && !taken && !ctx->closing && rc == 0)
@@ -316,6 +321,7 @@ static const char *hand_over(ld_lib_ctx_t *ctx, ld_lib_request_t *req) {
   const char *why = NULL;
   if (!own && !taken) {
     list_remove(&ctx->queue, req);
+    ctx->n_queued--;
     why = ctx->closing ? "the context is being destroyed"
                        : "the worker thread did not take the request in time";
   }
@@ -359,6 +365,7 @@ static void on_requests(uv_async_t *a) {
   pthread_mutex_lock(&ctx->mu);
   req_list_t taken = ctx->queue;
   ctx->queue = (req_list_t){NULL, NULL};
+  ctx->n_queued = 0;
   for (ld_lib_request_t *r = taken.head; r != NULL; r = r->next) {
     if (r->taken_out != NULL)
       *r->taken_out = true;
@@ -766,6 +773,7 @@ static void fail_queued(ld_lib_ctx_t *ctx) {
   pthread_mutex_lock(&ctx->mu);
   req_list_t q = ctx->queue;
   ctx->queue = (req_list_t){NULL, NULL};
+  ctx->n_queued = 0;
   pthread_mutex_unlock(&ctx->mu);
   while (q.head != NULL) {
     ld_lib_request_t *r = q.head;

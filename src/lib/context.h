@@ -7,7 +7,10 @@
  *   on the worker thread, on the loop, and completes the request exactly once with
  *   ld_lib_reply_ok / ld_lib_reply_err (then or later, from the loop). The reply calls the
  *   caller's callback on the worker thread.
- * - Dispatch blocks only until the worker has taken the request (one at a time per context).
+ * - Dispatch returns once the request is in the worker's queue (requests run in the order they
+ *   were dispatched); only when LD_LIB_QUEUE_NO_WAIT requests are already waiting does the
+ *   caller wait until the worker has taken them (back-pressure, at most
+ *   LD_LIB_HANDOVER_TIMEOUT_MS).
  * - A NULL, freed or never-created ctx is detected (a registry of live contexts) and answered
  *   RET_ERR, without calling anything when the callback is NULL.
  * - ld_lib_ctx_destroy completes every request still pending with an error, stops the threads,
@@ -71,6 +74,8 @@ void ld_lib_ctx_emit(ld_lib_ctx_t *ctx, const char *json, size_t len);
 #define LD_LIB_MAX_CONTEXTS 64
 /* How long a caller waits for the worker to take its request before giving up with RET_ERR. */
 #define LD_LIB_HANDOVER_TIMEOUT_MS 30000u
+/* Requests waiting for the worker before a caller waits for it to take them (back-pressure). */
+#define LD_LIB_QUEUE_NO_WAIT 256u
 /* Watchdog: first probe after START, then one every PERIOD; `not_responding` when a probe has
  * not been answered within TIMEOUT. */
 #define LD_LIB_WATCHDOG_START_MS 10000u

@@ -4,44 +4,13 @@
 #include <jansson.h>
 
 #include "base/base64.h"
-#include "base/utf8.h"
+#include "rest/json.h"
 #include "lib/events_json.h"
 
 /* ---- values --------------------------------------------------------------------------------- */
 
-/* A JSON string of `s[0..n)` with every byte that is not UTF-8 replaced by U+FFFD. */
-static json_t *text_n(const char *s, size_t n) {
-  if (s == NULL)
-    return json_string("");
-  char *clean = malloc(n * 3 + 1);
-  if (clean == NULL)
-    return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < n;) {
-    size_t k = ld_utf8_char_len((const uint8_t *)s + i, n - i);
-    if (k == 0) {
-      memcpy(clean + o, "\xEF\xBF\xBD", 3);
-      o += 3;
-      i++;
-      continue;
-    }
-    memcpy(clean + o, s + i, k);
-    o += k;
-    i += k;
-  }
-  json_t *v = json_stringn(clean, o);
-  free(clean);
-  return v;
-}
-
 static json_t *text(const char *s) {
-  return text_n(s, s != NULL ? strlen(s) : 0);
-}
-
-static json_t *hash_text(const uint8_t hash[LD_WAKU_HASH_LEN]) {
-  char hex[LD_WAKU_HASH_HEX_LEN + 1];
-  ld_waku_hash_to_hex(hash, hex);
-  return json_string(hex);
+  return ld_rest_json_string(s, s != NULL ? strlen(s) : 0);
 }
 
 static json_t *byte_array(const uint8_t *b, size_t n) {
@@ -53,17 +22,6 @@ static json_t *byte_array(const uint8_t *b, size_t n) {
     }
   }
   return a;
-}
-
-static json_t *base64_text(const uint8_t *b, size_t n) {
-  size_t cap = LD_BASE64_ENCODED_LEN(n) + 1;
-  char *s = malloc(cap);
-  if (s == NULL)
-    return NULL;
-  int k = ld_base64_encode(b, n, s, cap);
-  json_t *v = k >= 0 ? json_stringn(s, (size_t)k) : NULL;
-  free(s);
-  return v;
 }
 
 /* ---- objects -------------------------------------------------------------------------------- */
@@ -102,7 +60,7 @@ char *ld_lib_event_send_json(const char *event_type, const ld_messaging_send_eve
                              size_t *len) {
   json_t *o = event(event_type);
   o = put(o, "requestId", text(ev->request_id));
-  o = put(o, "messageHash", ev->has_hash ? hash_text(ev->hash) : json_string(""));
+  o = put(o, "messageHash", ev->has_hash ? ld_rest_json_hash(ev->hash) : json_string(""));
   if (strcmp(event_type, LD_LIB_EVENT_MESSAGE_ERROR) == 0)
     o = put(o, "error", text(ev->error));
   return finish(o, len);
@@ -110,7 +68,7 @@ char *ld_lib_event_send_json(const char *event_type, const ld_messaging_send_eve
 
 static json_t *received_message(const ld_waku_message_t *m) {
   json_t *o = put(json_object(), "payload", byte_array(m->payload, m->payload_len));
-  o = put(o, "contentTopic", text_n(m->content_topic, m->content_topic_len));
+  o = put(o, "contentTopic", ld_rest_json_string(m->content_topic, m->content_topic_len));
   o = put(o, "meta", byte_array(m->meta, m->meta_len));
   o = put(o, "version", json_integer(m->version));
   o = put(o, "timestamp", json_integer(m->timestamp));
@@ -121,46 +79,22 @@ static json_t *received_message(const ld_waku_message_t *m) {
 char *ld_lib_event_received_json(const uint8_t hash[LD_WAKU_HASH_LEN], const ld_waku_message_t *msg,
                                  size_t *len) {
   json_t *o = event(LD_LIB_EVENT_MESSAGE_RECEIVED);
-  o = put(o, "messageHash", hash_text(hash));
+  o = put(o, "messageHash", ld_rest_json_hash(hash));
   o = put(o, "message", received_message(msg));
   return finish(o, len);
 }
 
-static const char *status_name(ld_connection_status_t s) {
-  switch (s) {
-  case LD_CONNECTION_CONNECTED:
-    return "Connected";
-  case LD_CONNECTION_PARTIALLY_CONNECTED:
-    return "PartiallyConnected";
-  default:
-    return "Disconnected";
-  }
-}
-
 char *ld_lib_event_connection_status_json(ld_connection_status_t status, size_t *len) {
   json_t *o = event(LD_LIB_EVENT_CONNECTION_STATUS);
-  o = put(o, "connectionStatus", json_string(status_name(status)));
+  o = put(o, "connectionStatus", json_string(ld_connection_status_name(status)));
   return finish(o, len);
-}
-
-static const char *health_name(ld_relay_health_t h) {
-  switch (h) {
-  case LD_RELAY_UNHEALTHY:
-    return "UnHealthy";
-  case LD_RELAY_MINIMALLY_HEALTHY:
-    return "MinimallyHealthy";
-  case LD_RELAY_SUFFICIENTLY_HEALTHY:
-    return "SufficientlyHealthy";
-  default:
-    return "NotSubscribed";
-  }
 }
 
 char *ld_lib_event_topic_health_json(const char *pubsub_topic, ld_relay_health_t health,
                                      size_t *len) {
   json_t *o = event(LD_LIB_EVENT_TOPIC_HEALTH);
   o = put(o, "pubsubTopic", text(pubsub_topic));
-  o = put(o, "topicHealth", json_string(health_name(health)));
+  o = put(o, "topicHealth", json_string(ld_relay_health_name(health)));
   return finish(o, len);
 }
 
@@ -189,13 +123,13 @@ char *ld_lib_event_connection_change_json(const ld_peerid_t *peer, ld_lib_peer_e
 }
 
 static json_t *kernel_message(const ld_waku_message_t *m) {
-  json_t *o = put(json_object(), "payload", base64_text(m->payload, m->payload_len));
-  o = put(o, "contentTopic", text_n(m->content_topic, m->content_topic_len));
+  json_t *o = put(json_object(), "payload", ld_rest_json_base64(m->payload, m->payload_len));
+  o = put(o, "contentTopic", ld_rest_json_string(m->content_topic, m->content_topic_len));
   o = put(o, "version", json_integer(m->version));
   o = put(o, "timestamp", json_integer(m->timestamp));
   o = put(o, "ephemeral", json_boolean(m->ephemeral));
-  o = put(o, "meta", base64_text(m->meta, m->meta_len));
-  return put(o, "proof", base64_text(m->proof, m->proof_len));
+  o = put(o, "meta", ld_rest_json_base64(m->meta, m->meta_len));
+  return put(o, "proof", ld_rest_json_base64(m->proof, m->proof_len));
 }
 
 char *ld_lib_event_kernel_message_json(const char *pubsub_topic,
@@ -203,7 +137,7 @@ char *ld_lib_event_kernel_message_json(const char *pubsub_topic,
                                        const ld_waku_message_t *msg, size_t *len) {
   json_t *o = event(LD_LIB_EVENT_KERNEL_MESSAGE);
   o = put(o, "pubsubTopic", text(pubsub_topic));
-  o = put(o, "messageHash", hash_text(hash));
+  o = put(o, "messageHash", ld_rest_json_hash(hash));
   o = put(o, "wakuMessage", kernel_message(msg));
   return finish(o, len);
 }

@@ -2,7 +2,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,20 +10,10 @@
 #include <jansson.h>
 
 #include "base/error.h"
-#include "base/utf8.h"
+#include "rest/json.h"
 
 /* ---- parsing ----------------------------------------------------------------------------------
  */
-
-static int fail(char *err, size_t cap, int code, const char *fmt, ...) {
-  if (err != NULL && cap > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 /* The value of `key`, or NULL when it is absent or null. */
 static const json_t *field(const json_t *obj, const char *key) {
@@ -53,9 +42,10 @@ static int required(const json_t *obj, const char *key, bool want_bool, const js
                     char *err, size_t cap) {
   const json_t *v = field(obj, key);
   if (v == NULL)
-    return fail(err, cap, LD_ERR_MALFORMED, "key not found: %s", key);
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "key not found: %s", key);
   if (want_bool ? !json_is_boolean(v) : !json_is_string(v))
-    return fail(err, cap, LD_ERR_MALFORMED, "%s must be a %s", key, want_bool ? "bool" : "string");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "%s must be a %s", key,
+                        want_bool ? "bool" : "string");
   *out = v;
   return 0;
 }
@@ -81,7 +71,7 @@ static int parse_int64(const json_t *obj, const char *key, bool *has, int64_t *o
   if (s != NULL && n > digits && n <= 20 && strlen(s) == n && isdigit((unsigned char)s[digits]))
     x = strtoll(s, &end, 10);
   if (end == NULL || *end != '\0' || errno != 0)
-    return fail(err, cap, LD_ERR_MALFORMED, "Invalid int64 value in `%s`", key);
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "Invalid int64 value in `%s`", key);
   *out = (int64_t)x;
   *has = true;
   return 0;
@@ -91,8 +81,9 @@ static int parse_hash(const json_t *v, const char *what, uint8_t out[LD_WAKU_HAS
                       size_t cap) {
   const char *s = json_string_value(v);
   if (s == NULL || ld_waku_hash_from_hex(s, json_string_length(v), out) != 0)
-    return fail(err, cap, LD_ERR_BAD_ENCODING,
-                "Failed converting %s hex string to bytes: expected 0x and 64 hex digits", what);
+    return ld_error_fmt(err, cap, LD_ERR_BAD_ENCODING,
+                        "Failed converting %s hex string to bytes: expected 0x and 64 hex digits",
+                        what);
   return 0;
 }
 
@@ -102,11 +93,11 @@ static int parse_ids(const json_t *obj, ld_kernel_store_query_t *kq, char *err, 
   if (rc != 0)
     return rc;
   if (json_string_length(v) > LD_STORE_MAX_REQUEST_ID_LEN)
-    return fail(err, cap, LD_ERR_LIMIT, "requestId longer than %d bytes",
-                LD_STORE_MAX_REQUEST_ID_LEN);
+    return ld_error_fmt(err, cap, LD_ERR_LIMIT, "requestId longer than %d bytes",
+                        LD_STORE_MAX_REQUEST_ID_LEN);
   kq->request_id = copy_string(v, &rc);
   if (kq->request_id == NULL)
-    return fail(err, cap, rc, "invalid requestId");
+    return ld_error_fmt(err, cap, rc, "invalid requestId");
   /* an empty ID makes the client generate one, as nwaku's does */
   kq->q.request_id = kq->request_id[0] != '\0' ? kq->request_id : NULL;
   const json_t *b = NULL;
@@ -128,7 +119,7 @@ static int parse_pubsub_topic(const json_t *obj, ld_kernel_store_query_t *kq, ch
   int rc = LD_ERR_MALFORMED;
   kq->pubsub_topic = json_is_string(v) ? copy_string(v, &rc) : NULL;
   if (kq->pubsub_topic == NULL)
-    return fail(err, cap, rc, "pubsubTopic must be a string");
+    return ld_error_fmt(err, cap, rc, "pubsubTopic must be a string");
   kq->q.pubsub_topic = kq->pubsub_topic;
   return 0;
 }
@@ -139,19 +130,20 @@ static int parse_content_topics(const json_t *obj, ld_kernel_store_query_t *kq, 
   if (v == NULL)
     return 0;
   if (!json_is_array(v))
-    return fail(err, cap, LD_ERR_MALFORMED, "contentTopics must be an array of strings");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "contentTopics must be an array of strings");
   size_t n = json_array_size(v);
   if (n > LD_STORE_MAX_CONTENT_TOPICS)
-    return fail(err, cap, LD_ERR_LIMIT, "more than %d contentTopics", LD_STORE_MAX_CONTENT_TOPICS);
+    return ld_error_fmt(err, cap, LD_ERR_LIMIT, "more than %d contentTopics",
+                        LD_STORE_MAX_CONTENT_TOPICS);
   kq->content_topics = calloc(n > 0 ? n : 1, sizeof *kq->content_topics);
   if (kq->content_topics == NULL)
-    return fail(err, cap, LD_ERR_NOMEM, "out of memory");
+    return ld_error_fmt(err, cap, LD_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     const json_t *t = json_array_get(v, i);
     int rc = LD_ERR_MALFORMED;
     kq->content_topics[i] = json_is_string(t) ? copy_string(t, &rc) : NULL;
     if (kq->content_topics[i] == NULL)
-      return fail(err, cap, rc, "contentTopics must be an array of strings");
+      return ld_error_fmt(err, cap, rc, "contentTopics must be an array of strings");
     kq->n_content_topics = i + 1;
   }
   kq->q.content_topics = (const char *const *)kq->content_topics;
@@ -164,13 +156,13 @@ static int parse_hashes(const json_t *obj, ld_kernel_store_query_t *kq, char *er
   if (v == NULL)
     return 0;
   if (!json_is_array(v))
-    return fail(err, cap, LD_ERR_MALFORMED, "messageHashes must be an array of strings");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "messageHashes must be an array of strings");
   size_t n = json_array_size(v);
   if (n > LD_STORE_MAX_HASHES)
-    return fail(err, cap, LD_ERR_LIMIT, "more than %d messageHashes", LD_STORE_MAX_HASHES);
+    return ld_error_fmt(err, cap, LD_ERR_LIMIT, "more than %d messageHashes", LD_STORE_MAX_HASHES);
   kq->hashes = calloc(n > 0 ? n : 1, sizeof *kq->hashes);
   if (kq->hashes == NULL)
-    return fail(err, cap, LD_ERR_NOMEM, "out of memory");
+    return ld_error_fmt(err, cap, LD_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     int rc = parse_hash(json_array_get(v, i), "message hash", kq->hashes[i], err, cap);
     if (rc != 0)
@@ -194,7 +186,8 @@ static int parse_paging(const json_t *obj, ld_kernel_store_query_t *kq, char *er
   if (l == NULL)
     return 0;
   if (!json_is_integer(l) || json_integer_value(l) < 0)
-    return fail(err, cap, LD_ERR_MALFORMED, "paginationLimit must be a non-negative integer");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED,
+                        "paginationLimit must be a non-negative integer");
   kq->q.has_limit = true;
   kq->q.limit = (uint64_t)json_integer_value(l);
   return 0;
@@ -220,17 +213,18 @@ int ld_kernel_store_query_parse(const char *json, size_t len, ld_kernel_store_qu
   memset(out, 0, sizeof *out);
   ld_store_query_init(&out->q);
   if (json == NULL)
-    return fail(err, errlen, LD_ERR_MALFORMED, "no query");
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED, "no query");
   if (len > LD_KERNEL_STORE_MAX_QUERY_JSON)
-    return fail(err, errlen, LD_ERR_TOO_LARGE, "query longer than %u bytes",
-                LD_KERNEL_STORE_MAX_QUERY_JSON);
+    return ld_error_fmt(err, errlen, LD_ERR_TOO_LARGE, "query longer than %u bytes",
+                        LD_KERNEL_STORE_MAX_QUERY_JSON);
   json_error_t je;
   json_t *root = json_loadb(json, len, 0, &je);
   if (root == NULL)
-    return fail(err, errlen, LD_ERR_MALFORMED, "%s (line %d, column %d)", je.text, je.line,
-                je.column);
-  int rc = json_is_object(root) ? parse_object(root, out, err, errlen)
-                                : fail(err, errlen, LD_ERR_MALFORMED, "expected a JSON object");
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED, "%s (line %d, column %d)", je.text, je.line,
+                        je.column);
+  int rc = json_is_object(root)
+               ? parse_object(root, out, err, errlen)
+               : ld_error_fmt(err, errlen, LD_ERR_MALFORMED, "expected a JSON object");
   json_decref(root);
   if (rc != 0)
     ld_kernel_store_query_clear(out);
@@ -251,39 +245,6 @@ void ld_kernel_store_query_clear(ld_kernel_store_query_t *kq) {
 /* ---- rendering --------------------------------------------------------------------------------
  */
 
-/* A JSON string of s[0..n) with every byte that does not start valid UTF-8 replaced by U+FFFD. */
-static json_t *text_value(const char *s, size_t n) {
-  if (s == NULL)
-    return json_string("");
-  size_t bad = 0;
-  for (size_t i = 0; i < n;) {
-    size_t l = ld_utf8_char_len((const uint8_t *)s + i, n - i);
-    bad += l == 0;
-    i += l == 0 ? 1 : l;
-  }
-  if (bad == 0)
-    return json_stringn(s, n);
-  char *clean = malloc(n + 2 * bad + 1);
-  if (clean == NULL)
-    return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < n;) {
-    size_t l = ld_utf8_char_len((const uint8_t *)s + i, n - i);
-    if (l == 0) {
-      memcpy(clean + o, "\xEF\xBF\xBD", 3);
-      o += 3;
-      i++;
-      continue;
-    }
-    memcpy(clean + o, s + i, l);
-    o += l;
-    i += l;
-  }
-  json_t *v = json_stringn(clean, o);
-  free(clean);
-  return v;
-}
-
 static json_t *bytes_array(const uint8_t *p, size_t n) {
   json_t *a = json_array();
   for (size_t i = 0; a != NULL && i < n; i++)
@@ -294,22 +255,18 @@ static json_t *bytes_array(const uint8_t *p, size_t n) {
   return a;
 }
 
-/* Sets `key` to `v` (taking it); nonzero when `v` is NULL or the set fails. */
-static int put(json_t *obj, const char *key, json_t *v) {
-  return v == NULL || json_object_set_new(obj, key, v) != 0;
-}
-
 static json_t *message_json(const ld_waku_message_t *m) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
-  int bad = put(o, "payload", bytes_array(m->payload, m->payload_len));
-  bad |= put(o, "contentTopic", text_value(m->content_topic, m->content_topic_len));
-  bad |= put(o, "meta", bytes_array(m->meta, m->meta_len));
-  bad |= put(o, "version", json_integer(m->version));
-  bad |= put(o, "timestamp", json_integer(m->timestamp));
-  bad |= put(o, "ephemeral", json_boolean(m->ephemeral));
-  bad |= put(o, "proof", bytes_array(m->proof, m->proof_len));
+  int bad = ld_rest_json_set(o, "payload", bytes_array(m->payload, m->payload_len));
+  bad |= ld_rest_json_set(o, "contentTopic",
+                          ld_rest_json_string(m->content_topic, m->content_topic_len));
+  bad |= ld_rest_json_set(o, "meta", bytes_array(m->meta, m->meta_len));
+  bad |= ld_rest_json_set(o, "version", json_integer(m->version));
+  bad |= ld_rest_json_set(o, "timestamp", json_integer(m->timestamp));
+  bad |= ld_rest_json_set(o, "ephemeral", json_boolean(m->ephemeral));
+  bad |= ld_rest_json_set(o, "proof", bytes_array(m->proof, m->proof_len));
   if (bad) {
     json_decref(o);
     return NULL;
@@ -317,20 +274,15 @@ static json_t *message_json(const ld_waku_message_t *m) {
   return o;
 }
 
-static json_t *hash_value(const uint8_t hash[LD_WAKU_HASH_LEN]) {
-  char hex[LD_WAKU_HASH_HEX_LEN + 1];
-  ld_waku_hash_to_hex(hash, hex);
-  return json_string(hex);
-}
-
 static json_t *entry_json(const ld_store_entry_t *e) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
-  int bad = put(o, "messageHash", hash_value(e->hash));
+  int bad = ld_rest_json_set(o, "messageHash", ld_rest_json_hash(e->hash));
   if (e->pubsub_topic != NULL) {
-    bad |= put(o, "message", message_json(&e->message));
-    bad |= put(o, "pubsubTopic", text_value(e->pubsub_topic, strlen(e->pubsub_topic)));
+    bad |= ld_rest_json_set(o, "message", message_json(&e->message));
+    bad |= ld_rest_json_set(o, "pubsubTopic",
+                            ld_rest_json_string(e->pubsub_topic, strlen(e->pubsub_topic)));
   }
   if (bad) {
     json_decref(o);
@@ -355,12 +307,12 @@ static json_t *reply_object(const ld_store_response_t *res) {
     return NULL;
   const char *id = res->request_id != NULL ? res->request_id : "";
   const char *desc = res->status_desc != NULL ? res->status_desc : "";
-  int bad = put(o, "requestId", text_value(id, strlen(id)));
-  bad |= put(o, "statusCode", json_integer(res->status_code));
-  bad |= put(o, "statusDesc", text_value(desc, strlen(desc)));
-  bad |= put(o, "messages", entries_json(res));
+  int bad = ld_rest_json_set(o, "requestId", ld_rest_json_string(id, strlen(id)));
+  bad |= ld_rest_json_set(o, "statusCode", json_integer(res->status_code));
+  bad |= ld_rest_json_set(o, "statusDesc", ld_rest_json_string(desc, strlen(desc)));
+  bad |= ld_rest_json_set(o, "messages", entries_json(res));
   if (res->has_cursor)
-    bad |= put(o, "paginationCursor", hash_value(res->cursor));
+    bad |= ld_rest_json_set(o, "paginationCursor", ld_rest_json_hash(res->cursor));
   if (bad) {
     json_decref(o);
     return NULL;

@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +13,6 @@
 #define SEND_PARSE "Failed to parse message JSON: "
 #define KERNEL_PARSE "Error parsing json message: "
 #define KERNEL_BUILD "Problem building the WakuMessage: "
-
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...) {
-  if (err != NULL && errlen > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return rc;
-}
 
 /* ---- base64 with optional padding ----------------------------------------------------------- */
 
@@ -139,22 +125,23 @@ static int send_fields(json_t *root, size_t max_payload, ld_lib_send_message_t *
                        size_t errlen) {
   json_t *ct = json_object_get(root, "contentTopic");
   if (ct == NULL)
-    return fail(LD_ERR_MISSING_FIELD, err, errlen, "Missing contentTopic field");
+    return ld_error_fmt(err, errlen, LD_ERR_MISSING_FIELD, "Missing contentTopic field");
   json_t *pl = json_object_get(root, "payload");
   if (pl == NULL)
-    return fail(LD_ERR_MISSING_FIELD, err, errlen, "Missing payload field");
+    return ld_error_fmt(err, errlen, LD_ERR_MISSING_FIELD, "Missing payload field");
   char why[128];
   int rc = topic_of(ct, &out->content_topic, why, sizeof why);
   if (rc != 0)
-    return fail(rc, err, errlen, SEND_PARSE "%s", rc == LD_ERR_NOMEM ? "out of memory" : why);
+    return ld_error_fmt(err, errlen, rc, SEND_PARSE "%s",
+                        rc == LD_ERR_NOMEM ? "out of memory" : why);
   size_t n;
   const char *text = str_of(pl, &n);
   rc = b64_decode(text, n, max_payload, &out->payload, &out->payload_len);
   if (rc == LD_ERR_TOO_LARGE)
-    return fail(rc, err, errlen, "invalid payload format: payload larger than %zu bytes",
-                max_payload);
+    return ld_error_fmt(err, errlen, rc, "invalid payload format: payload larger than %zu bytes",
+                        max_payload);
   if (rc != 0)
-    return fail(rc, err, errlen, "invalid payload format: %s", b64_why(rc));
+    return ld_error_fmt(err, errlen, rc, "invalid payload format: %s", b64_why(rc));
   out->ephemeral = json_is_true(json_object_get(root, "ephemeral"));
   return 0;
 }
@@ -165,7 +152,7 @@ int ld_lib_send_message_parse(const char *json, size_t len, size_t max_payload,
   char why[256];
   json_t *root = load_object(json, len, why, sizeof why);
   if (root == NULL)
-    return fail(LD_ERR_MALFORMED, err, errlen, SEND_PARSE "%s", why);
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED, SEND_PARSE "%s", why);
   int rc = send_fields(root, max_payload, out, err, errlen);
   json_decref(root);
   if (rc != 0)
@@ -229,20 +216,23 @@ static int version_of(const json_t *v, uint32_t *out) {
 /* The checks that come before any decoding: presence, topic, version, timestamp. */
 static int kernel_scalars(json_t *root, ld_lib_json_message_t *out, char *err, size_t errlen) {
   if (json_object_get(root, "payload") == NULL)
-    return fail(LD_ERR_MISSING_FIELD, err, errlen,
-                KERNEL_PARSE "Missing required field in WakuMessage: payload");
+    return ld_error_fmt(err, errlen, LD_ERR_MISSING_FIELD,
+                        KERNEL_PARSE "Missing required field in WakuMessage: payload");
   json_t *ct = json_object_get(root, "contentTopic");
   if (ct == NULL)
-    return fail(LD_ERR_MISSING_FIELD, err, errlen,
-                KERNEL_PARSE "Missing required field in WakuMessage: contentTopic");
+    return ld_error_fmt(err, errlen, LD_ERR_MISSING_FIELD,
+                        KERNEL_PARSE "Missing required field in WakuMessage: contentTopic");
   char why[128];
   int rc = topic_of(ct, &out->content_topic, why, sizeof why);
   if (rc != 0)
-    return fail(rc, err, errlen, KERNEL_PARSE "%s", rc == LD_ERR_NOMEM ? "out of memory" : why);
+    return ld_error_fmt(err, errlen, rc, KERNEL_PARSE "%s",
+                        rc == LD_ERR_NOMEM ? "out of memory" : why);
   if (version_of(json_object_get(root, "version"), &out->msg.version) != 0)
-    return fail(LD_ERR_MALFORMED, err, errlen, KERNEL_PARSE "Invalid uint32 value in `version`");
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED,
+                        KERNEL_PARSE "Invalid uint32 value in `version`");
   if (timestamp_of(json_object_get(root, "timestamp"), &out->msg.timestamp) != 0)
-    return fail(LD_ERR_MALFORMED, err, errlen, KERNEL_PARSE "Invalid int64 value in `timestamp`");
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED,
+                        KERNEL_PARSE "Invalid int64 value in `timestamp`");
   out->msg.ephemeral = json_is_true(json_object_get(root, "ephemeral"));
   return 0;
 }
@@ -254,10 +244,10 @@ static int kernel_bytes(json_t *root, const char *key, size_t max, uint8_t **buf
   const char *text = str_of(json_object_get(root, key), &n);
   int rc = b64_decode(text, n, max, buf, len);
   if (rc == LD_ERR_TOO_LARGE)
-    return fail(rc, err, errlen, KERNEL_BUILD "invalid %s format: %s larger than %zu bytes", key,
-                key, max);
+    return ld_error_fmt(err, errlen, rc, KERNEL_BUILD "invalid %s format: %s larger than %zu bytes",
+                        key, key, max);
   if (rc != 0)
-    return fail(rc, err, errlen, KERNEL_BUILD "invalid %s format: %s", key, b64_why(rc));
+    return ld_error_fmt(err, errlen, rc, KERNEL_BUILD "invalid %s format: %s", key, b64_why(rc));
   return 0;
 }
 
@@ -295,7 +285,7 @@ int ld_lib_json_message_parse(const char *json, size_t len, size_t max_size,
   char why[256];
   json_t *root = load_object(json, len, why, sizeof why);
   if (root == NULL)
-    return fail(LD_ERR_MALFORMED, err, errlen, KERNEL_PARSE "%s", why);
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED, KERNEL_PARSE "%s", why);
   int rc = kernel_fields(root, max_size, out, err, errlen);
   json_decref(root);
   if (rc != 0) {

@@ -1,6 +1,5 @@
 #include "messaging/messaging.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,16 +87,6 @@ static void random_id(char out[2 * ID_BYTES + 1]) {
   uint8_t bytes[ID_BYTES];
   ld_random_bytes(bytes, sizeof bytes);
   ld_hex_encode(bytes, sizeof bytes, out);
-}
-
-__attribute__((format(printf, 3, 4))) static void set_why(char *why, size_t cap, const char *fmt,
-                                                          ...) {
-  if (why == NULL || cap == 0)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, cap, fmt, ap);
-  va_end(ap);
 }
 
 void ld_messaging_config_default(ld_messaging_config_t *cfg) {
@@ -500,9 +489,8 @@ static int shard_of(ld_messaging_t *m, const char *content_topic, char *pubsub, 
   if (rc == 0)
     return 0;
   const char *reason = terr != LD_TOPIC_OK ? ld_topic_strerror(terr) : ld_strerror(rc);
-  set_why(why, why_cap, "invalid content topic '%s': %s", content_topic ? content_topic : "",
-          reason);
-  return LD_ERR_INVALID_ARG;
+  return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG, "invalid content topic '%s': %s",
+                      content_topic ? content_topic : "", reason);
 }
 
 int ld_messaging_subscribe(ld_messaging_t *m, const char *content_topic, char *why,
@@ -525,12 +513,13 @@ int ld_messaging_subscribe(ld_messaging_t *m, const char *content_topic, char *w
     }
   }
   if (rc == LD_ERR_LIMIT)
-    set_why(why, why_cap, "too many content topics (at most %u)", LD_MESSAGING_MAX_CONTENT_TOPICS);
-  else if (rc != 0)
-    set_why(why, why_cap, "cannot subscribe to %s: %s", content_topic, ld_strerror(rc));
-  else
-    kick(m); /* health (edge filter counts) from the loop */
-  return rc;
+    return ld_error_fmt(why, why_cap, rc, "too many content topics (at most %u)",
+                        LD_MESSAGING_MAX_CONTENT_TOPICS);
+  if (rc != 0)
+    return ld_error_fmt(why, why_cap, rc, "cannot subscribe to %s: %s", content_topic,
+                        ld_strerror(rc));
+  kick(m); /* health (edge filter counts) from the loop */
+  return 0;
 }
 
 int ld_messaging_unsubscribe(ld_messaging_t *m, const char *content_topic, char *why,
@@ -540,10 +529,8 @@ int ld_messaging_unsubscribe(ld_messaging_t *m, const char *content_topic, char 
   if (rc != 0)
     return rc;
   ld_recv_change_t ch;
-  if (ld_recv_unsubscribe(m->recv, content_topic, &ch) != 0) {
-    set_why(why, why_cap, "not subscribed to %s", content_topic);
-    return LD_ERR_NOT_FOUND;
-  }
+  if (ld_recv_unsubscribe(m->recv, content_topic, &ch) != 0)
+    return ld_error_fmt(why, why_cap, LD_ERR_NOT_FOUND, "not subscribed to %s", content_topic);
   receive_off(m, content_topic, &ch);
   sub_remove(m, content_topic);
   return 0;
@@ -599,31 +586,25 @@ static bool envelope_valid(const ld_messaging_envelope_t *env) {
 
 int ld_messaging_send(ld_messaging_t *m, const ld_messaging_envelope_t *env,
                       char request_id[LD_MESSAGING_REQUEST_ID_LEN + 1], char *why, size_t why_cap) {
-  if (m == NULL || !envelope_valid(env) || request_id == NULL) {
-    set_why(why, why_cap, "invalid message");
-    return LD_ERR_INVALID_ARG;
-  }
+  if (m == NULL || !envelope_valid(env) || request_id == NULL)
+    return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG, "invalid message");
   if (m->closing)
     return LD_ERR_STATE;
   char sub_why[256] = "", pubsub[LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1];
   int rc = ld_messaging_subscribe(m, env->content_topic, sub_why, sizeof sub_why);
   if (rc == 0)
     rc = shard_of(m, env->content_topic, pubsub, sub_why, sizeof sub_why);
-  if (rc != 0) {
-    set_why(why, why_cap, "Failed to auto-subscribe before sending: %s", sub_why);
-    return rc;
-  }
+  if (rc != 0)
+    return ld_error_fmt(why, why_cap, rc, "Failed to auto-subscribe before sending: %s", sub_why);
   ld_waku_message_t msg;
   envelope_message(env, &msg);
   char rid[LD_MESSAGING_REQUEST_ID_LEN + 1];
   random_id(rid);
   uint8_t hash[LD_WAKU_HASH_LEN];
   rc = ld_send_service_submit(m->send, rid, pubsub, &msg, ld_now_ms(), hash, NULL);
-  if (rc != 0) {
-    set_why(why, why_cap, "Failed to create delivery task: %s",
-            rc == LD_ERR_LIMIT ? "too many messages in flight" : ld_strerror(rc));
-    return rc;
-  }
+  if (rc != 0)
+    return ld_error_fmt(why, why_cap, rc, "Failed to create delivery task: %s",
+                        rc == LD_ERR_LIMIT ? "too many messages in flight" : ld_strerror(rc));
   if (ld_records_add_send(m->records, rid, pubsub, &msg, hash) != 0)
     LD_WARN(TOPIC, "out of memory recording request %s", rid);
   memcpy(request_id, rid, sizeof rid);

@@ -49,9 +49,9 @@
 #define LD_MESSAGING_DEFAULT_RETRY_WINDOW_MS 60000u
 #define LD_MESSAGING_DEFAULT_CONFIRM_AFTER_MS 3000u
 #define LD_MESSAGING_DEFAULT_DEDUP_WINDOW_MS (7u * 60u * 1000u)
-#define LD_MESSAGING_DEFAULT_MAX_RECORDS 10000u /* Message Storage API records kept */
-#define LD_MESSAGING_DEFAULT_MAX_PENDING 10000u /* sends in flight; more are refused */
-#define LD_MESSAGING_MAX_CONTENT_TOPICS 1024u   /* subscribed content topics at most */
+#define LD_MESSAGING_DEFAULT_MAX_RECORDS 10000u  /* Message Storage API records kept */
+#define LD_MESSAGING_DEFAULT_MAX_PENDING 100000u /* sends in flight; more are refused */
+#define LD_MESSAGING_MAX_CONTENT_TOPICS 1024u    /* subscribed content topics at most */
 
 typedef enum ld_messaging_mode {
   LD_MESSAGING_CORE = 0, /* relay node: relay first, lightpush fallback */

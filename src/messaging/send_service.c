@@ -12,7 +12,6 @@
 #define TOPIC "send"
 #define DEFAULT_RETRY_WINDOW_MS 60000u
 #define DEFAULT_CONFIRM_AFTER_MS 3000u
-#define DEFAULT_MAX_PENDING 10000u
 
 typedef struct task {
   struct task *prev, *next;
@@ -44,6 +43,7 @@ struct ld_send_service {
   ld_send_ops_t ops;
   void *ud;
   task_t *head, *tail;
+  task_t *fresh; /* the first task not run yet; every later one is new too (NULL: none) */
   size_t n_tasks;
   ld_hashmap_t *by_id;
   uint64_t next_id;
@@ -56,8 +56,6 @@ struct ld_send_service {
   bool confirm_inflight;
   uint64_t confirm_ids[LD_SEND_CONFIRM_BATCH_MAX];
   size_t n_confirm;
-  bool has_last_confirm;
-  uint64_t last_confirm_ms;
   ld_send_service_stats_t stats;
 };
 
@@ -70,6 +68,8 @@ static void task_free(task_t *t) {
 }
 
 static void task_unlink(ld_send_service_t *s, task_t *t) {
+  if (s->fresh == t)
+    s->fresh = t->next;
   if (t->prev != NULL)
     t->prev->next = t->next;
   else
@@ -226,15 +226,22 @@ static bool expired(const ld_send_service_t *s, const task_t *t, uint64_t now_ms
   return now_ms - since >= s->cfg.retry_window_ms;
 }
 
-/* Runs the chain for the idle tasks in Entry (and NextRoundRetry when `retries`) that are within
- * their window. */
-static void run_tasks(ld_send_service_t *s, bool retries, uint64_t now_ms) {
+/* Runs the chain for the tasks submitted since the last run. */
+static void run_fresh(ld_send_service_t *s, uint64_t now_ms) {
+  while (s->fresh != NULL) {
+    task_t *t = s->fresh;
+    s->fresh = t->next;
+    if (t->state == LD_SEND_ENTRY && !t->lp_inflight)
+      run_chain(s, t, now_ms);
+  }
+}
+
+/* Runs the chain again for the idle NextRoundRetry tasks that are within their window. */
+static void run_retries(ld_send_service_t *s, uint64_t now_ms) {
   task_t *next;
-  for (task_t *t = s->head; t != NULL; t = next) {
+  for (task_t *t = s->head; t != NULL && t != s->fresh; t = next) {
     next = t->next;
-    if (t->lp_inflight || (retries && expired(s, t, now_ms)))
-      continue;
-    if (t->state == LD_SEND_ENTRY || (retries && t->state == LD_SEND_NEXT_ROUND_RETRY))
+    if (!t->lp_inflight && t->state == LD_SEND_NEXT_ROUND_RETRY && !expired(s, t, now_ms))
       run_chain(s, t, now_ms);
   }
 }
@@ -245,8 +252,6 @@ static void maybe_confirm(ld_send_service_t *s, uint64_t now_ms) {
   if (!s->cfg.reliability || s->ops.confirm_start == NULL || s->confirm_inflight)
     return;
   uint32_t after = s->cfg.confirm_after_ms;
-  if (s->has_last_confirm && now_ms - s->last_confirm_ms < after)
-    return;
   uint8_t hashes[LD_SEND_CONFIRM_BATCH_MAX][LD_WAKU_HASH_LEN];
   size_t n = 0;
   for (task_t *t = s->head; t != NULL && n < LD_SEND_CONFIRM_BATCH_MAX; t = t->next) {
@@ -260,8 +265,6 @@ static void maybe_confirm(ld_send_service_t *s, uint64_t now_ms) {
     return;
   s->confirm_inflight = true;
   s->n_confirm = n;
-  s->has_last_confirm = true;
-  s->last_confirm_ms = now_ms;
   s->stats.confirmations++;
 }
 
@@ -294,7 +297,7 @@ ld_send_service_t *ld_send_service_new(const ld_send_service_config_t *cfg,
   if (s->cfg.confirm_after_ms == 0)
     s->cfg.confirm_after_ms = DEFAULT_CONFIRM_AFTER_MS;
   if (s->cfg.max_pending == 0)
-    s->cfg.max_pending = DEFAULT_MAX_PENDING;
+    s->cfg.max_pending = LD_SEND_DEFAULT_MAX_PENDING;
   if (s->cfg.max_msg_size == 0)
     s->cfg.max_msg_size = LD_WAKU_DEFAULT_MAX_MSG_SIZE;
   s->ops = *ops;
@@ -358,6 +361,8 @@ int ld_send_service_submit(ld_send_service_t *s, const char *request_id, const c
   else
     s->head = t;
   s->tail = t;
+  if (s->fresh == NULL)
+    s->fresh = t;
   s->n_tasks++;
   s->stats.submitted++;
   if (hash != NULL)
@@ -371,7 +376,7 @@ void ld_send_service_process(ld_send_service_t *s, uint64_t now_ms) {
   if (s->busy)
     return;
   s->busy = true;
-  run_tasks(s, false, now_ms);
+  run_fresh(s, now_ms);
   s->busy = false;
   drain(s);
 }
@@ -380,7 +385,8 @@ void ld_send_service_tick(ld_send_service_t *s, uint64_t now_ms) {
   if (s->busy)
     return;
   s->busy = true;
-  run_tasks(s, true, now_ms);
+  run_fresh(s, now_ms);
+  run_retries(s, now_ms);
   maybe_confirm(s, now_ms);
   expire(s, now_ms);
   s->busy = false;
@@ -410,7 +416,6 @@ void ld_send_service_lightpush_done(ld_send_service_t *s, uint64_t task_id, uint
 
 void ld_send_service_confirm_done(ld_send_service_t *s, int err, const bool *present, size_t n,
                                   uint64_t now_ms) {
-  (void)now_ms;
   if (!s->confirm_inflight)
     return;
   s->confirm_inflight = false;
@@ -424,6 +429,8 @@ void ld_send_service_confirm_done(ld_send_service_t *s, int err, const bool *pre
       t->state = LD_SEND_NEXT_ROUND_RETRY;
   }
   s->n_confirm = 0;
+  if (err == 0 && !s->busy)
+    maybe_confirm(s, now_ms); /* the next batch, if any is eligible */
   drain(s);
 }
 

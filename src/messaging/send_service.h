@@ -18,11 +18,15 @@
  * A message whose encoding is larger than max_msg_size fails before any processor runs with
  * "Message size exceeded maximum of <N> bytes".
  *
- * The tick (every tick_ms, driven by the caller): tries the Entry and NextRoundRetry tasks again;
- * starts one confirmation (at most one in flight, at most one started per confirm_after_ms) for
- * the tasks propagated (last time) at least confirm_after_ms ago, at most
+ * ld_send_service_process runs the chain for the tasks submitted since the last call only (a send
+ * costs the same however many tasks wait).
+ * The tick (every tick_ms, driven by the caller): tries the NextRoundRetry tasks again; starts a
+ * confirmation for the tasks propagated (last time) at least confirm_after_ms ago, at most
  * LD_SEND_CONFIRM_BATCH_MAX hashes oldest first; present → Validated, absent → NextRoundRetry
- * (published again at the next tick); then the timeouts: a task never propagated within
+ * (published again at the next tick). One confirmation is in flight at a time, and when it is
+ * answered the next batch of eligible tasks starts at once, so confirmations keep pace with any
+ * send rate (logos-delivery checks at most once per 3 s, which caps confirmations at 100 hashes
+ * per 3 s). Then the timeouts: a task never propagated within
  * retry_window_ms of its submission fails with "Unable to send within retry time window"; a
  * task propagated but not confirmed within retry_window_ms of its first propagation is dropped
  * without an app event (counted). A task waiting for a lightpush answer is left alone by the
@@ -46,6 +50,9 @@
 #include <stdint.h>
 
 #include "waku/core/message.h"
+
+/* Tasks in flight at most by default: 10,000 sends/s confirmed after 3 s hold about 45,000. */
+#define LD_SEND_DEFAULT_MAX_PENDING 100000u
 
 /* Hashes in one confirmation at most (a store query takes 100). */
 #define LD_SEND_CONFIRM_BATCH_MAX 100
@@ -107,7 +114,7 @@ typedef struct ld_send_service_config {
   bool reliability;          /* confirm non-ephemeral messages (needs ops.confirm_start) */
   uint32_t retry_window_ms;  /* 0: 60,000 */
   uint32_t confirm_after_ms; /* 0: 3,000 */
-  size_t max_pending;        /* tasks at most; 0: 10,000 */
+  size_t max_pending;        /* tasks at most; 0: LD_SEND_DEFAULT_MAX_PENDING */
   size_t max_msg_size;       /* encoded message at most; 0: LD_WAKU_DEFAULT_MAX_MSG_SIZE */
 } ld_send_service_config_t;
 
@@ -119,7 +126,7 @@ typedef struct ld_send_service_stats {
   uint64_t validated;           /* SENT */
   uint64_t failed;              /* ERROR */
   uint64_t validation_timeouts; /* DROPPED (logos_delivery_send_store_validation_timeout_total) */
-  uint64_t confirmations;       /* confirmation rounds started */
+  uint64_t confirmations;       /* confirmations (store queries) started */
 } ld_send_service_stats_t;
 
 /* Creates the service (config and ops copied). NULL on bad arguments (ops NULL, no event op,

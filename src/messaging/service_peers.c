@@ -261,27 +261,31 @@ static void fill_view(ld_node_t *node, const char *protocol, node_view_t *nv) {
   }
 }
 
+/* A heap view of the node for `protocol` (free it); NULL without a running node or memory. */
+static node_view_t *new_view(const ld_service_peers_t *sp, const char *protocol) {
+  if (sp == NULL || sp->node == NULL || ld_node_switch(sp->node) == NULL || protocol == NULL)
+    return NULL;
+  node_view_t *nv = malloc(sizeof *nv);
+  if (nv != NULL)
+    fill_view(sp->node, protocol, nv);
+  return nv;
+}
+
 size_t ld_service_peers_pick(ld_service_peers_t *sp, const char *protocol,
                              const ld_peerid_t *exclude, size_t n_exclude, uint64_t now_ms,
                              ld_service_peer_t *out, size_t max) {
-  if (sp == NULL || sp->node == NULL || ld_node_switch(sp->node) == NULL || protocol == NULL)
-    return 0;
-  node_view_t *nv = malloc(sizeof *nv);
+  node_view_t *nv = new_view(sp, protocol);
   if (nv == NULL)
     return 0;
-  fill_view(sp->node, protocol, nv);
   size_t n = ld_service_peers_select(sp, &nv->v, protocol, exclude, n_exclude, now_ms, out, max);
   free(nv);
   return n;
 }
 
 size_t ld_service_peers_count_connected(const ld_service_peers_t *sp, const char *protocol) {
-  if (sp == NULL || sp->node == NULL || ld_node_switch(sp->node) == NULL || protocol == NULL)
-    return 0;
-  node_view_t *nv = malloc(sizeof *nv);
+  node_view_t *nv = new_view(sp, protocol);
   if (nv == NULL)
     return 0;
-  fill_view(sp->node, protocol, nv);
   ld_peerid_t cfg_id = {0};
   ld_multiaddr_t copy;
   if (nv->v.configured != NULL) {

@@ -1,7 +1,6 @@
 #include "node/config.h"
 
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -11,19 +10,6 @@
 #include "crypto/crypto.h"
 #include "waku/core/sharding.h"
 #include "waku/core/topics.h"
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
-  if (err != NULL && errlen > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 static void set_http(ld_node_http_config_t *h, const char *address, uint16_t port) {
   h->enabled = false;
@@ -61,12 +47,12 @@ int ld_node_config_set_nodekey_hex(ld_node_config_t *cfg, const char *hex, char 
   size_t n = 0;
   int rc = ld_hex_decode(hex, strlen(hex), secret, sizeof secret, &n);
   if (rc != 0 || n != sizeof secret)
-    return fail(err, errlen, rc != 0 && rc != LD_ERR_LIMIT ? rc : LD_ERR_BAD_ENCODING,
-                "nodekey must be 64 hex characters (a secp256k1 private key)");
+    return ld_error_fmt(err, errlen, rc != 0 && rc != LD_ERR_LIMIT ? rc : LD_ERR_BAD_ENCODING,
+                        "nodekey must be 64 hex characters (a secp256k1 private key)");
   rc = ld_privkey_from_secp256k1(&cfg->nodekey, secret);
   memset(secret, 0, sizeof secret);
   if (rc != 0)
-    return fail(err, errlen, rc, "nodekey is not a valid secp256k1 private key");
+    return ld_error_fmt(err, errlen, rc, "nodekey is not a valid secp256k1 private key");
   cfg->has_nodekey = true;
   return 0;
 }
@@ -78,16 +64,16 @@ static bool is_ip_literal(const char *address) {
 
 static int check_address(const char *what, const char *address, char *err, size_t errlen) {
   if (strlen(address) >= LD_NODE_ADDRESS_MAX || !is_ip_literal(address))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "%s '%s' is not an IPv4 or IPv6 address", what,
-                address);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "%s '%s' is not an IPv4 or IPv6 address",
+                        what, address);
   return 0;
 }
 
 static int check_port(const char *what, int64_t port, int64_t shift, char *err, size_t errlen) {
   if (port < 0 || shift < 0 || port > 65535 || port + shift > 65535)
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "%s %lld plus ports shift %lld is not a valid port", what, (long long)port,
-                (long long)shift);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "%s %lld plus ports shift %lld is not a valid port", what, (long long)port,
+                        (long long)shift);
   return 0;
 }
 
@@ -134,8 +120,8 @@ int ld_node_config_set_metrics(ld_node_config_t *cfg, bool enabled, const char *
 static int check_range(const char *what, int64_t v, int64_t min, int64_t max, char *err,
                        size_t errlen) {
   if (v < min || v > max)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "%s %lld is out of range (%lld..%lld)", what,
-                (long long)v, (long long)min, (long long)max);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "%s %lld is out of range (%lld..%lld)",
+                        what, (long long)v, (long long)min, (long long)max);
   return 0;
 }
 
@@ -157,16 +143,17 @@ int ld_node_config_add_rest_origin(ld_node_config_t *cfg, const char *pattern, c
                                    size_t errlen) {
   size_t len = strlen(pattern);
   if (len == 0 || len >= LD_NODE_REST_ORIGIN_MAX || strpbrk(pattern, " \t\r\n") != NULL)
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "rest-allow-origin '%s' must be a non-empty pattern without blanks, shorter than "
-                "%d bytes",
-                pattern, LD_NODE_REST_ORIGIN_MAX);
+    return ld_error_fmt(
+        err, errlen, LD_ERR_INVALID_ARG,
+        "rest-allow-origin '%s' must be a non-empty pattern without blanks, shorter than "
+        "%d bytes",
+        pattern, LD_NODE_REST_ORIGIN_MAX);
   for (size_t i = 0; i < cfg->n_rest_allow_origins; i++)
     if (strcmp(cfg->rest_allow_origins[i], pattern) == 0)
       return 0;
   if (cfg->n_rest_allow_origins >= LD_NODE_MAX_REST_ORIGINS)
-    return fail(err, errlen, LD_ERR_LIMIT, "more than %d REST allowed origins",
-                LD_NODE_MAX_REST_ORIGINS);
+    return ld_error_fmt(err, errlen, LD_ERR_LIMIT, "more than %d REST allowed origins",
+                        LD_NODE_MAX_REST_ORIGINS);
   memcpy(cfg->rest_allow_origins[cfg->n_rest_allow_origins++], pattern, len + 1);
   return 0;
 }
@@ -212,8 +199,8 @@ static bool parse_decimal(const char *text, size_t len, uint64_t max, uint64_t *
 static int parse_shard(const char *text, size_t len, uint16_t *shard, char *err, size_t errlen) {
   uint64_t v;
   if (!parse_decimal(text, len, LD_NODE_MAX_SHARD, &v))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "shard '%.*s' is not an integer in 0..%d",
-                (int)len, text, LD_NODE_MAX_SHARD);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "shard '%.*s' is not an integer in 0..%d",
+                        (int)len, text, LD_NODE_MAX_SHARD);
   *shard = (uint16_t)v;
   return 0;
 }
@@ -224,7 +211,7 @@ int ld_node_config_add_shard(ld_node_config_t *cfg, const char *text, char *err,
   if (rc != 0 || ld_node_config_has_shard(cfg, shard))
     return rc;
   if (cfg->n_shards >= LD_NODE_MAX_SHARDS)
-    return fail(err, errlen, LD_ERR_LIMIT, "more than %d shards", LD_NODE_MAX_SHARDS);
+    return ld_error_fmt(err, errlen, LD_ERR_LIMIT, "more than %d shards", LD_NODE_MAX_SHARDS);
   cfg->shards[cfg->n_shards++] = shard;
   return 0;
 }
@@ -233,16 +220,16 @@ static int check_content_topic(const char *topic, char *err, size_t errlen) {
   ld_content_topic_t ct;
   ld_topic_error_t why = LD_TOPIC_OK;
   if (ld_content_topic_parse(topic, strlen(topic), &ct, &why) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "content topic '%s' is invalid: %s", topic,
-                ld_topic_strerror(why));
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "content topic '%s' is invalid: %s", topic,
+                        ld_topic_strerror(why));
   return 0;
 }
 
 int ld_node_config_add_content_topic(ld_node_config_t *cfg, const char *text, char *err,
                                      size_t errlen) {
   if (strlen(text) >= LD_NODE_CONTENT_TOPIC_MAX)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "content topic longer than %d bytes",
-                LD_NODE_CONTENT_TOPIC_MAX - 1);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "content topic longer than %d bytes",
+                        LD_NODE_CONTENT_TOPIC_MAX - 1);
   int rc = check_content_topic(text, err, errlen);
   if (rc != 0)
     return rc;
@@ -250,8 +237,8 @@ int ld_node_config_add_content_topic(ld_node_config_t *cfg, const char *text, ch
     if (strcmp(cfg->content_topics[i], text) == 0)
       return 0;
   if (cfg->n_content_topics >= LD_NODE_MAX_CONTENT_TOPICS)
-    return fail(err, errlen, LD_ERR_LIMIT, "more than %d content topics",
-                LD_NODE_MAX_CONTENT_TOPICS);
+    return ld_error_fmt(err, errlen, LD_ERR_LIMIT, "more than %d content topics",
+                        LD_NODE_MAX_CONTENT_TOPICS);
   strcpy(cfg->content_topics[cfg->n_content_topics++], text);
   return 0;
 }
@@ -274,19 +261,21 @@ int ld_node_config_add_static_node(ld_node_config_t *cfg, const char *text, char
                                    size_t errlen) {
   ld_multiaddr_t ma, transport;
   if (ld_multiaddr_parse(&ma, text) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "staticnode '%s' is not a valid multiaddr", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "staticnode '%s' is not a valid multiaddr",
+                        text);
   transport = ma;
   if (!ld_multiaddr_peerid(&transport, NULL, true))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "staticnode '%s' must end with /p2p/<peer id>",
-                text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "staticnode '%s' must end with /p2p/<peer id>", text);
   if (!has_transport(&transport))
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "staticnode '%s' has no /ip4, /ip6 or /dns address with /tcp", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "staticnode '%s' has no /ip4, /ip6 or /dns address with /tcp", text);
   for (size_t i = 0; i < cfg->n_static_nodes; i++)
     if (ld_multiaddr_equal(&cfg->static_nodes[i], &ma))
       return 0;
   if (cfg->n_static_nodes >= LD_NODE_MAX_STATIC_NODES)
-    return fail(err, errlen, LD_ERR_LIMIT, "more than %d static nodes", LD_NODE_MAX_STATIC_NODES);
+    return ld_error_fmt(err, errlen, LD_ERR_LIMIT, "more than %d static nodes",
+                        LD_NODE_MAX_STATIC_NODES);
   cfg->static_nodes[cfg->n_static_nodes++] = ma;
   return 0;
 }
@@ -332,14 +321,14 @@ int ld_node_parse_size(const char *text, uint64_t *bytes, char *err, size_t errl
   const char *p = skip_blanks(text);
   uint64_t whole, nano;
   if (!parse_decimal_fraction(&p, &whole, &nano))
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "size '%s' must be a number followed by B, KB, KiB, MB or MiB", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "size '%s' must be a number followed by B, KB, KiB, MB or MiB", text);
   p = skip_blanks(p);
   size_t unit_len = strcspn(p, " \t");
   uint64_t mult = unit_multiplier(p, unit_len);
   if (mult == 0 || *skip_blanks(p + unit_len) != '\0')
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "size '%s' needs a unit: B, KB, KiB, MB or MiB (e.g. 150KiB)", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "size '%s' needs a unit: B, KB, KiB, MB or MiB (e.g. 150KiB)", text);
   *bytes = whole * mult + nano * mult / 1000000000u;
   return 0;
 }
@@ -351,9 +340,9 @@ int ld_node_config_set_max_msg_size(ld_node_config_t *cfg, const char *text, cha
   if (rc != 0)
     return rc;
   if (bytes == 0 || bytes > LD_NODE_MAX_MSG_SIZE_LIMIT)
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "max-msg-size '%s' is %llu bytes; it must be between 1 and %u", text,
-                (unsigned long long)bytes, (unsigned)LD_NODE_MAX_MSG_SIZE_LIMIT);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "max-msg-size '%s' is %llu bytes; it must be between 1 and %u", text,
+                        (unsigned long long)bytes, (unsigned)LD_NODE_MAX_MSG_SIZE_LIMIT);
   cfg->max_msg_size = (size_t)bytes;
   return 0;
 }
@@ -385,9 +374,10 @@ static int parse_protected_target(const char *text, size_t len, ld_node_protecte
     return parse_shard(text, len, &ps->shard, err, errlen);
   uint16_t cluster;
   if (!parse_static_pubsub_topic(text, len, &cluster, &ps->shard))
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "protected-shard '%.*s': pubsub topics must be /waku/2/rs/<cluster-id>/<shard-id>",
-                (int)len, text);
+    return ld_error_fmt(
+        err, errlen, LD_ERR_INVALID_ARG,
+        "protected-shard '%.*s': pubsub topics must be /waku/2/rs/<cluster-id>/<shard-id>",
+        (int)len, text);
   ps->topic_cluster = cluster;
   return 0;
 }
@@ -397,13 +387,13 @@ static int parse_protected_key(const char *hex, ld_node_protected_shard_t *ps, c
   uint8_t raw[65];
   size_t n = 0;
   if (ld_hex_decode(hex, strlen(hex), raw, sizeof raw, &n) != 0 || (n != 33 && n != 65))
-    return fail(err, errlen, LD_ERR_BAD_KEY,
-                "protected-shard public key '%s' must be 66 or 130 hex characters "
-                "(a compressed or uncompressed secp256k1 key)",
-                hex);
+    return ld_error_fmt(err, errlen, LD_ERR_BAD_KEY,
+                        "protected-shard public key '%s' must be 66 or 130 hex characters "
+                        "(a compressed or uncompressed secp256k1 key)",
+                        hex);
   if (ld_secp256k1_compress(raw, n, ps->public_key) != 0)
-    return fail(err, errlen, LD_ERR_BAD_KEY,
-                "protected-shard public key '%s' is not a valid secp256k1 key", hex);
+    return ld_error_fmt(err, errlen, LD_ERR_BAD_KEY,
+                        "protected-shard public key '%s' is not a valid secp256k1 key", hex);
   return 0;
 }
 
@@ -411,8 +401,8 @@ int ld_node_config_add_protected_shard(ld_node_config_t *cfg, const char *text, 
                                        size_t errlen) {
   const char *colon = strchr(text, ':');
   if (colon == NULL || colon == text || strchr(colon + 1, ':') != NULL)
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "protected-shard '%s' must be <shard>:<public key hex>", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "protected-shard '%s' must be <shard>:<public key hex>", text);
   ld_node_protected_shard_t ps;
   int rc = parse_protected_target(text, (size_t)(colon - text), &ps, err, errlen);
   if (rc == 0)
@@ -425,8 +415,8 @@ int ld_node_config_add_protected_shard(ld_node_config_t *cfg, const char *text, 
       return 0;
     }
   if (cfg->n_protected_shards >= LD_NODE_MAX_PROTECTED_SHARDS)
-    return fail(err, errlen, LD_ERR_LIMIT, "more than %d protected shards",
-                LD_NODE_MAX_PROTECTED_SHARDS);
+    return ld_error_fmt(err, errlen, LD_ERR_LIMIT, "more than %d protected shards",
+                        LD_NODE_MAX_PROTECTED_SHARDS);
   cfg->protected_shards[cfg->n_protected_shards++] = ps;
   return 0;
 }
@@ -440,8 +430,8 @@ static int copy_path(char *dst, const char *src, const char *what, char *err, si
   if (src == NULL)
     return 0;
   if (strlen(src) >= LD_NODE_PATH_MAX)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "%s is longer than %d bytes", what,
-                LD_NODE_PATH_MAX - 1);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "%s is longer than %d bytes", what,
+                        LD_NODE_PATH_MAX - 1);
   strcpy(dst, src);
   return 0;
 }
@@ -469,14 +459,14 @@ static bool has_prefix(const char *s, const char *prefix) {
 int ld_node_config_set_store_db_url(ld_node_config_t *cfg, const char *url, char *err,
                                     size_t errlen) {
   if (strlen(url) >= LD_NODE_URL_MAX)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "store-message-db-url is longer than %d bytes",
-                LD_NODE_URL_MAX - 1);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "store-message-db-url is longer than %d bytes", LD_NODE_URL_MAX - 1);
   bool sqlite = has_prefix(url, "sqlite://") && url[strlen("sqlite://")] != '\0';
   bool pg = has_prefix(url, "postgres://") || has_prefix(url, "postgresql://");
   if (!sqlite && !pg && strcmp(url, "memory://") != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "store-message-db-url '%s': expected sqlite://<path>, postgres://… or memory://",
-                url);
+    return ld_error_fmt(
+        err, errlen, LD_ERR_INVALID_ARG,
+        "store-message-db-url '%s': expected sqlite://<path>, postgres://… or memory://", url);
   strcpy(cfg->store_db_url, url);
   return 0;
 }
@@ -484,9 +474,9 @@ int ld_node_config_set_store_db_url(ld_node_config_t *cfg, const char *url, char
 int ld_node_config_set_store_retention(ld_node_config_t *cfg, const char *policy, char *err,
                                        size_t errlen) {
   if (policy[0] == '\0' || strlen(policy) >= LD_NODE_POLICY_MAX)
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "store-message-retention-policy must have 1 to %d characters",
-                LD_NODE_POLICY_MAX - 1);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "store-message-retention-policy must have 1 to %d characters",
+                        LD_NODE_POLICY_MAX - 1);
   strcpy(cfg->store_retention, policy);
   return 0;
 }
@@ -499,16 +489,18 @@ static const char *service_flag(ld_node_service_t which) {
 int ld_node_config_set_service_node(ld_node_config_t *cfg, ld_node_service_t which,
                                     const char *text, char *err, size_t errlen) {
   if ((unsigned)which >= LD_NODE_SERVICES)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "unknown service");
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "unknown service");
   ld_multiaddr_t ma, transport;
   const char *flag = service_flag(which);
   if (ld_multiaddr_parse(&ma, text) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "%s '%s' is not a valid multiaddr", flag, text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "%s '%s' is not a valid multiaddr", flag,
+                        text);
   transport = ma;
   if (!ld_multiaddr_peerid(&transport, NULL, true) || !has_transport(&transport))
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "%s '%s' must be a /ip4, /ip6 or /dns address with /tcp and end with /p2p/<id>",
-                flag, text);
+    return ld_error_fmt(
+        err, errlen, LD_ERR_INVALID_ARG,
+        "%s '%s' must be a /ip4, /ip6 or /dns address with /tcp and end with /p2p/<id>", flag,
+        text);
   cfg->service_node[which] = ma;
   cfg->has_service_node[which] = true;
   return 0;
@@ -516,14 +508,14 @@ int ld_node_config_set_service_node(ld_node_config_t *cfg, ld_node_service_t whi
 
 static int check_services(const ld_node_config_t *cfg, char *err, size_t errlen) {
   if (cfg->lightpush && !cfg->relay)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "lightpush needs relay (--relay=true)");
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "lightpush needs relay (--relay=true)");
   if (cfg->ws.secure && (cfg->ws.key_path[0] == '\0' || cfg->ws.cert_path[0] == '\0'))
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "websocket-secure-support needs websocket-secure-key-path and "
-                "websocket-secure-cert-path");
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "websocket-secure-support needs websocket-secure-key-path and "
+                        "websocket-secure-cert-path");
   if (cfg->filter_subscription_timeout_s == 0 || cfg->filter_max_peers == 0 ||
       cfg->filter_max_criteria == 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "filter limits must be positive");
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "filter limits must be positive");
   return 0;
 }
 
@@ -538,20 +530,20 @@ static int check_autosharding(const ld_node_config_t *cfg, char *err, size_t err
   unsigned n = cfg->num_shards_in_network;
   for (size_t i = 0; i < cfg->n_shards; i++)
     if (cfg->shards[i] >= n)
-      return fail(err, errlen, LD_ERR_INVALID_ARG, "shard %u is not below num-shards-in-network %u",
-                  cfg->shards[i], n);
+      return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                          "shard %u is not below num-shards-in-network %u", cfg->shards[i], n);
   for (size_t i = 0; i < cfg->n_protected_shards; i++)
     if (cfg->protected_shards[i].shard >= n)
-      return fail(err, errlen, LD_ERR_INVALID_ARG,
-                  "protected shard %u is not below num-shards-in-network %u",
-                  cfg->protected_shards[i].shard, n);
+      return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                          "protected shard %u is not below num-shards-in-network %u",
+                          cfg->protected_shards[i].shard, n);
   for (size_t i = 0; i < cfg->n_content_topics; i++) {
     const char *t = cfg->content_topics[i];
     ld_relay_shard_t shard;
     ld_topic_error_t why = LD_TOPIC_OK;
     if (ld_autoshard(t, strlen(t), n, cfg->cluster_id, &shard, &why) != 0)
-      return fail(err, errlen, LD_ERR_INVALID_ARG, "content topic '%s': %s", t,
-                  ld_topic_strerror(why));
+      return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "content topic '%s': %s", t,
+                          ld_topic_strerror(why));
   }
   return 0;
 }
@@ -560,9 +552,9 @@ static int check_protected_clusters(const ld_node_config_t *cfg, char *err, size
   for (size_t i = 0; i < cfg->n_protected_shards; i++) {
     const ld_node_protected_shard_t *ps = &cfg->protected_shards[i];
     if (ps->topic_cluster >= 0 && ps->topic_cluster != cfg->cluster_id)
-      return fail(err, errlen, LD_ERR_INVALID_ARG,
-                  "protected shard /waku/2/rs/%d/%u is not in cluster %u", (int)ps->topic_cluster,
-                  ps->shard, cfg->cluster_id);
+      return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                          "protected shard /waku/2/rs/%d/%u is not in cluster %u",
+                          (int)ps->topic_cluster, ps->shard, cfg->cluster_id);
   }
   return 0;
 }
@@ -574,7 +566,7 @@ int ld_node_config_finalize(ld_node_config_t *cfg, char *err, size_t errlen) {
   if (rc == 0 && cfg->num_shards_in_network > 0)
     rc = check_autosharding(cfg, err, errlen);
   if (rc == 0 && cfg->reconnect_min_ms > cfg->reconnect_max_ms)
-    rc = fail(err, errlen, LD_ERR_INVALID_ARG, "reconnect delays: minimum above maximum");
+    rc = ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "reconnect delays: minimum above maximum");
   if (rc == 0)
     rc = check_services(cfg, err, errlen);
   return rc;

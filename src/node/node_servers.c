@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "metrics/process.h"
 #include "node/node_internal.h"
+#include "waku/core/codecs.h"
 #include "waku/core/topics.h"
 
 #define TOPIC "node"
@@ -83,6 +84,37 @@ static const char *rest_peer_origin(void *ud, const ld_peerid_t *peer) {
   return "UnknownOrigin";
 }
 
+/* ---- what /health reports -------------------------------------------------------------------- */
+
+/* nwaku's selectPeer: the configured service node, else any other peer known to serve `codec`. */
+static bool service_peer(const ld_node_t *node, ld_node_service_t which, const char *codec) {
+  if (node->cfg.has_service_node[which])
+    return true;
+  ld_peerid_t ids[2];
+  size_t n = ld_peerstore_peers(node->peerstore, codec, ids, 2);
+  for (size_t i = 0; i < n && i < 2; i++)
+    if (!ld_peerid_equal(&ids[i], &node->peer_id))
+      return true;
+  return false;
+}
+
+static void rest_protocols(void *ud, ld_rest_protocols_t *out) {
+  const ld_node_t *node = ud;
+  out->lightpush = out->legacy_lightpush = node->lightpush != NULL; /* it serves both versions */
+  out->filter = node->filter != NULL;
+  out->store = node->store != NULL;
+  out->peer_exchange = node->px != NULL;
+  out->lightpush_client = out->legacy_lightpush_client =
+      node->cfg.has_service_node[LD_NODE_SERVICE_LIGHTPUSH];
+  out->filter_client = node->filter_client != NULL;
+  out->store_client = node->cfg.has_service_node[LD_NODE_SERVICE_STORE];
+  out->lightpush_peer = service_peer(node, LD_NODE_SERVICE_LIGHTPUSH, LD_WAKU_LIGHTPUSH_CODEC);
+  out->legacy_lightpush_peer =
+      service_peer(node, LD_NODE_SERVICE_LIGHTPUSH, LD_WAKU_LEGACY_LIGHTPUSH_CODEC);
+  out->filter_peer = service_peer(node, LD_NODE_SERVICE_FILTER, LD_WAKU_FILTER_SUBSCRIBE_CODEC);
+  out->store_peer = service_peer(node, LD_NODE_SERVICE_STORE, LD_WAKU_STORE_CODEC);
+}
+
 /* ---- REST ------------------------------------------------------------------------------------ */
 
 typedef struct cached_topics {
@@ -149,6 +181,7 @@ static int start_rest(ld_node_t *node) {
   ctx.listen_addrs = rest_listen_addrs;
   ctx.enr_uri = rest_enr_uri;
   ctx.peer_origin = rest_peer_origin;
+  ctx.protocols = rest_protocols;
   ctx.user_data = node;
   cached_topics_t *topics = malloc(sizeof *topics);
   if (topics == NULL)

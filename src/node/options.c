@@ -1,7 +1,6 @@
 #include "node/options.h"
 
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,19 +12,6 @@
 
 /* ---- helpers ----------------------------------------------------------------------------------
  */
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
-  if (err != NULL && errlen > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 static char ascii_lower(char c) {
   return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
@@ -96,14 +82,14 @@ int ld_node_option_parse_int(const char *text, int64_t min, int64_t max, int64_t
   bool negative;
   uint64_t mag;
   if (!parse_decimal(text, &negative, &mag))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "expected an integer");
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "expected an integer");
   bool fits = negative ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX;
   int64_t v = 0;
   if (fits)
     v = negative ? (int64_t)(0 - mag) : (int64_t)mag;
   if (!fits || v < min || v > max)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "value %s out of range (%lld..%lld)", text,
-                (long long)min, (long long)max);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "value %s out of range (%lld..%lld)", text,
+                        (long long)min, (long long)max);
   *out = v;
   return 0;
 }
@@ -141,8 +127,8 @@ typedef int (*check_fn)(const char *text, char *err, size_t errlen);
 
 static int check_address(const char *what, const char *text, char *err, size_t errlen) {
   if (!is_ip_literal(text))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "%s '%s' is not an IPv4 or IPv6 address", what,
-                text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "%s '%s' is not an IPv4 or IPv6 address",
+                        what, text);
   return 0;
 }
 
@@ -165,40 +151,41 @@ static int check_metrics_address(const char *text, char *err, size_t errlen) {
 static int check_log_level(const char *text, char *err, size_t errlen) {
   ld_log_level_t level;
   if (ld_log_parse_level(text, &level) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "unknown level '%s'", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "unknown level '%s'", text);
   return 0;
 }
 
 static int check_log_format(const char *text, char *err, size_t errlen) {
   ld_log_format_t format;
   if (ld_log_parse_format(text, &format) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "expected TEXT or JSON, got '%s'", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "expected TEXT or JSON, got '%s'", text);
   return 0;
 }
 
 static int check_mode(const char *text, char *err, size_t errlen) {
   ld_node_mode_t mode;
   if (ld_node_option_parse_mode(text, &mode) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "expected Core or Edge, got '%s'", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "expected Core or Edge, got '%s'", text);
   return 0;
 }
 
 static int check_entry_layer(const char *text, char *err, size_t errlen) {
   if (!ascii_eq(text, "kernel") && !ascii_eq(text, "messaging") && !ascii_eq(text, "channels"))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "expected kernel, messaging or channels, got '%s'",
-                text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "expected kernel, messaging or channels, got '%s'", text);
   return 0;
 }
 
 static int check_input_file(const char *text, char *err, size_t errlen) {
   if (text[0] == '\0' || access(text, F_OK) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "file '%s' does not exist", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "file '%s' does not exist", text);
   return 0;
 }
 
 static int check_path(const char *text, char *err, size_t errlen) {
   if (strlen(text) >= LD_NODE_PATH_MAX)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "path longer than %d bytes", LD_NODE_PATH_MAX - 1);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "path longer than %d bytes",
+                        LD_NODE_PATH_MAX - 1);
   return 0;
 }
 
@@ -208,16 +195,16 @@ static int check_nat(const char *text, char *err, size_t errlen) {
     return 0;
   if (ascii_prefix(text, "extip:") && is_ip_literal(text + 6))
     return 0;
-  return fail(err, errlen, LD_ERR_INVALID_ARG,
-              "nat '%s' must be any, none, upnp, pmp or extip:<IP address>", text);
+  return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                      "nat '%s' must be any, none, upnp, pmp or extip:<IP address>", text);
 }
 
 static int check_multiaddr_text(const char *text, bool need_peer, char *err, size_t errlen) {
   ld_multiaddr_t ma;
   if (ld_multiaddr_parse(&ma, text) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not a valid multiaddr", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not a valid multiaddr", text);
   if (need_peer && !ld_multiaddr_peerid(&ma, NULL, false))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "'%s' must end with /p2p/<peer id>", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "'%s' must end with /p2p/<peer id>", text);
   return 0;
 }
 
@@ -241,27 +228,27 @@ static bool has_blank(const char *text) {
 /* http(s)://[user:pass@]host[:port][/path][?query]: an HTTP JSON-RPC endpoint. */
 static int check_eth_url(const char *text, char *err, size_t errlen) {
   if (ascii_prefix(text, "ws://") || ascii_prefix(text, "wss://"))
-    return fail(err, errlen, LD_ERR_INVALID_ARG,
-                "'%s': WebSocket RPC URLs are not supported, use an HTTP URL", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "'%s': WebSocket RPC URLs are not supported, use an HTTP URL", text);
   const char *host = ascii_prefix(text, "http://")    ? text + 7
                      : ascii_prefix(text, "https://") ? text + 8
                                                       : NULL;
   if (host == NULL || host[0] == '\0' || host[0] == '/' || host[0] == ':' || has_blank(text))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not an HTTP RPC URL", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not an HTTP RPC URL", text);
   return 0;
 }
 
 static int check_enr(const char *text, char *err, size_t errlen) {
   if (!ascii_prefix(text, "enr:") || text[4] == '\0' || has_blank(text))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not an ENR (enr:…)", text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not an ENR (enr:…)", text);
   return 0;
 }
 
 static int check_enrtree_text(const char *text, char *err, size_t errlen) {
   const char *rest = text + strlen("enrtree://");
   if (!ascii_prefix(text, "enrtree://") || strchr(rest, '@') == NULL || has_blank(text))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not an enrtree://<key>@<domain> URL",
-                text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "'%s' is not an enrtree://<key>@<domain> URL", text);
   return 0;
 }
 
@@ -277,8 +264,9 @@ static int check_entry_node(const char *text, char *err, size_t errlen) {
     return check_enr(text, err, errlen);
   if (text[0] == '/')
     return check_multiaddr(text, err, errlen);
-  return fail(err, errlen, LD_ERR_INVALID_ARG,
-              "entry node '%s' must be an enrtree:// URL, an enr: record or a multiaddr", text);
+  return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                      "entry node '%s' must be an enrtree:// URL, an enr: record or a multiaddr",
+                      text);
 }
 
 static bool is_hex_key(const char *text, size_t bytes) {
@@ -290,7 +278,7 @@ static bool is_hex_key(const char *text, size_t bytes) {
 
 static int check_mixkey(const char *text, char *err, size_t errlen) {
   if (!is_hex_key(text, 32))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "mixkey must be 64 hex characters");
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "mixkey must be 64 hex characters");
   return 0;
 }
 
@@ -300,16 +288,16 @@ static int check_mixnode(const char *text, char *err, size_t errlen) {
   char addr[LD_NODE_PATH_MAX];
   ld_multiaddr_t ma;
   if (colon == NULL || strchr(colon + 1, ':') != NULL || (size_t)(colon - text) >= sizeof addr)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "mixnode '%s' must be <multiaddr>:<mix key hex>",
-                text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "mixnode '%s' must be <multiaddr>:<mix key hex>", text);
   memcpy(addr, text, (size_t)(colon - text));
   addr[colon - text] = '\0';
   if (ld_multiaddr_parse(&ma, addr) != 0 || strncmp(addr, "/ip4/", 5) != 0)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "mixnode '%s': '%s' is not an /ip4 multiaddr",
-                text, addr);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "mixnode '%s': '%s' is not an /ip4 multiaddr", text, addr);
   if (!is_hex_key(colon + 1, 32))
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "mixnode '%s': the key must be 64 hex characters",
-                text);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "mixnode '%s': the key must be 64 hex characters", text);
   return 0;
 }
 
@@ -328,8 +316,8 @@ static int check_ratio(const char *text, char *err, size_t errlen) {
   if (colon != NULL && all_digits(text, (size_t)(colon - text)) &&
       all_digits(colon + 1, strlen(colon + 1)) && atoll(text) + atoll(colon + 1) == 100)
     return 0;
-  return fail(err, errlen, LD_ERR_INVALID_ARG,
-              "relay-service-ratio '%s' must be <relay>:<service> adding up to 100", text);
+  return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                      "relay-service-ratio '%s' must be <relay>:<service> adding up to 100", text);
 }
 
 static bool known_rate_protocol(const char *p, size_t len) {
@@ -358,10 +346,11 @@ static int check_rate_limit(const char *text, char *err, size_t errlen) {
        strcmp(unit, "ms") == 0))
     return 0;
 bad:
-  return fail(err, errlen, LD_ERR_INVALID_ARG,
-              "rate-limit '%s' must be [store|storev3|lightpush|px|filter:]<volume>/<period>"
-              "<h|m|s|ms>",
-              text);
+  return ld_error_fmt(
+      err, errlen, LD_ERR_INVALID_ARG,
+      "rate-limit '%s' must be [store|storev3|lightpush|px|filter:]<volume>/<period>"
+      "<h|m|s|ms>",
+      text);
 }
 
 /* ---- appliers -----------------------------------------------------------------------------------
@@ -422,7 +411,7 @@ static int apply_opts_int(ld_node_opts_t *o, const entry_t *e, const value_t *v,
 static int apply_opts_text(ld_node_opts_t *o, const entry_t *e, const value_t *v, char *err,
                            size_t errlen) {
   if (strlen(v->text) >= e->cap)
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "value longer than %zu bytes", e->cap - 1);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "value longer than %zu bytes", e->cap - 1);
   memcpy((char *)o + e->off, v->text, strlen(v->text) + 1);
   return 0;
 }
@@ -819,7 +808,7 @@ static int check_value(const entry_t *e, value_t *v, char *err, size_t errlen) {
   switch (e->pub.kind) {
   case LD_NODE_OPT_BOOL:
     if (ld_node_option_parse_bool(v->text, &v->flag) != 0)
-      return fail(err, errlen, LD_ERR_INVALID_ARG, "expected true or false");
+      return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "expected true or false");
     return 0;
   case LD_NODE_OPT_INT:
     return ld_node_option_parse_int(v->text, e->pub.min, e->pub.max, &v->num, err, errlen);
@@ -887,7 +876,8 @@ static int apply_network_preset(ld_node_opts_t *o, char *err, size_t errlen) {
     for (; o->preset[i] != '\0'; i++)
       lower[i] = ascii_lower(o->preset[i]);
     lower[i] = '\0';
-    return fail(err, errlen, LD_ERR_INVALID_ARG, "Invalid --preset value passed: %s", lower);
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "Invalid --preset value passed: %s",
+                        lower);
   }
   o->preset_conf = p;
   if (!ld_node_opts_is_set(o, "cluster-id"))

@@ -52,9 +52,31 @@ int ld_rest_message_from_json(const json_t *json, int64_t now_ns, bool require_c
  * when not empty), ephemeral, proof, in that order. NULL when out of memory. */
 json_t *ld_rest_message_to_json(const ld_waku_message_t *msg);
 
+/* The same fields in the same order, but version, timestamp, ephemeral and proof only when set
+ * (≠ 0, true, not empty): the Messaging API's form. NULL when out of memory. */
+json_t *ld_rest_message_to_sparse_json(const ld_waku_message_t *msg);
+
 /* A JSON string of `text[0..len)`, with every byte sequence that is not valid UTF-8 replaced by
- * U+FFFD (content topics from the network may hold any bytes). NULL when out of memory. */
+ * U+FFFD (content topics from the network may hold any bytes); `text` NULL gives "". NULL when
+ * out of memory. */
 json_t *ld_rest_json_string(const char *text, size_t len);
+
+/* Decodes standard base64 whose '=' padding may be missing (nwaku accepts both) into a new buffer
+ * *out (free it with free(); never NULL on success) and its length in *outlen. Returns 0,
+ * LD_ERR_BAD_ENCODING (not base64, or a length that is 1 mod 4) or LD_ERR_NOMEM. */
+int ld_rest_base64_decode(const char *text, size_t len, uint8_t **out, size_t *outlen);
+
+/* A JSON string of `data[0..len)` in standard base64 with padding. NULL when out of memory. */
+json_t *ld_rest_json_base64(const uint8_t *data, size_t len);
+
+/* A JSON string of `hash` in lowercase hex with the 0x prefix (ld_waku_hash_to_hex). NULL when
+ * out of memory. */
+json_t *ld_rest_json_hash(const uint8_t hash[LD_WAKU_HASH_LEN]);
+
+/* Sets obj[key] = value, taking the reference to `value` whatever happens (jansson's
+ * json_object_set_new). Returns 0, or -1 when `value` is NULL (a failed constructor) or the set
+ * fails; callers OR the results of a run of sets and check once. */
+int ld_rest_json_set(json_t *obj, const char *key, json_t *value);
 
 /* Whether `s` holds only ASCII white space (or nothing): nwaku's isEmptyOrWhitespace. */
 bool ld_rest_is_blank(const char *s, size_t len);

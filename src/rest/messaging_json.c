@@ -8,17 +8,6 @@
 #include "base/error.h"
 #include "rest/json.h"
 
-static int fail(char *err, size_t cap, int code, const char *fmt, const char *arg) {
-  if (err != NULL && cap > 0)
-    snprintf(err, cap, fmt, arg);
-  return code;
-}
-
-/* Sets obj[key] = value (consumed); nonzero when value is NULL or the set fails. */
-static int set_new(json_t *obj, const char *key, json_t *value) {
-  return value != NULL ? json_object_set_new(obj, key, value) : -1;
-}
-
 static json_t *finish(json_t *obj, int rc) {
   if (rc != 0) {
     json_decref(obj);
@@ -29,23 +18,6 @@ static json_t *finish(json_t *obj, int rc) {
 
 static json_t *str(const char *s) {
   return ld_rest_json_string(s, s != NULL ? strlen(s) : 0);
-}
-
-static json_t *b64(const uint8_t *data, size_t len) {
-  size_t cap = LD_BASE64_ENCODED_LEN(len) + 1;
-  char *text = malloc(cap);
-  if (text == NULL)
-    return NULL;
-  int n = ld_base64_encode(data, len, text, cap);
-  json_t *j = n >= 0 ? json_stringn(text, (size_t)n) : NULL;
-  free(text);
-  return j;
-}
-
-static json_t *hash_hex(const uint8_t hash[LD_WAKU_HASH_LEN]) {
-  char hex[LD_WAKU_HASH_HEX_LEN + 1];
-  ld_waku_hash_to_hex(hash, hex);
-  return json_string(hex);
 }
 
 /* A JSON array of the `n` items `one(ctx, i)` builds; NULL when any fails. */
@@ -69,7 +41,7 @@ static json_t *one_field(const char *key, json_t *value) {
     json_decref(value);
     return NULL;
   }
-  return finish(o, set_new(o, key, value));
+  return finish(o, ld_rest_json_set(o, key, value));
 }
 
 json_t *ld_rest_error_json(const char *text) {
@@ -98,45 +70,26 @@ json_t *ld_rest_string_list_json(const char *const *s, size_t n) {
 
 /* ---- MessageRecord --------------------------------------------------------------------------- */
 
-json_t *ld_rest_record_message_json(const ld_waku_message_t *msg) {
-  json_t *o = json_object();
-  if (o == NULL)
-    return NULL;
-  int rc = set_new(o, "payload", b64(msg->payload, msg->payload_len));
-  rc |= set_new(o, "contentTopic", ld_rest_json_string(msg->content_topic, msg->content_topic_len));
-  if (msg->version != 0)
-    rc |= set_new(o, "version", json_integer(msg->version));
-  if (msg->timestamp != 0)
-    rc |= set_new(o, "timestamp", json_integer(msg->timestamp));
-  if (msg->meta_len > 0)
-    rc |= set_new(o, "meta", b64(msg->meta, msg->meta_len));
-  if (msg->ephemeral)
-    rc |= set_new(o, "ephemeral", json_true());
-  if (msg->proof_len > 0)
-    rc |= set_new(o, "proof", b64(msg->proof, msg->proof_len));
-  return finish(o, rc);
-}
-
 json_t *ld_rest_message_record_json(const ld_message_record_t *r) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
   int rc = 0;
   if (r->has_request_id) {
-    rc |= set_new(o, "sending", json_boolean(r->sending));
-    rc |= set_new(o, "sent", json_boolean(r->sent));
+    rc |= ld_rest_json_set(o, "sending", json_boolean(r->sending));
+    rc |= ld_rest_json_set(o, "sent", json_boolean(r->sent));
   }
-  rc |= set_new(o, "stored", json_boolean(r->stored));
-  rc |= set_new(o, "received", json_boolean(r->received));
+  rc |= ld_rest_json_set(o, "stored", json_boolean(r->stored));
+  rc |= ld_rest_json_set(o, "received", json_boolean(r->received));
   if (r->has_request_id)
-    rc |= set_new(o, "requestId", str(r->request_id));
+    rc |= ld_rest_json_set(o, "requestId", str(r->request_id));
   if (r->has_hash)
-    rc |= set_new(o, "messageHash", hash_hex(r->hash));
+    rc |= ld_rest_json_set(o, "messageHash", ld_rest_json_hash(r->hash));
   if (r->pubsub_topic != NULL && r->pubsub_topic[0] != '\0')
-    rc |= set_new(o, "pubsubTopic", str(r->pubsub_topic));
-  rc |= set_new(o, "message", ld_rest_record_message_json(&r->msg));
+    rc |= ld_rest_json_set(o, "pubsubTopic", str(r->pubsub_topic));
+  rc |= ld_rest_json_set(o, "message", ld_rest_message_to_sparse_json(&r->msg));
   if (r->error != NULL)
-    rc |= set_new(o, "error", str(r->error));
+    rc |= ld_rest_json_set(o, "error", str(r->error));
   return finish(o, rc);
 }
 
@@ -154,11 +107,12 @@ static json_t *send_event_json(const ld_rest_send_event_t *ev) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
-  int rc = set_new(o, "kind", json_string(ld_rest_send_kind_name(ev->kind)));
-  rc |= set_new(o, "messageHash", ev->has_hash ? hash_hex(ev->hash) : json_string(""));
+  int rc = ld_rest_json_set(o, "kind", json_string(ld_rest_send_kind_name(ev->kind)));
+  rc |= ld_rest_json_set(o, "messageHash",
+                         ev->has_hash ? ld_rest_json_hash(ev->hash) : json_string(""));
   if (ev->kind == LD_REST_SEND_ERROR)
-    rc |= set_new(o, "error", str(ev->error));
-  rc |= set_new(o, "timestamp", json_integer(ev->timestamp));
+    rc |= ld_rest_json_set(o, "error", str(ev->error));
+  rc |= ld_rest_json_set(o, "timestamp", json_integer(ev->timestamp));
   return finish(o, rc);
 }
 
@@ -170,8 +124,8 @@ json_t *ld_rest_send_status_json(const ld_rest_send_status_t *s) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
-  int rc = set_new(o, "requestId", str(s->request_id));
-  rc |= set_new(o, "events", list_json(s->n_events, send_event_item, s->events));
+  int rc = ld_rest_json_set(o, "requestId", str(s->request_id));
+  rc |= ld_rest_json_set(o, "events", list_json(s->n_events, send_event_item, s->events));
   return finish(o, rc);
 }
 
@@ -187,8 +141,8 @@ json_t *ld_rest_received_json(const ld_rest_received_t *r) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
-  int rc = set_new(o, "messageHash", hash_hex(r->hash));
-  rc |= set_new(o, "message", ld_rest_message_to_json(&r->msg));
+  int rc = ld_rest_json_set(o, "messageHash", ld_rest_json_hash(r->hash));
+  rc |= ld_rest_json_set(o, "message", ld_rest_message_to_json(&r->msg));
   return finish(o, rc);
 }
 
@@ -208,10 +162,10 @@ json_t *ld_rest_health_report_json(const char *node_health, const char *connecti
     json_decref(protocols);
     return NULL;
   }
-  int rc = set_new(o, "nodeHealth", str(node_health));
+  int rc = ld_rest_json_set(o, "nodeHealth", str(node_health));
   if (connection_status != NULL)
-    rc |= set_new(o, "connectionStatus", str(connection_status));
-  rc |= set_new(o, "protocolsHealth", protocols);
+    rc |= ld_rest_json_set(o, "connectionStatus", str(connection_status));
+  rc |= ld_rest_json_set(o, "protocolsHealth", protocols);
   return finish(o, rc);
 }
 
@@ -234,43 +188,20 @@ static int required_string(const json_t *obj, const char *key, const char **out,
   size_t n = 0;
   const char *s = string_field(obj, key, &n, &bad);
   if (s == NULL || ld_rest_is_blank(s, n) || strlen(s) != n)
-    return fail(err, cap, LD_ERR_MALFORMED, "Field `%s` is missing or empty", key);
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "Field `%s` is missing or empty", key);
   *out = s;
   if (len != NULL)
     *len = n;
   return 0;
 }
 
-/* Decodes standard base64, missing '=' padding tolerated, into a new buffer. */
-static int b64_decode(const char *text, size_t len, uint8_t **out, size_t *outlen) {
-  if (len % 4 == 1)
-    return LD_ERR_BAD_ENCODING;
-  size_t padded = (len + 3) / 4 * 4;
-  char *tmp = malloc(padded + 1);
-  uint8_t *buf = malloc(padded / 4 * 3 + 1);
-  int rc = tmp != NULL && buf != NULL ? 0 : LD_ERR_NOMEM;
-  if (rc == 0) {
-    memcpy(tmp, text, len);
-    memset(tmp + len, '=', padded - len);
-    rc = ld_base64_decode(tmp, padded, buf, padded / 4 * 3 + 1, outlen);
-    rc = rc == 0 || rc == LD_ERR_NOMEM ? rc : LD_ERR_BAD_ENCODING;
-  }
-  free(tmp);
-  if (rc != 0) {
-    free(buf);
-    return rc;
-  }
-  *out = buf;
-  return 0;
-}
-
 static int decode_field(const char *key, const char *text, size_t len, uint8_t **out,
                         size_t *outlen, char *err, size_t cap) {
-  int rc = b64_decode(text, len, out, outlen);
+  int rc = ld_rest_base64_decode(text, len, out, outlen);
   if (rc == LD_ERR_NOMEM)
-    return fail(err, cap, rc, "%s", "Out of memory");
+    return ld_error_fmt(err, cap, rc, "%s", "Out of memory");
   if (rc != 0)
-    return fail(err, cap, rc, "Incorrect base64 string in field `%s`", key);
+    return ld_error_fmt(err, cap, rc, "Incorrect base64 string in field `%s`", key);
   return 0;
 }
 
@@ -278,7 +209,7 @@ static int read_envelope_fields(const json_t *j, ld_rest_envelope_t *e, const ch
                                 size_t *payload_len, const char **meta, size_t *meta_len, char *err,
                                 size_t cap) {
   if (!json_is_object(j))
-    return fail(err, cap, LD_ERR_MALFORMED, "%s", "Expected a JSON object");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "%s", "Expected a JSON object");
   int rc = required_string(j, "payload", payload, payload_len, err, cap);
   rc = rc ? rc
           : required_string(j, "contentTopic", &e->content_topic, &e->content_topic_len, err, cap);
@@ -287,10 +218,10 @@ static int read_envelope_fields(const json_t *j, ld_rest_envelope_t *e, const ch
   bool bad = false;
   *meta = string_field(j, "meta", meta_len, &bad);
   if (bad)
-    return fail(err, cap, LD_ERR_MALFORMED, "%s", "Field `meta` must be a base64 string");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "%s", "Field `meta` must be a base64 string");
   const json_t *eph = json_object_get(j, "ephemeral");
   if (eph != NULL && !json_is_boolean(eph))
-    return fail(err, cap, LD_ERR_MALFORMED, "%s", "Field `ephemeral` must be a boolean");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "%s", "Field `ephemeral` must be a boolean");
   e->ephemeral = eph != NULL && json_is_true(eph);
   return 0;
 }
@@ -305,11 +236,12 @@ int ld_rest_envelope_parse(const json_t *json, size_t max_payload, ld_rest_envel
           : decode_field("payload", payload, payload_len, &out->payload, &out->payload_len, err,
                          errcap);
   if (rc == 0 && max_payload > 0 && out->payload_len > max_payload)
-    rc = fail(err, errcap, LD_ERR_TOO_LARGE, "%s", "Field `payload` is too large");
+    rc = ld_error_fmt(err, errcap, LD_ERR_TOO_LARGE, "%s", "Field `payload` is too large");
   if (rc == 0 && meta != NULL && meta_len > 0)
     rc = decode_field("meta", meta, meta_len, &out->meta, &out->meta_len, err, errcap);
   if (rc == 0 && out->meta_len > LD_WAKU_MAX_META_LEN)
-    rc = fail(err, errcap, LD_ERR_FIELD_TOO_LONG, "%s", "Field `meta` is longer than 64 bytes");
+    rc = ld_error_fmt(err, errcap, LD_ERR_FIELD_TOO_LONG, "%s",
+                      "Field `meta` is longer than 64 bytes");
   if (rc != 0)
     ld_rest_envelope_clear(out);
   return rc;
@@ -324,7 +256,7 @@ void ld_rest_envelope_clear(ld_rest_envelope_t *e) {
 int ld_rest_subscribe_request_parse(const json_t *json, const char **pubsub_topic,
                                     const char **content_topic, char *err, size_t errcap) {
   if (!json_is_object(json))
-    return fail(err, errcap, LD_ERR_MALFORMED, "%s", "Expected a JSON object");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "%s", "Expected a JSON object");
   int rc = required_string(json, "contentTopic", content_topic, NULL, err, errcap);
   if (rc != 0)
     return rc;
@@ -332,14 +264,15 @@ int ld_rest_subscribe_request_parse(const json_t *json, const char **pubsub_topi
   size_t len = 0;
   *pubsub_topic = string_field(json, "pubsubTopic", &len, &bad);
   if (bad || (*pubsub_topic != NULL && strlen(*pubsub_topic) != len))
-    return fail(err, errcap, LD_ERR_MALFORMED, "%s", "Field `pubsubTopic` must be a string");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "%s",
+                        "Field `pubsubTopic` must be a string");
   return 0;
 }
 
 int ld_rest_unsubscribe_request_parse(const json_t *json, const char **subscription_id, char *err,
                                       size_t errcap) {
   if (!json_is_object(json))
-    return fail(err, errcap, LD_ERR_MALFORMED, "%s", "Expected a JSON object");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "%s", "Expected a JSON object");
   return required_string(json, "subscriptionId", subscription_id, NULL, err, errcap);
 }
 

@@ -50,9 +50,8 @@ json_t *ld_rest_string_list_json(const char *const *s, size_t n);
 json_t *ld_rest_message_record_json(const ld_message_record_t *r);
 json_t *ld_rest_message_records_json(const ld_message_record_t *const *r, size_t n);
 
-/* The message inside a MessageRecord: payload and contentTopic always, the other fields only
- * when set (version ≠ 0, timestamp ≠ 0, meta and proof not empty, ephemeral true). */
-json_t *ld_rest_record_message_json(const ld_waku_message_t *msg);
+/* The message inside a MessageRecord is ld_rest_message_to_sparse_json's (rest/json.h): payload
+ * and contentTopic always, the other fields only when set. */
 
 /* SendStatus, and a JSON array of `n` of them. messageHash is "" for an event without hash. */
 json_t *ld_rest_send_status_json(const ld_rest_send_status_t *s);

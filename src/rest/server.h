@@ -4,7 +4,8 @@
  * Endpoints (each group in its own file):
  *   GET  /debug/v1/info, /info          {"listenAddresses": [...], "enrUri"?}        (debug.c)
  *   GET  /debug/v1/version, /version    the version text                             (debug.c)
- *   GET  /health                        {"nodeHealth", "protocolsHealth": [...]}     (health.c)
+ *   GET  /health                        {"nodeHealth", "protocolsHealth": [...]}     (health.c,
+ *                                        rules in health.h)
  *   GET  /admin/v1/peers                [{multiaddr, protocols, shards, connected, agent,
  *                                         origin, score?}]                          (admin.c)
  *   GET  /admin/v1/peers/connected      the same, connected peers only              (admin.c)
@@ -283,6 +284,30 @@ typedef struct ld_rest_store_ops {
   void *user_data;
 } ld_rest_store_ops_t;
 
+/* What GET /health needs to know of the node beyond relay (rest/health.h has the rules). */
+typedef struct ld_rest_protocols {
+  /* services the node serves */
+  bool lightpush;        /* /vac/waku/lightpush/3.0.0 */
+  bool legacy_lightpush; /* /vac/waku/lightpush/2.0.0-beta1 */
+  bool filter;
+  bool store;
+  bool peer_exchange;
+  /* clients the node runs: of its --lightpushnode (v3 and legacy, as nwaku mounts both),
+   * --storenode, --filternode, or created on use (a filter client made for an Edge-mode Messaging
+   * API client or the C library's filter calls) */
+  bool lightpush_client;
+  bool legacy_lightpush_client;
+  bool filter_client;
+  bool store_client;
+  /* whether a service peer of the protocol can be selected, as nwaku's selectPeer: the configured
+   * service node of the protocol, or any other peer the peer store knows to support it (connected
+   * or not) */
+  bool lightpush_peer;
+  bool legacy_lightpush_peer;
+  bool filter_peer;
+  bool store_peer;
+} ld_rest_protocols_t;
+
 /* The node's parts the REST server reads. All pointers are borrowed: they must stay valid until
  * the server's close has completed. */
 typedef struct ld_rest_context {
@@ -314,7 +339,11 @@ typedef struct ld_rest_context {
   /* nwaku's PeerOrigin of a peer: "UnknownOrigin", "Discv5", "Static", "PeerExchange", "Dns"
    * (static string). Optional: "UnknownOrigin". */
   const char *(*peer_origin)(void *user_data, const ld_peerid_t *peer);
-  void *user_data; /* passed to listen_addrs, enr_uri, peer_origin */
+  /* Fills `out` (zeroed by the caller) for GET /health, on the loop thread, once per request.
+   * Optional: without it every protocol but Relay counts as not mounted (except the clients a
+   * Messaging API client adds, rest/health.h). */
+  void (*protocols)(void *user_data, ld_rest_protocols_t *out);
+  void *user_data; /* passed to listen_addrs, enr_uri, peer_origin, protocols */
 } ld_rest_context_t;
 
 typedef struct ld_rest_config {

@@ -8,12 +8,6 @@
 #include "base/error.h"
 #include "rest/json.h"
 
-static int fail(char *err, size_t cap, int code, const char *text) {
-  if (err != NULL && cap > 0)
-    snprintf(err, cap, "%s", text);
-  return code;
-}
-
 static bool plain_string(const json_t *v) {
   return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
 }
@@ -31,27 +25,6 @@ static bool opt_topic(const json_t *obj, const char *key, const char **out) {
   return true;
 }
 
-static int set_new(json_t *obj, const char *key, json_t *value) {
-  return value != NULL ? json_object_set_new(obj, key, value) : -1;
-}
-
-static json_t *b64_string(const uint8_t *data, size_t len) {
-  size_t cap = LD_BASE64_ENCODED_LEN(len) + 1;
-  char *text = malloc(cap);
-  if (text == NULL)
-    return NULL;
-  int n = ld_base64_encode(data, len, text, cap);
-  json_t *j = n >= 0 ? json_stringn(text, (size_t)n) : NULL;
-  free(text);
-  return j;
-}
-
-static json_t *hash_string(const uint8_t hash[LD_WAKU_HASH_LEN]) {
-  char hex[LD_WAKU_HASH_HEX_LEN + 1];
-  ld_waku_hash_to_hex(hash, hex);
-  return json_string(hex);
-}
-
 /* ---- lightpush ------------------------------------------------------------------------------- */
 
 int ld_rest_push_request_parse(const json_t *body, int64_t now_ns, ld_rest_push_request_t *out,
@@ -59,14 +32,14 @@ int ld_rest_push_request_parse(const json_t *body, int64_t now_ns, ld_rest_push_
   memset(out, 0, sizeof *out);
   ld_waku_message_init(&out->msg);
   if (!json_is_object(body))
-    return fail(err, errcap, LD_ERR_MALFORMED, "Expected a JSON object");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Expected a JSON object");
   if (!opt_topic(body, "pubsubTopic", &out->pubsub_topic))
-    return fail(err, errcap, LD_ERR_MALFORMED, "Field `pubsubTopic` must be a string");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Field `pubsubTopic` must be a string");
   const json_t *m = json_object_get(body, "message");
   if (m == NULL)
-    return fail(err, errcap, LD_ERR_MALFORMED, "Field `message` is missing");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Field `message` is missing");
   if (!json_is_object(m))
-    return fail(err, errcap, LD_ERR_MALFORMED, "Field `message` must be an object");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Field `message` must be an object");
   int rc = ld_rest_message_from_json(m, now_ns, true, 0, &out->msg, err, errcap);
   if (rc != 0)
     out->pubsub_topic = NULL;
@@ -85,9 +58,9 @@ json_t *ld_rest_push_response_json(uint32_t status_code, const char *status_desc
     return NULL;
   int rc = 0;
   if (status_code == LD_REST_LIGHTPUSH_SUCCESS)
-    rc = set_new(o, "relayPeerCount", json_integer(relay_peer_count));
+    rc = ld_rest_json_set(o, "relayPeerCount", json_integer(relay_peer_count));
   else if (status_desc != NULL)
-    rc = set_new(o, "statusDesc", ld_rest_json_string(status_desc, strlen(status_desc)));
+    rc = ld_rest_json_set(o, "statusDesc", ld_rest_json_string(status_desc, strlen(status_desc)));
   if (rc != 0) {
     json_decref(o);
     return NULL;
@@ -113,15 +86,15 @@ static int read_content_filters(const json_t *body, ld_rest_filter_request_t *ou
                                 size_t errcap) {
   const json_t *cf = json_object_get(body, "contentFilters");
   if (cf == NULL)
-    return fail(err, errcap, LD_ERR_MALFORMED, "Field `contentFilters` is missing");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Field `contentFilters` is missing");
   char why[LD_REST_ERR_MAX];
   int rc = ld_rest_json_strings(cf, &out->content_topics, &out->n_content_topics, why, sizeof why);
   if (rc == LD_ERR_MALFORMED)
-    return fail(err, errcap, rc, "Field `contentFilters` must be a list of strings");
+    return ld_error_fmt(err, errcap, rc, "Field `contentFilters` must be a list of strings");
   if (rc != 0)
-    return fail(err, errcap, rc, why);
+    return ld_error_fmt(err, errcap, rc, "%s", why);
   if (out->n_content_topics == 0)
-    return fail(err, errcap, LD_ERR_MALFORMED, "Field `contentFilters` is empty");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Field `contentFilters` is empty");
   return 0;
 }
 
@@ -129,18 +102,19 @@ int ld_rest_filter_request_parse(const json_t *body, bool with_topics,
                                  ld_rest_filter_request_t *out, char *err, size_t errcap) {
   memset(out, 0, sizeof *out);
   if (!json_is_object(body))
-    return fail(err, errcap, LD_ERR_MALFORMED, "Expected a JSON object");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Expected a JSON object");
   const json_t *rid = json_object_get(body, "requestId");
   if (rid == NULL)
-    return fail(err, errcap, LD_ERR_MALFORMED, "Field `requestId` is missing");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Field `requestId` is missing");
   if (!plain_string(rid))
-    return fail(err, errcap, LD_ERR_MALFORMED, "Field `requestId` must be a string");
+    return ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Field `requestId` must be a string");
   out->request_id = json_string_value(rid);
   if (!with_topics)
     return 0;
-  int rc = opt_topic(body, "pubsubTopic", &out->pubsub_topic)
-               ? read_content_filters(body, out, err, errcap)
-               : fail(err, errcap, LD_ERR_MALFORMED, "Field `pubsubTopic` must be a string");
+  int rc =
+      opt_topic(body, "pubsubTopic", &out->pubsub_topic)
+          ? read_content_filters(body, out, err, errcap)
+          : ld_error_fmt(err, errcap, LD_ERR_MALFORMED, "Field `pubsubTopic` must be a string");
   if (rc != 0)
     ld_rest_filter_request_clear(out);
   return rc;
@@ -156,8 +130,8 @@ json_t *ld_rest_filter_response_json(const char *request_id, const char *status_
   if (o == NULL)
     return NULL;
   const char *desc = status_desc != NULL ? status_desc : "";
-  int rc = set_new(o, "requestId", ld_rest_json_string(request_id, strlen(request_id)));
-  rc |= set_new(o, "statusDesc", ld_rest_json_string(desc, strlen(desc)));
+  int rc = ld_rest_json_set(o, "requestId", ld_rest_json_string(request_id, strlen(request_id)));
+  rc |= ld_rest_json_set(o, "statusDesc", ld_rest_json_string(desc, strlen(desc)));
   if (rc != 0) {
     json_decref(o);
     return NULL;
@@ -229,15 +203,16 @@ static json_t *store_message_json(const ld_waku_message_t *msg) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
-  int rc = set_new(o, "payload", b64_string(msg->payload, msg->payload_len));
-  rc |= set_new(o, "contentTopic", ld_rest_json_string(msg->content_topic, msg->content_topic_len));
+  int rc = ld_rest_json_set(o, "payload", ld_rest_json_base64(msg->payload, msg->payload_len));
+  rc |= ld_rest_json_set(o, "contentTopic",
+                         ld_rest_json_string(msg->content_topic, msg->content_topic_len));
   if (msg->meta_len > 0)
-    rc |= set_new(o, "meta", b64_string(msg->meta, msg->meta_len));
-  rc |= set_new(o, "version", json_integer(msg->version));
-  rc |= set_new(o, "timestamp", json_integer(msg->timestamp));
-  rc |= set_new(o, "ephemeral", json_boolean(msg->ephemeral));
+    rc |= ld_rest_json_set(o, "meta", ld_rest_json_base64(msg->meta, msg->meta_len));
+  rc |= ld_rest_json_set(o, "version", json_integer(msg->version));
+  rc |= ld_rest_json_set(o, "timestamp", json_integer(msg->timestamp));
+  rc |= ld_rest_json_set(o, "ephemeral", json_boolean(msg->ephemeral));
   if (msg->proof_len > 0)
-    rc |= set_new(o, "proof", b64_string(msg->proof, msg->proof_len));
+    rc |= ld_rest_json_set(o, "proof", ld_rest_json_base64(msg->proof, msg->proof_len));
   if (rc != 0) {
     json_decref(o);
     return NULL;
@@ -249,11 +224,12 @@ static json_t *store_entry_json(const ld_rest_store_entry_t *e) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
-  int rc = set_new(o, "messageHash", hash_string(e->hash));
+  int rc = ld_rest_json_set(o, "messageHash", ld_rest_json_hash(e->hash));
   if (e->message != NULL)
-    rc |= set_new(o, "message", store_message_json(e->message));
+    rc |= ld_rest_json_set(o, "message", store_message_json(e->message));
   if (e->pubsub_topic != NULL)
-    rc |= set_new(o, "pubsubTopic", ld_rest_json_string(e->pubsub_topic, strlen(e->pubsub_topic)));
+    rc |= ld_rest_json_set(o, "pubsubTopic",
+                           ld_rest_json_string(e->pubsub_topic, strlen(e->pubsub_topic)));
   if (rc != 0) {
     json_decref(o);
     return NULL;
@@ -279,12 +255,12 @@ json_t *ld_rest_store_response_json(const ld_rest_store_result_t *res) {
     return NULL;
   const char *id = res->request_id != NULL ? res->request_id : "";
   const char *desc = res->status_desc != NULL ? res->status_desc : "";
-  int rc = set_new(o, "requestId", ld_rest_json_string(id, strlen(id)));
-  rc |= set_new(o, "statusCode", json_integer(res->status_code));
-  rc |= set_new(o, "statusDesc", ld_rest_json_string(desc, strlen(desc)));
-  rc |= set_new(o, "messages", store_entries_json(res));
+  int rc = ld_rest_json_set(o, "requestId", ld_rest_json_string(id, strlen(id)));
+  rc |= ld_rest_json_set(o, "statusCode", json_integer(res->status_code));
+  rc |= ld_rest_json_set(o, "statusDesc", ld_rest_json_string(desc, strlen(desc)));
+  rc |= ld_rest_json_set(o, "messages", store_entries_json(res));
   if (res->cursor != NULL)
-    rc |= set_new(o, "paginationCursor", hash_string(res->cursor));
+    rc |= ld_rest_json_set(o, "paginationCursor", ld_rest_json_hash(res->cursor));
   if (rc != 0) {
     json_decref(o);
     return NULL;

@@ -2,26 +2,16 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base64.h"
 #include "base/error.h"
+#include "rest/json.h"
 
 /* Longest text quoted back in an error reason. */
 #define QUOTE_MAX 64
-
-static int fail(char *err, size_t cap, int code, const char *fmt, ...) {
-  if (err != NULL && cap > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 static bool given(const char *v) {
   return v != NULL && v[0] != '\0';
@@ -79,8 +69,8 @@ static int parse_time(const char *s, bool *has, int64_t *out, char *err, size_t 
   int64_t v = 0;
   int rc = parse_int64(s, &v);
   if (rc != 0)
-    return fail(err, cap, LD_ERR_MALFORMED, "time parsing error: %s%.*s", int_reason(rc),
-                rc == LD_ERR_OVERFLOW ? 0 : QUOTE_MAX, s);
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "time parsing error: %s%.*s", int_reason(rc),
+                        rc == LD_ERR_OVERFLOW ? 0 : QUOTE_MAX, s);
   if (v > 0) {
     *has = true;
     *out = v;
@@ -93,11 +83,11 @@ static int parse_page_size(const char *s, uint64_t *out, char *err, size_t cap) 
   if (given(s)) {
     int rc = parse_int64(s, &v);
     if (rc != 0)
-      return fail(err, cap, LD_ERR_MALFORMED, "page size parsing error: %s%.*s", int_reason(rc),
-                  rc == LD_ERR_OVERFLOW ? 0 : QUOTE_MAX, s);
+      return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "page size parsing error: %s%.*s",
+                          int_reason(rc), rc == LD_ERR_OVERFLOW ? 0 : QUOTE_MAX, s);
     if (v < 0)
-      return fail(err, cap, LD_ERR_MALFORMED, "%s",
-                  "page size parsing error: page size must not be negative");
+      return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "%s",
+                          "page size parsing error: page size must not be negative");
   }
   if (v == 0)
     v = LD_REST_STORE_DEFAULT_PAGE_SIZE;
@@ -125,22 +115,12 @@ static bool is_hex(const char *s, size_t len) {
 
 /* Decodes standard base64 (padding optional); the decoded length goes to *n. */
 static int b64_len(const char *s, size_t len, uint8_t out[LD_WAKU_HASH_LEN], size_t *n) {
-  size_t padded = (len + 3) / 4 * 4;
-  if (len % 4 == 1)
-    return LD_ERR_BAD_ENCODING;
-  char *tmp = malloc(padded + 1);
-  uint8_t *buf = malloc(padded / 4 * 3 + 1);
-  int rc = tmp != NULL && buf != NULL ? 0 : LD_ERR_NOMEM;
-  if (rc == 0) {
-    memcpy(tmp, s, len);
-    memset(tmp + len, '=', padded - len);
-    rc = ld_base64_decode(tmp, padded, buf, padded / 4 * 3 + 1, n);
-  }
+  uint8_t *buf = NULL;
+  int rc = ld_rest_base64_decode(s, len, &buf, n);
   if (rc == 0 && *n == LD_WAKU_HASH_LEN)
     memcpy(out, buf, LD_WAKU_HASH_LEN);
-  free(tmp);
   free(buf);
-  return rc == 0 || rc == LD_ERR_NOMEM ? rc : LD_ERR_BAD_ENCODING;
+  return rc;
 }
 
 static int parse_hash(const char *s, size_t len, uint8_t out[LD_WAKU_HASH_LEN], char *err,
@@ -153,16 +133,16 @@ static int parse_hash(const char *s, size_t len, uint8_t out[LD_WAKU_HASH_LEN], 
   } else {
     int rc = b64_len(s, len, out, &n);
     if (rc == LD_ERR_NOMEM)
-      return fail(err, cap, rc, "%s", "Out of memory");
+      return ld_error_fmt(err, cap, rc, "%s", "Out of memory");
     if (rc != 0)
-      return fail(err, cap, LD_ERR_MALFORMED,
-                  "Exception converting hex string to bytes: not a hex string: %.*s",
-                  (int)(len < QUOTE_MAX ? len : QUOTE_MAX), s);
+      return ld_error_fmt(err, cap, LD_ERR_MALFORMED,
+                          "Exception converting hex string to bytes: not a hex string: %.*s",
+                          (int)(len < QUOTE_MAX ? len : QUOTE_MAX), s);
     if (n == LD_WAKU_HASH_LEN)
       return 0;
   }
-  return fail(err, cap, LD_ERR_MALFORMED,
-              "waku message hash parsing error: invalid hash length: %zu", n);
+  return ld_error_fmt(err, cap, LD_ERR_MALFORMED,
+                      "waku message hash parsing error: invalid hash length: %zu", n);
 }
 
 /* ---- lists ----------------------------------------------------------------------------------- */
@@ -214,12 +194,13 @@ static int read_hashes(const char *list, ld_rest_store_request_t *r, char *err, 
     return 0;
   size_t n = count_items(list);
   if (n > LD_REST_STORE_MAX_HASHES)
-    return fail(err, cap, LD_ERR_LIMIT, "too many hashes: at most %d", LD_REST_STORE_MAX_HASHES);
+    return ld_error_fmt(err, cap, LD_ERR_LIMIT, "too many hashes: at most %d",
+                        LD_REST_STORE_MAX_HASHES);
   if (n == 0)
     return 0;
   r->hashes = calloc(n, sizeof *r->hashes);
   if (r->hashes == NULL)
-    return fail(err, cap, LD_ERR_NOMEM, "%s", "Out of memory");
+    return ld_error_fmt(err, cap, LD_ERR_NOMEM, "%s", "Out of memory");
   r->query.hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])r->hashes;
   hash_ctx_t h = {r, err, cap};
   return for_each_item(list, add_hash, &h);
@@ -230,14 +211,14 @@ static int read_topics(const char *list, ld_rest_store_request_t *r, char *err, 
     return 0;
   size_t n = count_items(list);
   if (n > LD_REST_STORE_MAX_CONTENT_TOPICS)
-    return fail(err, cap, LD_ERR_LIMIT, "too many content topics: at most %d",
-                LD_REST_STORE_MAX_CONTENT_TOPICS);
+    return ld_error_fmt(err, cap, LD_ERR_LIMIT, "too many content topics: at most %d",
+                        LD_REST_STORE_MAX_CONTENT_TOPICS);
   if (n == 0)
     return 0;
   r->topics_text = strdup(list);
   r->content_topics = calloc(n, sizeof *r->content_topics);
   if (r->topics_text == NULL || r->content_topics == NULL)
-    return fail(err, cap, LD_ERR_NOMEM, "%s", "Out of memory");
+    return ld_error_fmt(err, cap, LD_ERR_NOMEM, "%s", "Out of memory");
   r->query.content_topics = r->content_topics;
   /* Cutting the copy at each comma leaves the items NUL-terminated in place. */
   char *p = r->topics_text;
@@ -260,7 +241,7 @@ static int check_lengths(const ld_rest_store_params_t *p, char *err, size_t cap)
                              p->ascending,  p->page_size};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (all[i] != NULL && strlen(all[i]) > LD_REST_STORE_MAX_PARAM)
-      return fail(err, cap, LD_ERR_LIMIT, "%s", "query parameter too long");
+      return ld_error_fmt(err, cap, LD_ERR_LIMIT, "%s", "query parameter too long");
   return 0;
 }
 
@@ -268,11 +249,11 @@ static int read_peer(const char *text, ld_rest_store_request_t *r, char *err, si
   if (!given(text))
     return 0;
   if (ld_multiaddr_parse(&r->peer_addr, text) != 0)
-    return fail(err, cap, LD_ERR_MALFORMED, "%s",
-                "Failed parsing remote peer info: invalid multiaddress");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "%s",
+                        "Failed parsing remote peer info: invalid multiaddress");
   if (!ld_multiaddr_peerid(&r->peer_addr, &r->peer_id, false))
-    return fail(err, cap, LD_ERR_MALFORMED, "%s",
-                "Failed parsing remote peer info: multiaddress without /p2p/<peer id>");
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED, "%s",
+                        "Failed parsing remote peer info: multiaddress without /p2p/<peer id>");
   r->query.peer_addr = &r->peer_addr;
   r->query.peer_id = &r->peer_id;
   return 0;
@@ -282,12 +263,12 @@ static int read_scalars(const ld_rest_store_params_t *p, ld_rest_store_request_t
                         size_t cap) {
   ld_rest_store_query_t *q = &r->query;
   if (given(p->include_data) && parse_bool(p->include_data, &q->include_data) != 0)
-    return fail(err, cap, LD_ERR_MALFORMED,
-                "include data parsing error: cannot interpret as a bool: %.*s", QUOTE_MAX,
-                p->include_data);
+    return ld_error_fmt(err, cap, LD_ERR_MALFORMED,
+                        "include data parsing error: cannot interpret as a bool: %.*s", QUOTE_MAX,
+                        p->include_data);
   if (given(p->pubsub_topic)) {
     if ((r->pubsub_topic = strdup(p->pubsub_topic)) == NULL)
-      return fail(err, cap, LD_ERR_NOMEM, "%s", "Out of memory");
+      return ld_error_fmt(err, cap, LD_ERR_NOMEM, "%s", "Out of memory");
     q->pubsub_topic = r->pubsub_topic;
   }
   return 0;

@@ -25,6 +25,7 @@
 #include "base/error.h"
 #include "node/events.h"
 #include "node/node.h"
+#include "node_harness.h"
 
 #define STEP_MS 30000
 #define CT_CHAT "/cli/1/light/proto"
@@ -38,17 +39,7 @@
 static uv_loop_t g_loop;
 static const char *g_bin;
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
-#define WAIT_FOR(cond)                                                                             \
-  do {                                                                                             \
-    uint64_t deadline_ = ld_now_ms() + STEP_MS;                                                    \
-    while (!(cond) && ld_now_ms() < deadline_)                                                     \
-      pump();                                                                                      \
-    assert_true(cond);                                                                             \
-  } while (0)
+#define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
 /* ---- child processes (tests/support/child_harness.h) ---------------------------------------- */
 
@@ -174,9 +165,7 @@ static ld_node_t *start_relay_peer(const char *service) {
 }
 
 static void stop_node(ld_node_t *n) {
-  bool stopped = false;
-  ld_node_stop(n, on_stopped, &stopped);
-  WAIT_FOR(stopped);
+  nh_stop(&g_loop, n, STEP_MS);
 }
 
 static size_t service_topic_peers(ld_node_t *n, const char *topic) {
@@ -310,7 +299,7 @@ static void filter_subscribes_again_when_the_service_forgets(void **state) {
     publish(svc, CT_CHAT, text, 0, NULL);
     uint64_t until = ld_now_ms() + 100;
     while (!sub->exited && ld_now_ms() < until)
-      pump();
+      nh_pump(&g_loop);
   }
   expect_success(sub);
   json_t *lines[MAX_LINES];
@@ -549,7 +538,7 @@ static int setup(void **state) {
   g_peer = start_relay_peer(g_service_addr);
   uint64_t deadline = ld_now_ms() + STEP_MS;
   while (service_topic_peers(g_service, SHARD0) == 0 && ld_now_ms() < deadline)
-    pump();
+    nh_pump(&g_loop);
   return service_topic_peers(g_service, SHARD0) > 0 ? 0 : -1;
 }
 
@@ -560,10 +549,10 @@ static int teardown(void **state) {
   ld_node_stop(g_service, on_stopped, &b);
   uint64_t end = ld_now_ms() + STEP_MS;
   while (!(a && b) && ld_now_ms() < end)
-    pump();
+    nh_pump(&g_loop);
   end = ld_now_ms() + 50;
   while (ld_now_ms() < end)
-    pump();
+    nh_pump(&g_loop);
   return a && b && uv_loop_close(&g_loop) == 0 ? 0 : -1;
 }
 

@@ -23,6 +23,7 @@
 #include "node/node.h"
 #include "waku/core/codecs.h"
 #include "waku/filter/client.h"
+#include "node_harness.h"
 
 #define STEP_MS 15000
 #define TOPIC "/waku/2/rs/0/0"
@@ -30,68 +31,31 @@
 
 static uv_loop_t g_loop;
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
-#define WAIT_FOR(cond)                                                                             \
-  do {                                                                                             \
-    uint64_t deadline_ = ld_now_ms() + STEP_MS;                                                    \
-    while (!(cond) && ld_now_ms() < deadline_)                                                     \
-      pump();                                                                                      \
-    assert_true(cond);                                                                             \
-  } while (0)
+#define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
 /* ---- nodes ---------------------------------------------------------------------------------- */
 
-static void on_stopped(void *ud) {
-  *(bool *)ud = true;
-}
-
 static ld_node_config_t *config(bool service) {
-  char err[256];
-  ld_node_config_t *cfg = malloc(sizeof *cfg);
-  assert_non_null(cfg);
-  ld_node_config_default(cfg);
-  assert_int_equal(ld_node_config_set_listen(cfg, "127.0.0.1", 0, 0, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_add_shard(cfg, "0", err, sizeof err), 0);
+  ld_node_config_t *cfg = nh_config();
   cfg->relay = service;
   cfg->filter = service;
   cfg->listen = service;
-  cfg->colocation_limit = 0;
   return cfg;
 }
 
 static ld_node_t *start(ld_node_config_t *cfg) {
-  char err[256];
-  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
-  int rc = 0;
-  ld_node_t *n = ld_node_new(&g_loop, cfg, &rc);
-  free(cfg);
-  assert_non_null(n);
-  assert_int_equal(ld_node_start(n), 0);
-  return n;
+  return nh_start(&g_loop, cfg);
 }
 
 static void stop(ld_node_t *n) {
-  bool stopped = false;
-  ld_node_stop(n, on_stopped, &stopped);
-  WAIT_FOR(stopped);
-}
-
-static void addr_text(ld_node_t *n, char *out, size_t cap) {
-  ld_multiaddr_t addrs[4];
-  assert_true(ld_node_listen_addrs(n, addrs, 4) >= 1);
-  assert_true(ld_multiaddr_to_text(&addrs[0], out, cap) > 0);
+  nh_stop(&g_loop, n, STEP_MS);
 }
 
 /* Service node A, then B with A as its static peer; returns once they are relay peers. */
 static void start_services(ld_node_t **a, ld_node_t **b) {
-  char err[256], text[LD_MULTIADDR_TEXT_MAX];
   *a = start(config(true));
   ld_node_config_t *cfg = config(true);
-  addr_text(*a, text, sizeof text);
-  assert_int_equal(ld_node_config_add_static_node(cfg, text, err, sizeof err), 0);
+  nh_add_static(cfg, *a);
   *b = start(cfg);
   WAIT_FOR(ld_gs_service_topic_peers(ld_node_gossipsub(*a), TOPIC, NULL, 0) >= 1 &&
            ld_gs_service_topic_peers(ld_node_gossipsub(*b), TOPIC, NULL, 0) >= 1);
@@ -140,7 +104,7 @@ static void start_edge(edge_t *e, ld_node_t *configured, ld_node_t *other, uint3
   char err[256], text[LD_MULTIADDR_TEXT_MAX];
   memset(e, 0, sizeof *e);
   ld_node_config_t *cfg = config(false);
-  addr_text(configured, text, sizeof text);
+  nh_addr_text(configured, text, sizeof text);
   assert_int_equal(
       ld_node_config_set_service_node(cfg, LD_NODE_SERVICE_FILTER, text, err, sizeof err), 0);
   e->node = start(cfg);
@@ -306,7 +270,7 @@ static void bad_arguments_are_refused(void **state) {
   assert_int_equal(rc, LD_ERR_INVALID_ARG);
   /* Freed with a subscription being set up: nothing is called afterwards. */
   assert_int_equal(ld_edge_filter_subscribe(e.ef, TOPIC, CONTENT), 0);
-  pump();
+  nh_pump(&g_loop);
   stop_edge(&e);
   stop(b);
   stop(a);

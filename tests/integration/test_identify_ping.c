@@ -18,6 +18,7 @@
 #include "p2p/peerstore.h"
 #include "p2p/ping.h"
 #include "p2p/switch.h"
+#include "node_harness.h"
 
 #define STEP_MS 10000
 #define EXTRA_PROTOCOL "/test/extra/1.0.0"
@@ -59,18 +60,8 @@ static void on_tick(uv_timer_t *t) {
   (void)t;
 }
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
 #define WAIT_FOR(cond) WAIT_FOR_MS(cond, STEP_MS)
-#define WAIT_FOR_MS(cond, ms)                                                                      \
-  do {                                                                                             \
-    uint64_t deadline_ = ld_now_ms() + (ms);                                                       \
-    while (!(cond) && ld_now_ms() < deadline_)                                                     \
-      pump();                                                                                      \
-    assert_true(cond);                                                                             \
-  } while (0)
+#define WAIT_FOR_MS(cond, ms) NH_WAIT_FOR(&g_loop, cond, ms)
 
 /* ---- callbacks ------------------------------------------------------------------------------ */
 
@@ -448,7 +439,7 @@ static void closing_a_connection_forgets_it(void **state) {
   /* The peer store keeps what identify learnt. */
   assert_non_null(ld_peerstore_get(g_b.ps, ld_switch_peer_id(g_c.sw)));
   assert_int_equal(ld_identify_push(g_b.id), 1);
-  pump();
+  nh_pump(&g_loop);
 }
 
 /* A request that is never answered times out; a message without half-close is used when the

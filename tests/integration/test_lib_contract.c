@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "lib/context.h"
 #include "liblogosdelivery.h"
+#include "thread_wait.h"
 
 #define WAIT_MS 60000
 #define PREFIX "ffi error: handleRes fireSyncRes error: "
@@ -71,14 +72,7 @@ static int calls_wait(calls_t *c, int n) {
   uint64_t deadline = ld_now_ms() + WAIT_MS;
   pthread_mutex_lock(&c->mu);
   while (c->n < n && ld_now_ms() < deadline) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 50 * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+    tw_cond_wait_ms(&c->cv, &c->mu, 50);
   }
   int got = c->n;
   pthread_mutex_unlock(&c->mu);
@@ -670,14 +664,21 @@ static void *release_after_waiters(void *arg) {
   return NULL;
 }
 
+/* With the worker stuck, callers do not wait until LD_LIB_QUEUE_NO_WAIT requests are queued;
+ * beyond that they wait (back-pressure), and destroy lets them go with RET_ERR on their own
+ * thread while every queued request gets exactly one answer. */
 static void destroy_releases_callers_of_a_stuck_worker(void **state) {
   (void)state;
   void *ctx = create_ok(CONFIG);
   block_reset();
-  calls_t blocked;
+  calls_t blocked, queued;
   calls_init(&blocked);
+  calls_init(&queued);
   assert_int_equal(ld_lib_dispatch(ctx, on_call, &blocked, block_handler, NULL, NULL), RET_OK);
   block_wait_entered();
+  for (unsigned i = 0; i < LD_LIB_QUEUE_NO_WAIT; i++)
+    assert_int_equal(logosdelivery_get_node_info(ctx, on_call, &queued, "Version"), RET_OK);
+  assert_int_equal(queued.n, 0);
   static waiter_t ws[3];
   pthread_t th[3], releaser;
   for (int i = 0; i < 3; i++) {
@@ -698,6 +699,9 @@ static void destroy_releases_callers_of_a_stuck_worker(void **state) {
   assert_int_equal(blocked.n, 1);
   assert_string_equal(blocked.msg, "released");
   calls_clear(&blocked);
+  /* one answer each: served if the worker took them before it stopped, else an error */
+  assert_int_equal(queued.n, LD_LIB_QUEUE_NO_WAIT);
+  calls_clear(&queued);
 }
 
 /* Destroy right after create or during a stop: the request in flight still gets exactly one

@@ -25,6 +25,7 @@
 #include "base/clock.h"
 #include "liblogosdelivery.h"
 #include "liblogosdelivery_kernel.h"
+#include "thread_wait.h"
 
 #define WAIT_MS 30000
 #define PREFIX "ffi error: handleRes fireSyncRes error: "
@@ -80,17 +81,6 @@ static void reply_reset(reply_t *r) {
   pthread_mutex_unlock(&r->mu);
 }
 
-static void wait_cond(pthread_cond_t *cv, pthread_mutex_t *mu) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += 20 * 1000000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
-  pthread_cond_timedwait(cv, mu, &ts);
-}
-
 /* Waits for the one answer of a dispatched call; returns its text (valid until the next call). */
 static const char *g_what = "";
 
@@ -100,7 +90,7 @@ static const char *reply_wait(reply_t *r, int dispatched) {
   uint64_t deadline = ld_now_ms() + WAIT_MS;
   pthread_mutex_lock(&r->mu);
   while (r->n == 0 && ld_now_ms() < deadline)
-    wait_cond(&r->cv, &r->mu);
+    tw_cond_wait_ms(&r->cv, &r->mu, 20);
   int n = r->n;
   pthread_mutex_unlock(&r->mu);
   if (n != 1)
@@ -195,7 +185,7 @@ static char *wait_message(events_t *e, const char *needle) {
         found = strdup(e->items[i]);
     if (found != NULL || ld_now_ms() >= deadline)
       break;
-    wait_cond(&e->cv, &e->mu);
+    tw_cond_wait_ms(&e->cv, &e->mu, 20);
   }
   pthread_mutex_unlock(&e->mu);
   if (found == NULL)

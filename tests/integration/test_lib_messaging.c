@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "liblogosdelivery.h"
+#include "thread_wait.h"
 
 #define WAIT_MS 90000
 #define MAX_EVENTS 4096
@@ -54,23 +55,12 @@ static void reply_init(reply_t *r) {
   pthread_cond_init(&r->cv, NULL);
 }
 
-static void timed_wait(pthread_cond_t *cv, pthread_mutex_t *mu) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += 50 * 1000000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
-  pthread_cond_timedwait(cv, mu, &ts);
-}
-
 /* Waits for the answer; fails the test on RET_ERR or silence. Copies the text to `out`. */
 static void reply_ok(reply_t *r, char *out, size_t cap) {
   uint64_t deadline = ld_now_ms() + WAIT_MS;
   pthread_mutex_lock(&r->mu);
   while (r->n == 0 && ld_now_ms() < deadline)
-    timed_wait(&r->cv, &r->mu);
+    tw_cond_wait_ms(&r->cv, &r->mu, 50);
   pthread_mutex_unlock(&r->mu);
   assert_int_equal(r->n, 1);
   if (r->ret != RET_OK)
@@ -200,7 +190,7 @@ static int wait_match_for(node_t *n, event_pred pred, const void *arg, uint64_t 
       }
     if (ld_now_ms() >= deadline)
       break;
-    timed_wait(&n->cv, &n->mu);
+    tw_cond_wait_ms(&n->cv, &n->mu, 50);
   }
   pthread_mutex_unlock(&n->mu);
   return -1;

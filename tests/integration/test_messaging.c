@@ -24,6 +24,7 @@
 #include "messaging/reliability.h"
 #include "node/events.h"
 #include "node/node.h"
+#include "node_harness.h"
 
 #define STEP_MS 20000
 #define PUBSUB "/waku/2/rs/0/0"
@@ -32,17 +33,7 @@
 
 static uv_loop_t g_loop;
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
-#define WAIT_FOR(cond)                                                                             \
-  do {                                                                                             \
-    uint64_t deadline_ = ld_now_ms() + STEP_MS;                                                    \
-    while (!(cond) && ld_now_ms() < deadline_)                                                     \
-      pump();                                                                                      \
-    assert_true(cond);                                                                             \
-  } while (0)
+#define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
 /* ---- what a client reports ------------------------------------------------------------------- */
 
@@ -151,33 +142,18 @@ typedef struct peer {
 } peer_t;
 
 static ld_node_config_t *node_config(bool relay) {
-  ld_node_config_t *cfg = malloc(sizeof *cfg);
-  char err[256];
-  ld_node_config_default(cfg);
-  assert_int_equal(ld_node_config_set_listen(cfg, "127.0.0.1", 0, 0, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_add_shard(cfg, "0", err, sizeof err), 0);
+  ld_node_config_t *cfg = nh_config();
   cfg->relay = relay;
-  cfg->colocation_limit = 0;
   return cfg;
 }
 
 static void add_static(ld_node_config_t *cfg, peer_t *to) {
-  ld_multiaddr_t addrs[4];
-  assert_true(ld_node_listen_addrs(to->node, addrs, 4) >= 1);
-  char text[LD_MULTIADDR_TEXT_MAX], err[256];
-  ld_multiaddr_to_text(&addrs[0], text, sizeof text);
-  assert_int_equal(ld_node_config_add_static_node(cfg, text, err, sizeof err), 0);
+  nh_add_static(cfg, to->node);
 }
 
 static void start_node(peer_t *p, ld_node_config_t *cfg) {
-  char err[256];
   memset(p, 0, sizeof *p);
-  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
-  int rc = 0;
-  p->node = ld_node_new(&g_loop, cfg, &rc);
-  free(cfg);
-  assert_non_null(p->node);
-  assert_int_equal(ld_node_start(p->node), 0);
+  p->node = nh_start(&g_loop, cfg);
   ld_broker_t *b = ld_node_broker(p->node);
   assert_true(ld_broker_subscribe(b, LD_EVENT_MESSAGING_PROPAGATED, on_send_event, &p->sink) > 0);
   assert_true(ld_broker_subscribe(b, LD_EVENT_MESSAGING_SENT, on_send_event, &p->sink) > 0);
@@ -219,9 +195,7 @@ static void free_messaging(peer_t *p) {
 
 static void stop_peer(peer_t *p) {
   free_messaging(p);
-  p->done = false;
-  ld_node_stop(p->node, on_done, &p->done);
-  WAIT_FOR(p->done);
+  nh_stop(&g_loop, p->node, STEP_MS);
 }
 
 static void send_text(peer_t *p, const char *text, bool ephemeral, char rid[21]) {

@@ -21,6 +21,7 @@
 #include "metrics/process.h"
 #include "metrics/server.h"
 #include "node/node.h"
+#include "node_harness.h"
 
 #define STEP_MS 15000
 #define TOPIC "/waku/2/rs/0/0"
@@ -32,40 +33,21 @@ typedef struct tnode {
   ld_metrics_t *reg;
   ld_node_metrics_t *nm;
   ld_metrics_server_t *srv;
-  bool stopped, srv_closed;
+  bool srv_closed;
 } tnode_t;
 
 static uv_loop_t g_loop;
 static tnode_t g_a, g_b;
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
-#define WAIT_FOR(cond)                                                                             \
-  do {                                                                                             \
-    uint64_t deadline_ = ld_now_ms() + STEP_MS;                                                    \
-    while (!(cond) && ld_now_ms() < deadline_)                                                     \
-      pump();                                                                                      \
-    assert_true(cond);                                                                             \
-  } while (0)
+#define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
 /* Each node has the node program's own metrics server, and a registry of ours with the relay
  * attached, served by a second metrics server. */
 static void start(tnode_t *t) {
   char err[256];
-  ld_node_config_t *cfg = malloc(sizeof *cfg);
-  ld_node_config_default(cfg);
-  assert_int_equal(ld_node_config_set_listen(cfg, "127.0.0.1", 0, 0, err, sizeof err), 0);
+  ld_node_config_t *cfg = nh_config();
   assert_int_equal(ld_node_config_set_metrics(cfg, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_add_shard(cfg, "0", err, sizeof err), 0);
-  cfg->colocation_limit = 0;
-  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
-  int rc = 0;
-  t->node = ld_node_new(&g_loop, cfg, &rc);
-  free(cfg);
-  assert_non_null(t->node);
-  assert_int_equal(ld_node_start(t->node), 0);
+  t->node = nh_start(&g_loop, cfg);
   t->reg = ld_metrics_new();
   assert_int_equal(ld_metrics_register_process(t->reg), 0);
   ld_node_metrics_sources_t src = {
@@ -82,10 +64,6 @@ static void start(tnode_t *t) {
   assert_int_equal(ld_metrics_server_new(&mc, &t->srv), 0);
 }
 
-static void on_stopped(void *ud) {
-  ((tnode_t *)ud)->stopped = true;
-}
-
 static void on_srv_closed(void *ud) {
   ((tnode_t *)ud)->srv_closed = true;
 }
@@ -95,8 +73,7 @@ static void stop(tnode_t *t) {
   WAIT_FOR(t->srv_closed);
   ld_node_metrics_free(t->nm);
   ld_metrics_free(t->reg);
-  ld_node_stop(t->node, on_stopped, t);
-  WAIT_FOR(t->stopped);
+  nh_stop(&g_loop, t->node, STEP_MS);
 }
 
 static void on_dialed(ld_conn_t *c, int err, void *ud) {

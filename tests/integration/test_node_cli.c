@@ -21,6 +21,7 @@
 #include "node/events.h"
 #include "node/node.h"
 #include "waku/core/sharding.h"
+#include "node_harness.h"
 
 #define STEP_MS 30000
 #define CONTENT_TOPIC "/cli/1/chat/proto"
@@ -28,17 +29,7 @@
 static uv_loop_t g_loop;
 static const char *g_bin;
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
-#define WAIT_FOR(cond)                                                                             \
-  do {                                                                                             \
-    uint64_t deadline_ = ld_now_ms() + STEP_MS;                                                    \
-    while (!(cond) && ld_now_ms() < deadline_)                                                     \
-      pump();                                                                                      \
-    assert_true(cond);                                                                             \
-  } while (0)
+#define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
 /* ---- child processes (tests/support/child_harness.h) ---------------------------------------- */
 
@@ -74,10 +65,6 @@ static void on_message(int kind, const void *payload, void *ud) {
   snprintf(r->topic, sizeof r->topic, "%s", m->pubsub_topic);
 }
 
-static void on_stopped(void *ud) {
-  *(bool *)ud = true;
-}
-
 static ld_node_t *start_node(uint16_t cluster, uint16_t num_shards, const char *shard,
                              received_t *r, char *addr, size_t cap) {
   ld_node_config_t *cfg = malloc(sizeof *cfg);
@@ -102,9 +89,7 @@ static ld_node_t *start_node(uint16_t cluster, uint16_t num_shards, const char *
 }
 
 static void stop_node(ld_node_t *n) {
-  bool stopped = false;
-  ld_node_stop(n, on_stopped, &stopped);
-  WAIT_FOR(stopped);
+  nh_stop(&g_loop, n, STEP_MS);
 }
 
 static void trim(char *s) {
@@ -255,7 +240,7 @@ static int teardown(void **state) {
   (void)state;
   uint64_t end = ld_now_ms() + 50;
   while (ld_now_ms() < end)
-    pump();
+    nh_pump(&g_loop);
   return uv_loop_close(&g_loop) == 0 ? 0 : -1;
 }
 

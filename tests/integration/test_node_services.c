@@ -25,6 +25,7 @@
 #include "waku/peer_exchange/peer_exchange.h"
 #include "waku/lightpush/client.h"
 #include "waku/store/client.h"
+#include "node_harness.h"
 
 #define STEP_MS 15000
 #define TOPIC "/waku/2/rs/0/0"
@@ -32,17 +33,7 @@
 
 static uv_loop_t g_loop;
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
-#define WAIT_FOR(cond)                                                                             \
-  do {                                                                                             \
-    uint64_t deadline_ = ld_now_ms() + STEP_MS;                                                    \
-    while (!(cond) && ld_now_ms() < deadline_)                                                     \
-      pump();                                                                                      \
-    assert_true(cond);                                                                             \
-  } while (0)
+#define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
 /* ---- nodes
  * --------------------------------------------------------------------------------------- */
@@ -51,7 +42,6 @@ typedef struct watch {
   uint8_t last_hash[LD_WAKU_HASH_LEN];
   int messages; /* received from peers */
   int failures; /* LD_EVENT_NODE_FAILURE */
-  bool stopped;
 } watch_t;
 
 static void on_message(int kind, const void *payload, void *ud) {
@@ -69,18 +59,9 @@ static void on_failure(int kind, const void *payload, void *ud) {
   ((watch_t *)ud)->failures++;
 }
 
-static void on_stopped(void *ud) {
-  ((watch_t *)ud)->stopped = true;
-}
-
 static ld_node_config_t *config(bool relay) {
-  ld_node_config_t *cfg = malloc(sizeof *cfg);
-  char err[256];
-  ld_node_config_default(cfg);
-  assert_int_equal(ld_node_config_set_listen(cfg, "127.0.0.1", 0, 0, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_add_shard(cfg, "0", err, sizeof err), 0);
+  ld_node_config_t *cfg = nh_config();
   cfg->relay = relay;
-  cfg->colocation_limit = 0;
   return cfg;
 }
 
@@ -97,10 +78,8 @@ static ld_node_t *start(ld_node_config_t *cfg, watch_t *w) {
   return n;
 }
 
-static void stop(ld_node_t *n, watch_t *w) {
-  w->stopped = false;
-  ld_node_stop(n, on_stopped, w);
-  WAIT_FOR(w->stopped);
+static void stop(ld_node_t *n) {
+  nh_stop(&g_loop, n, STEP_MS);
 }
 
 /* The first listen address of `n` whose text contains `part` ("/ws/" or "/tcp/"). */
@@ -279,10 +258,10 @@ static void push_reaches_relay_filter_and_store(bool over_ws) {
   store_finds_the_push(sw, &cl);
   assert_int_equal(cl.store_entries, 1);
 
-  stop(light, &wc);
+  stop(light);
   ld_filter_client_free(fc);
-  stop(relay, &wr);
-  stop(service, &ws);
+  stop(relay);
+  stop(service);
   assert_int_equal(ws.failures, 0);
 }
 
@@ -307,7 +286,7 @@ static void archive_that_cannot_open_is_a_node_failure(void **state) {
                    0);
   ld_node_t *n = start(cfg, &w);
   WAIT_FOR(w.failures == 1);
-  stop(n, &w);
+  stop(n);
 }
 
 /* ---- peer exchange ------------------------------------------------------------------------------
@@ -390,7 +369,7 @@ static void peer_exchange_passes_records_on(void **state) {
   assert_int_equal(got.n, 1);
   assert_true(ld_peerid_equal(&got.ids[0], &record_id));
 
-  stop(service, &ws);
+  stop(service);
   bool closed = false;
   ld_switch_close(x, on_switch_closed, &closed);
   WAIT_FOR(closed);

@@ -19,6 +19,7 @@
 #include "node/events.h"
 #include "node/node.h"
 #include "waku/core/topics.h"
+#include "node_harness.h"
 
 #define STEP_MS 15000
 #define KEY_A "5a0ab2f71f2a6b1e4c5d7b2f9e3c1a08d4b6e2f7c9a1b3d5e7f90213a4c6e8b1"
@@ -26,23 +27,7 @@
 
 static uv_loop_t g_loop;
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
-#define WAIT_FOR(cond)                                                                             \
-  do {                                                                                             \
-    uint64_t deadline_ = ld_now_ms() + STEP_MS;                                                    \
-    while (!(cond) && ld_now_ms() < deadline_)                                                     \
-      pump();                                                                                      \
-    assert_true(cond);                                                                             \
-  } while (0)
-
-static void run_for(uint64_t ms) {
-  uint64_t end = ld_now_ms() + ms;
-  while (ld_now_ms() < end)
-    pump();
-}
+#define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
 typedef struct watch {
   int static_up, static_down, dial_errors;
@@ -105,10 +90,8 @@ static ld_node_t *start_node(const ld_node_config_t *cfg, watch_t *w) {
   return n;
 }
 
-static void stop_node(ld_node_t *n, watch_t *w) {
-  w->stopped = false;
-  ld_node_stop(n, on_stopped, w);
-  WAIT_FOR(w->stopped);
+static void stop_node(ld_node_t *n) {
+  nh_stop(&g_loop, n, STEP_MS);
 }
 
 static uint16_t port_of(ld_node_t *n) {
@@ -158,13 +141,13 @@ static void static_peer_reconnects_after_the_peer_restarts(void **state) {
   assert_string_equal(wb.last_payload, "before restart");
 
   /* A goes away: B notices, fails to redial while A is down, backing off */
-  stop_node(a, &wa);
+  stop_node(a);
   WAIT_FOR(ld_static_peers_state(sp, 0) != LD_STATIC_PEER_CONNECTED);
   /* the drop of a young connection counts as the first failure, refused dials as the next */
   WAIT_FOR(ld_static_peers_failures(sp, 0) >= 3);
   assert_true(wb.dial_errors >= 2);
   uint64_t attempts_down = ld_static_peers_attempts(sp, 0);
-  run_for(500);
+  nh_run_for(&g_loop, 500);
   /* back-off: at most a couple of attempts in half a second (100, 200, 400, 800 ms steps) */
   assert_true(ld_static_peers_attempts(sp, 0) - attempts_down <= 2);
 
@@ -182,8 +165,8 @@ static void static_peer_reconnects_after_the_peer_restarts(void **state) {
   WAIT_FOR(wa.messages == 1);
   assert_string_equal(wa.last_payload, "from b");
 
-  stop_node(b, &wb);
-  stop_node(a, &wa);
+  stop_node(b);
+  stop_node(a);
   free(ca);
   free(cb);
 }
@@ -208,8 +191,8 @@ static void a_static_peer_of_another_cluster_is_refused_again_and_again(void **s
   assert_true(ld_static_peers_state(sp, 0) != LD_STATIC_PEER_CONNECTED ||
               ld_static_peers_failures(sp, 0) >= 3);
   assert_int_equal(topic_peers(a), 0);
-  stop_node(c, &wc);
-  stop_node(a, &wa);
+  stop_node(c);
+  stop_node(a);
   free(ca);
   free(cc);
 }
@@ -238,14 +221,14 @@ static void unspecified_listen_addresses_are_announced_as_interfaces(void **stat
   ld_request_addrs_t req = {via, LD_NODE_MAX_LISTEN_ADDRS, 0};
   assert_int_equal(ld_broker_request(ld_node_broker(n), LD_PROVIDE_LISTEN_ADDRS, NULL, &req), 0);
   assert_int_equal(req.total, count);
-  stop_node(n, &w);
+  stop_node(n);
   free(cfg);
 }
 
 static void a_port_in_use_fails_the_start_and_the_node_still_stops(void **state) {
   (void)state;
   char err[256];
-  watch_t wa = {0}, wd = {0};
+  watch_t wa = {0};
   ld_node_config_t *ca = base_config();
   ca->rest.enabled = true;
   ca->rest.port = 0;
@@ -263,7 +246,7 @@ static void a_port_in_use_fails_the_start_and_the_node_still_stops(void **state)
   ld_node_t *d = ld_node_new(&g_loop, cd, &rc);
   assert_non_null(d);
   assert_int_equal(ld_node_start(d), LD_ERR_ADDR_IN_USE);
-  stop_node(d, &wd);
+  stop_node(d);
 
   /* REST on the same port as A's REST server */
   free(cd);
@@ -273,8 +256,8 @@ static void a_port_in_use_fails_the_start_and_the_node_still_stops(void **state)
   assert_int_equal(ld_node_config_finalize(cd, err, sizeof err), 0);
   d = ld_node_new(&g_loop, cd, &rc);
   assert_int_equal(ld_node_start(d), LD_ERR_ADDR_IN_USE);
-  stop_node(d, &wd);
-  stop_node(a, &wa);
+  stop_node(d);
+  stop_node(a);
   free(ca);
   free(cd);
 }
@@ -293,7 +276,7 @@ static void relay_off_mounts_no_relay(void **state) {
   ld_relay_health_t h;
   assert_int_equal(ld_broker_request(ld_node_broker(n), LD_PROVIDE_TOPIC_HEALTH, TOPIC, &h),
                    LD_ERR_UNSUPPORTED);
-  stop_node(n, &w);
+  stop_node(n);
   free(cfg);
 }
 
@@ -332,7 +315,7 @@ static void a_node_stops_from_inside_a_listener(void **state) {
   assert_int_equal(stopper.calls, 1);
   /* B lost A and keeps trying */
   WAIT_FOR(ld_static_peers_failures(ld_node_static_peers(b), 0) >= 2);
-  stop_node(b, &wb);
+  stop_node(b);
   free(ca);
   free(cb);
 }
@@ -345,7 +328,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  run_for(50);
+  nh_run_for(&g_loop, 50);
   uv_run(&g_loop, UV_RUN_NOWAIT);
   return uv_loop_close(&g_loop) == 0 ? 0 : -1;
 }

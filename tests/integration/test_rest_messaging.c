@@ -24,6 +24,7 @@
 #include "node/node.h"
 #include "rest/server_groups.h"
 #include "waku/core/sharding.h"
+#include "node_harness.h"
 
 #define STEP_MS 20000
 #define JSON_HDR "Content-Type: application/json\r\n"
@@ -36,7 +37,7 @@ typedef struct tnode {
   ld_messaging_t *m;
   uint16_t rest;
   char addr[LD_MULTIADDR_TEXT_MAX];
-  bool stopped, freed;
+  bool freed;
 } tnode_t;
 
 static uv_loop_t g_loop;
@@ -44,54 +45,25 @@ static tnode_t g_a, g_b, g_k;
 static char g_request_id[LD_MESSAGING_REQUEST_ID_LEN + 1];
 static char g_hash[LD_WAKU_HASH_HEX_LEN + 1];
 
-static void pump(void) {
-  uv_run(&g_loop, UV_RUN_ONCE);
-}
-
-static void on_tick(uv_timer_t *t) {
-  (void)t;
-}
-
-static void run_for(uint64_t ms) {
-  uv_timer_t t;
-  uv_timer_init(&g_loop, &t);
-  uv_timer_start(&t, on_tick, ms, 0);
-  uint64_t end = ld_now_ms() + ms;
-  while (ld_now_ms() < end)
-    pump();
-  uv_close((uv_handle_t *)&t, NULL);
-  pump();
-}
-
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
 static void start(tnode_t *t, int num_shards, const char *static_node, bool messaging) {
   char err[256];
-  ld_node_config_t *cfg = malloc(sizeof *cfg);
-  ld_node_config_default(cfg);
-  assert_int_equal(ld_node_config_set_listen(cfg, "127.0.0.1", 0, 0, err, sizeof err), 0);
+  ld_node_config_t *cfg = nh_config();
   assert_int_equal(ld_node_config_set_rest(cfg, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
   assert_int_equal(ld_node_config_set_num_shards(cfg, num_shards, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_add_shard(cfg, "0", err, sizeof err), 0);
   if (static_node != NULL)
     assert_int_equal(ld_node_config_add_static_node(cfg, static_node, err, sizeof err), 0);
-  cfg->colocation_limit = 0;
-  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
-  int rc = 0;
-  t->node = ld_node_new(&g_loop, cfg, &rc);
-  free(cfg);
-  assert_non_null(t->node);
-  assert_int_equal(ld_node_start(t->node), 0);
+  t->node = nh_start(&g_loop, cfg);
   t->rest = ld_node_rest_port(t->node);
   assert_true(t->rest > 0);
-  ld_multiaddr_t addrs[4];
-  assert_true(ld_node_listen_addrs(t->node, addrs, 4) >= 1);
-  assert_true(ld_multiaddr_to_text(&addrs[0], t->addr, sizeof t->addr) > 0);
+  nh_addr_text(t->node, t->addr, sizeof t->addr);
   if (!messaging)
     return;
   ld_messaging_config_t mc;
   ld_messaging_config_default(&mc);
   mc.reliability = false; /* no store peer here */
+  int rc = 0;
   t->m = ld_messaging_new(t->node, &mc, &rc);
   assert_non_null(t->m);
 }
@@ -100,22 +72,12 @@ static void on_freed(void *ud) {
   ((tnode_t *)ud)->freed = true;
 }
 
-static void on_stopped(void *ud) {
-  ((tnode_t *)ud)->stopped = true;
-}
-
 static void stop(tnode_t *t) {
-  uint64_t deadline = ld_now_ms() + STEP_MS;
   if (t->m != NULL) {
     ld_messaging_free(t->m, on_freed, t);
-    while (!t->freed && ld_now_ms() < deadline)
-      pump();
-    assert_true(t->freed);
+    NH_WAIT_FOR(&g_loop, t->freed, STEP_MS);
   }
-  ld_node_stop(t->node, on_stopped, t);
-  while (!t->stopped && ld_now_ms() < deadline)
-    pump();
-  assert_true(t->stopped);
+  nh_stop(&g_loop, t->node, STEP_MS);
 }
 
 /* ---- requests -------------------------------------------------------------------------------- */
@@ -211,7 +173,7 @@ static json_t *poll_until(const tnode_t *t, const char *path, size_t want) {
     json_array_extend(all, j);
     json_decref(j);
     if (json_array_size(all) < want)
-      run_for(100);
+      nh_run_for(&g_loop, 100);
   }
   return all;
 }
@@ -279,10 +241,7 @@ static void static_sharding_refuses_with_503(void **state) {
   /* freeing the client takes its paths away */
   ld_messaging_free(g_k.m, on_freed, &g_k);
   g_k.m = NULL;
-  uint64_t deadline = ld_now_ms() + STEP_MS;
-  while (!g_k.freed && ld_now_ms() < deadline)
-    pump();
-  assert_true(g_k.freed);
+  NH_WAIT_FOR(&g_loop, g_k.freed, STEP_MS);
   expect(&g_k, "GET", "/messaging/v1/events/received", NULL, 404, LD_REST_MESSAGING_UNAVAILABLE);
   h = get_json(&g_k, "/health");
   assert_null(json_object_get(h, "connectionStatus"));
@@ -375,7 +334,7 @@ static void message_travels_from_a_to_b(void **state) {
       snprintf(text, sizeof text, "No send events for requestId: %s", g_request_id);
       assert_int_equal(r.status, 404);
       assert_string_equal(r.body, text);
-      run_for(100);
+      nh_run_for(&g_loop, 100);
     }
     http_response_free(&r);
   }
@@ -441,7 +400,7 @@ static void paging_follows_skip_and_take(void **state) {
       break;
     json_decref(all);
     all = NULL;
-    run_for(100);
+    nh_run_for(&g_loop, 100);
   }
   assert_non_null(all);
   json_t *page = get_json(&g_b, "/messages?contentTopic=" CT_ENC "&skip=1&take=2");
@@ -493,7 +452,7 @@ static void paging_follows_skip_and_take(void **state) {
           }
     }
     json_decref(sends);
-    run_for(50);
+    nh_run_for(&g_loop, 50);
   }
   assert_true(seen[0] && seen[1] && seen[2]);
   json_t *again = get_json(&g_a, "/messaging/v1/events/send");

@@ -37,7 +37,10 @@ static void nwaku_caps(ld_gs_params_t *p) {
   p->max_iwant_ids_per_heartbeat = 5000;
   p->max_idontwant_ids_per_heartbeat = 2000;
   p->max_graft_prune_per_heartbeat = 256;
-  p->max_pending_validations = 1024;
+  /* A read burst from a fast peer (thousands of small messages handled before the validators
+   * run on the next loop turn) must not be dropped; the byte cap bounds the memory instead. */
+  p->max_pending_validations = 16384;
+  p->max_pending_validation_bytes = 64u << 20;
   p->max_malformed_rpcs = 5;
 }
 

@@ -141,6 +141,7 @@ typedef struct ld_gs_params {
   uint32_t max_idontwant_ids_per_heartbeat; /* IDONTWANT ids remembered per peer per hb */
   uint32_t max_graft_prune_per_heartbeat;   /* GRAFT+PRUNE entries handled per peer per hb */
   uint32_t max_pending_validations;         /* beyond: new messages are ignored */
+  size_t max_pending_validation_bytes;      /* message bytes awaiting validation at most */
   uint32_t max_malformed_rpcs;              /* then the peer is disconnected (ABUSE) */
   /* scoring: topic params (applied to subscribed topics) and global params */
   ld_gs_topic_score_params_t topic_score;

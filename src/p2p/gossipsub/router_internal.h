@@ -82,6 +82,7 @@ struct ld_gs_router {
   ld_hashmap_t *peers;   /* u64 -> gs_peer_t* */
   ld_hashmap_t *topics;  /* name -> gs_topic_t* */
   ld_hashmap_t *pending; /* vid -> gs_pending_t* */
+  size_t pending_bytes;  /* message bytes held by `pending` */
   ld_gs_score_t *score;
   ld_gs_mcache_t mcache;
   ld_gs_idset_t seen;     /* expiry = ms */

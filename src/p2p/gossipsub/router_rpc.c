@@ -160,6 +160,7 @@ void ld_gs_router_validated(ld_gs_router_t *r, uint64_t vid, ld_gs_verdict_t v, 
   if (pv == NULL) {
     return;
   }
+  r->pending_bytes -= pv->len;
   static const uint64_t status[] = {GS_SEEN_ACCEPTED, GS_SEEN_REJECTED, GS_SEEN_IGNORED};
   ld_gs_idset_entry_t *e = ld_gs_idset_find_h(&r->seen, pv->id, pv->h);
   if (e != NULL) {
@@ -294,13 +295,15 @@ static gs_pending_t *pending_new(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p,
     gs_pending_free(pv);
     return NULL;
   }
+  r->pending_bytes += pv->len;
   return pv;
 }
 
 /* First sight of a message: mark seen (IDONTWANT held), then hand it to the validator. */
 static void fresh(ld_gs_router_t *r, gs_peer_t *p, gs_topic_t *t, const ProtobufCBinaryData *data,
                   const uint8_t *id, uint64_t h, uint64_t now) {
-  if (ld_hashmap_size(r->pending) >= r->p.max_pending_validations) {
+  if (ld_hashmap_size(r->pending) >= r->p.max_pending_validations ||
+      r->pending_bytes + data->len > r->p.max_pending_validation_bytes) {
     r->stats.validations_dropped++;
     return;
   }
@@ -312,6 +315,7 @@ static void fresh(ld_gs_router_t *r, gs_peer_t *p, gs_topic_t *t, const Protobuf
   uint64_t value = (pv->vid << 2) | GS_SEEN_PENDING;
   if (ld_gs_idset_add_h(&r->seen, id, h, now + r->p.seen_ttl_ms, value) != 0) {
     ld_hashmap_remove_u64(r->pending, pv->vid);
+    r->pending_bytes -= pv->len;
     gs_pending_free(pv);
     r->stats.validations_dropped++;
     return;

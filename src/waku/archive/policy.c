@@ -1,6 +1,5 @@
 /* --store-message-retention-policy values: "time:<s>", "capacity:<n>", "size:<x>mb|gb". */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,16 +13,6 @@
 /* time:<s> must fit in nanoseconds; capacity:<n> must leave room for n·1.3. */
 #define POLICY_MAX_SECONDS (INT64_MAX / 1000000000ll)
 #define POLICY_MAX_CAPACITY (UINT64_C(1) << 48)
-
-static int fail(char *why, size_t why_len, const char *fmt, ...) {
-  if (why != NULL && why_len > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
-  }
-  return LD_ERR_INVALID_ARG;
-}
 
 /* Parses a positive decimal integer of the whole string. */
 static int parse_count(const char *s, uint64_t max, uint64_t *out) {
@@ -80,23 +69,27 @@ static int parse_size(const char *s, uint64_t *out) {
 static int parse_entry(const char *entry, ld_archive_policy_t *p, char *why, size_t why_len) {
   const char *colon = strchr(entry, ':');
   if (colon == NULL)
-    return fail(why, why_len, "invalid retention policy format: %s", entry);
+    return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "invalid retention policy format: %s",
+                        entry);
   size_t klen = (size_t)(colon - entry);
   const char *arg = colon + 1;
   if (klen == 4 && strncasecmp(entry, "time", 4) == 0) {
     p->kind = LD_ARCHIVE_POLICY_TIME;
     if (parse_count(arg, POLICY_MAX_SECONDS, &p->value) != 0)
-      return fail(why, why_len, "invalid time retention policy argument: %s", arg);
+      return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG,
+                          "invalid time retention policy argument: %s", arg);
   } else if (klen == 8 && strncasecmp(entry, "capacity", 8) == 0) {
     p->kind = LD_ARCHIVE_POLICY_CAPACITY;
     if (parse_count(arg, POLICY_MAX_CAPACITY, &p->value) != 0)
-      return fail(why, why_len, "invalid capacity retention policy argument: %s", arg);
+      return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG,
+                          "invalid capacity retention policy argument: %s", arg);
   } else if (klen == 4 && strncasecmp(entry, "size", 4) == 0) {
     p->kind = LD_ARCHIVE_POLICY_SIZE;
     if (parse_size(arg, &p->value) != 0)
-      return fail(why, why_len, "invalid size retention policy argument: %s", arg);
+      return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG,
+                          "invalid size retention policy argument: %s", arg);
   } else {
-    return fail(why, why_len, "unknown retention policy: %s", entry);
+    return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "unknown retention policy: %s", entry);
   }
   return 0;
 }
@@ -121,7 +114,7 @@ int ld_archive_policy_parse(const char *text, ld_archive_policy_t *out, size_t m
   if (why != NULL && why_len > 0)
     why[0] = 0;
   if (text == NULL || (out == NULL && max > 0))
-    return fail(why, why_len, "no retention policy text");
+    return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "no retention policy text");
   char entry[POLICY_ENTRY_MAX + 1];
   if (trimmed(text, strlen(text), entry) == 0 && (entry[0] == 0 || strcasecmp(entry, "none") == 0))
     return 0;
@@ -129,10 +122,11 @@ int ld_archive_policy_parse(const char *text, ld_archive_policy_t *out, size_t m
   for (const char *p = text;;) {
     size_t len = strcspn(p, ";,");
     if (trimmed(p, len, entry) != 0)
-      return fail(why, why_len, "retention policy entry too long");
+      return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "retention policy entry too long");
     if (entry[0] != 0) {
       if (n == max)
-        return fail(why, why_len, "more than %zu retention policies", max);
+        return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "more than %zu retention policies",
+                            max);
       int rc = parse_entry(entry, &out[n], why, why_len);
       if (rc != 0)
         return rc;
@@ -143,6 +137,6 @@ int ld_archive_policy_parse(const char *text, ld_archive_policy_t *out, size_t m
     p += len + 1;
   }
   if (n == 0)
-    return fail(why, why_len, "empty retention policy list");
+    return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "empty retention policy list");
   return (int)n;
 }

@@ -1,6 +1,5 @@
 #include "waku/lightpush/codec.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,18 +67,8 @@ size_t ld_lightpush_max_frame(size_t max_msg_size) {
 
 /* ---- errors --------------------------------------------------------------------------------- */
 
-static int fail(int err, char *why, size_t cap, const char *fmt, ...) {
-  if (why != NULL && cap > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-  }
-  return err;
-}
-
 static int missing(char *why, size_t cap, const char *field) {
-  return fail(LD_ERR_MISSING_FIELD, why, cap, "MissingRequiredField %s", field);
+  return ld_error_fmt(why, cap, LD_ERR_MISSING_FIELD, "MissingRequiredField %s", field);
 }
 
 /* ---- the minprotobuf-style walk ------------------------------------------------------------- */
@@ -149,7 +138,7 @@ static const char *pb_scan(const uint8_t *data, size_t len, pb_field_t *f, size_
 
 static int scan(const uint8_t *data, size_t len, pb_field_t *f, size_t n, char *why, size_t cap) {
   const char *err = pb_scan(data, len, f, n);
-  return err == NULL ? 0 : fail(LD_ERR_BAD_PROTOBUF, why, cap, "%s", err);
+  return err == NULL ? 0 : ld_error_fmt(why, cap, LD_ERR_BAD_PROTOBUF, "%s", err);
 }
 
 /* ---- owned texts ---------------------------------------------------------------------------- */
@@ -191,7 +180,7 @@ static int check_request_id(const pb_field_t *f, char *why, size_t cap) {
   if (!f->present)
     return missing(why, cap, "request_id");
   if (f->len > LD_LIGHTPUSH_MAX_REQUEST_ID_LEN)
-    return fail(LD_ERR_FIELD_TOO_LONG, why, cap, "InvalidLengthField request_id");
+    return ld_error_fmt(why, cap, LD_ERR_FIELD_TOO_LONG, "InvalidLengthField request_id");
   return 0;
 }
 
@@ -200,9 +189,9 @@ static int check_topic(const pb_field_t *f, char *why, size_t cap) {
   if (!f->present)
     return 0;
   if (f->len > LD_LIGHTPUSH_MAX_TOPIC_LEN)
-    return fail(LD_ERR_FIELD_TOO_LONG, why, cap, "InvalidLengthField pubsub_topic");
+    return ld_error_fmt(why, cap, LD_ERR_FIELD_TOO_LONG, "InvalidLengthField pubsub_topic");
   if (f->len > 0 && memchr(f->data, 0, f->len) != NULL)
-    return fail(LD_ERR_BAD_ENCODING, why, cap, "IncorrectBlob pubsub_topic");
+    return ld_error_fmt(why, cap, LD_ERR_BAD_ENCODING, "IncorrectBlob pubsub_topic");
   return 0;
 }
 
@@ -221,11 +210,11 @@ static int decode_message(const pb_field_t *src, ld_waku_message_t *out, char *w
   if (!f[1].present)
     return missing(why, cap, "content_topic");
   if (f[2].present && f[2].len > LD_WAKU_MAX_META_LEN)
-    return fail(LD_ERR_FIELD_TOO_LONG, why, cap, "InvalidLengthField meta");
+    return ld_error_fmt(why, cap, LD_ERR_FIELD_TOO_LONG, "InvalidLengthField meta");
   rc = ld_waku_message_decode(src->data, src->len, SIZE_MAX, 0, out);
   if (rc == LD_ERR_BAD_PROTOBUF)
-    return fail(rc, why, cap, "IncorrectBlob message");
-  return rc == 0 ? 0 : fail(rc, why, cap, "%s", ld_strerror(rc));
+    return ld_error_fmt(why, cap, rc, "IncorrectBlob message");
+  return rc == 0 ? 0 : ld_error_fmt(why, cap, rc, "%s", ld_strerror(rc));
 }
 
 /* ---- encoding ------------------------------------------------------------------------------- */
@@ -341,7 +330,7 @@ static int request_fields(const pb_field_t *f, ld_lightpush_request_t *out, char
 int ld_lightpush_request_decode(const uint8_t *body, size_t len, ld_lightpush_request_t *out,
                                 char *why, size_t why_len) {
   if (out == NULL || (body == NULL && len > 0))
-    return fail(LD_ERR_INVALID_ARG, why, why_len, "invalid argument");
+    return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "invalid argument");
   ld_lightpush_request_clear(out);
   pb_field_t f[3] = {{1, WIRE_LEN, false, NULL, 0, 0},
                      {20, WIRE_LEN, false, NULL, 0, 0},
@@ -350,7 +339,7 @@ int ld_lightpush_request_decode(const uint8_t *body, size_t len, ld_lightpush_re
   if (rc == 0)
     rc = request_fields(f, out, why, why_len);
   if (rc == LD_ERR_NOMEM)
-    fail(rc, why, why_len, "out of memory");
+    ld_error_fmt(why, why_len, rc, "out of memory");
   if (rc != 0)
     ld_lightpush_request_clear(out);
   return rc;
@@ -368,7 +357,7 @@ void ld_lightpush_response_clear(ld_lightpush_response_t *resp) {
 int ld_lightpush_response_decode(const uint8_t *body, size_t len, ld_lightpush_response_t *out,
                                  char *why, size_t why_len) {
   if (out == NULL || (body == NULL && len > 0))
-    return fail(LD_ERR_INVALID_ARG, why, why_len, "invalid argument");
+    return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "invalid argument");
   ld_lightpush_response_clear(out);
   pb_field_t f[4] = {{1, WIRE_LEN, false, NULL, 0, 0},
                      {10, WIRE_VARINT, false, NULL, 0, 0},
@@ -380,11 +369,11 @@ int ld_lightpush_response_decode(const uint8_t *body, size_t len, ld_lightpush_r
   if (rc == 0 && !f[1].present)
     rc = missing(why, why_len, "status_code");
   if (rc == 0 && (f[1].value > UINT32_MAX || (f[3].present && f[3].value > UINT32_MAX)))
-    rc = fail(LD_ERR_BAD_PROTOBUF, why, why_len, "VarintDecode");
+    rc = ld_error_fmt(why, why_len, LD_ERR_BAD_PROTOBUF, "VarintDecode");
   const text_field_t t[2] = {{&f[0], &out->request_id, &out->request_id_len},
                              {&f[2], &out->status_desc, &out->status_desc_len}};
   if (rc == 0 && (rc = own_texts(t, 2, &out->storage)) != 0)
-    fail(rc, why, why_len, "out of memory");
+    ld_error_fmt(why, why_len, rc, "out of memory");
   if (rc != 0)
     return rc;
   out->status_code = (uint32_t)f[1].value;
@@ -453,7 +442,7 @@ static int rpc_fields(const pb_field_t *f, ld_lightpush_rpc_t *out, char *why, s
 int ld_lightpush_rpc_decode(const uint8_t *body, size_t len, ld_lightpush_rpc_t *out, char *why,
                             size_t why_len) {
   if (out == NULL || (body == NULL && len > 0))
-    return fail(LD_ERR_INVALID_ARG, why, why_len, "invalid argument");
+    return ld_error_fmt(why, why_len, LD_ERR_INVALID_ARG, "invalid argument");
   ld_lightpush_rpc_clear(out);
   pb_field_t f[3] = {{1, WIRE_LEN, false, NULL, 0, 0},
                      {2, WIRE_LEN, false, NULL, 0, 0},
@@ -462,7 +451,7 @@ int ld_lightpush_rpc_decode(const uint8_t *body, size_t len, ld_lightpush_rpc_t 
   if (rc == 0)
     rc = rpc_fields(f, out, why, why_len);
   if (rc == LD_ERR_NOMEM)
-    fail(rc, why, why_len, "out of memory");
+    ld_error_fmt(why, why_len, rc, "out of memory");
   if (rc != 0)
     ld_lightpush_rpc_clear(out);
   return rc;

@@ -15,6 +15,8 @@
 #define T0 1700000000000ull /* a wall-clock instant, ms */
 #define SEC 1000ull
 #define MINUTE (60ull * SEC)
+#define CHAT "/app/1/chat/proto"
+#define CHAT_SHARD "/waku/2/rs/1/0" /* where CHAT lives with one shard in cluster 1 */
 
 static ld_recv_t *new_core(uint32_t num_shards, uint32_t window_ms, size_t max_seen) {
   ld_recv_config_t cfg;
@@ -26,6 +28,13 @@ static ld_recv_t *new_core(uint32_t num_shards, uint32_t window_ms, size_t max_s
   cfg.max_seen = max_seen;
   ld_recv_t *r = ld_recv_new(&cfg, T0);
   assert_non_null(r);
+  return r;
+}
+
+/* A core over one shard, subscribed to CHAT. */
+static ld_recv_t *new_chat(uint32_t window_ms, size_t max_seen) {
+  ld_recv_t *r = new_core(1, window_ms, max_seen);
+  assert_int_equal(ld_recv_subscribe(r, CHAT, NULL), 0);
   return r;
 }
 
@@ -50,9 +59,8 @@ static void shard_text(const char *content_topic, uint32_t num_shards, char *out
                                         LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1, NULL) > 0);
 }
 
-/* Two content topics that autoshard to different shards among 8. */
-static void two_shards(char a[64], char b[64]) {
-  char sa[32], sb[32];
+/* Two content topics that autoshard to different shards among 8, and those shards. */
+static void two_shards(char a[64], char b[64], char sa[32], char sb[32]) {
   snprintf(a, 64, "/app0/1/chat/proto");
   shard_text(a, 8, sa);
   for (int i = 1; i < 100; i++) {
@@ -70,9 +78,7 @@ static void subscriptions_map_topics_to_shards(void **state) {
   (void)state;
   ld_recv_t *r = new_core(8, 0, 0);
   char a[64], b[64], sa[32], sb[32];
-  two_shards(a, b);
-  shard_text(a, 8, sa);
-  shard_text(b, 8, sb);
+  two_shards(a, b, sa, sb);
 
   ld_recv_change_t ch;
   assert_int_equal(ld_recv_subscribe(r, a, &ch), 0);
@@ -160,9 +166,7 @@ static void unsubscribed_topics_and_other_shards_are_dropped(void **state) {
   (void)state;
   ld_recv_t *r = new_core(8, 0, 0);
   char a[64], b[64], sa[32], sb[32];
-  two_shards(a, b);
-  shard_text(a, 8, sa);
-  shard_text(b, 8, sb);
+  two_shards(a, b, sa, sb);
   assert_int_equal(ld_recv_subscribe(r, a, NULL), 0);
   uint8_t h[LD_WAKU_HASH_LEN];
   hash_of(h, 1);
@@ -187,10 +191,8 @@ static void unsubscribed_topics_and_other_shards_are_dropped(void **state) {
 
 static void duplicates_are_dropped(void **state) {
   (void)state;
-  ld_recv_t *r = new_core(1, 0, 0);
-  const char *topic = "/app/1/chat/proto";
-  const char *ps = "/waku/2/rs/1/0";
-  assert_int_equal(ld_recv_subscribe(r, topic, NULL), 0);
+  ld_recv_t *r = new_chat(0, 0);
+  const char *topic = CHAT, *ps = CHAT_SHARD;
   ld_waku_message_t m = message(topic, T0);
   uint8_t h1[LD_WAKU_HASH_LEN], h2[LD_WAKU_HASH_LEN];
   hash_of(h1, 1);
@@ -207,10 +209,8 @@ static void duplicates_are_dropped(void **state) {
 
 static void window_expiry_follows_the_message_timestamp_and_prunes_each_minute(void **state) {
   (void)state;
-  ld_recv_t *r = new_core(1, 10 * SEC, 0);
-  const char *topic = "/app/1/chat/proto";
-  const char *ps = "/waku/2/rs/1/0";
-  assert_int_equal(ld_recv_subscribe(r, topic, NULL), 0);
+  ld_recv_t *r = new_chat(10 * SEC, 0);
+  const char *topic = CHAT, *ps = CHAT_SHARD;
   uint8_t fresh[LD_WAKU_HASH_LEN], old[LD_WAKU_HASH_LEN], unset[LD_WAKU_HASH_LEN];
   hash_of(fresh, 1);
   hash_of(old, 2);
@@ -239,10 +239,8 @@ static void window_expiry_follows_the_message_timestamp_and_prunes_each_minute(v
 
 static void default_window_is_seven_minutes(void **state) {
   (void)state;
-  ld_recv_t *r = new_core(1, 0, 0);
-  const char *topic = "/app/1/chat/proto";
-  const char *ps = "/waku/2/rs/1/0";
-  assert_int_equal(ld_recv_subscribe(r, topic, NULL), 0);
+  ld_recv_t *r = new_chat(0, 0);
+  const char *topic = CHAT, *ps = CHAT_SHARD;
   uint8_t h[LD_WAKU_HASH_LEN];
   hash_of(h, 1);
   ld_waku_message_t m = message(topic, T0);
@@ -254,10 +252,8 @@ static void default_window_is_seven_minutes(void **state) {
 
 static void remembered_hashes_are_bounded(void **state) {
   (void)state;
-  ld_recv_t *r = new_core(1, 0, 3);
-  const char *topic = "/app/1/chat/proto";
-  const char *ps = "/waku/2/rs/1/0";
-  assert_int_equal(ld_recv_subscribe(r, topic, NULL), 0);
+  ld_recv_t *r = new_chat(0, 3);
+  const char *topic = CHAT, *ps = CHAT_SHARD;
   ld_waku_message_t m = message(topic, T0);
   uint8_t h[5][LD_WAKU_HASH_LEN];
   for (unsigned i = 0; i < 5; i++) {
@@ -289,9 +285,7 @@ static void backfill_ranges_after_an_offline_period(void **state) {
   (void)state;
   ld_recv_t *r = new_core(8, 0, 0);
   char a[64], b[64], sa[32], sb[32];
-  two_shards(a, b);
-  shard_text(a, 8, sa);
-  shard_text(b, 8, sb);
+  two_shards(a, b, sa, sb);
   assert_int_equal(ld_recv_subscribe(r, a, NULL), 0);
   assert_int_equal(ld_recv_subscribe(r, b, NULL), 0);
   assert_int_equal(ld_recv_subscribe(r, "/app0/1/more/proto", NULL), 0);
@@ -336,13 +330,19 @@ static void backfill_ranges_after_an_offline_period(void **state) {
   ld_recv_free(r);
 }
 
+/* A core on CHAT that comes online at `now`: the recovery that starts then. */
+static const ld_recv_recovery_t *chat_online_at(ld_recv_t **r, uint64_t now) {
+  *r = new_chat(0, 0);
+  assert_true(ld_recv_set_status(*r, LD_CONNECTION_CONNECTED, now));
+  const ld_recv_recovery_t *rec = ld_recv_recovery_poll(*r, now);
+  assert_non_null(rec);
+  return rec;
+}
+
 static void going_offline_during_a_recovery_keeps_that_instant(void **state) {
   (void)state;
-  ld_recv_t *r = new_core(1, 0, 0);
-  assert_int_equal(ld_recv_subscribe(r, "/app/1/chat/proto", NULL), 0);
-  assert_true(ld_recv_set_status(r, LD_CONNECTION_CONNECTED, T0 + 10 * SEC));
-  const ld_recv_recovery_t *rec = ld_recv_recovery_poll(r, T0 + 10 * SEC);
-  assert_non_null(rec);
+  ld_recv_t *r;
+  const ld_recv_recovery_t *rec = chat_online_at(&r, T0 + 10 * SEC);
   assert_false(ld_recv_set_status(r, LD_CONNECTION_DISCONNECTED, T0 + 12 * SEC));
   assert_false(ld_recv_set_status(r, LD_CONNECTION_DISCONNECTED, T0 + 13 * SEC));
   /* Back online while the first is still running: no second one yet. */
@@ -360,11 +360,8 @@ static void going_offline_during_a_recovery_keeps_that_instant(void **state) {
 
 static void failed_recovery_is_retried_and_keeps_its_start(void **state) {
   (void)state;
-  ld_recv_t *r = new_core(1, 0, 0);
-  assert_int_equal(ld_recv_subscribe(r, "/app/1/chat/proto", NULL), 0);
-  assert_true(ld_recv_set_status(r, LD_CONNECTION_CONNECTED, T0 + 10 * SEC));
-  const ld_recv_recovery_t *rec = ld_recv_recovery_poll(r, T0 + 10 * SEC);
-  assert_non_null(rec);
+  ld_recv_t *r;
+  const ld_recv_recovery_t *rec = chat_online_at(&r, T0 + 10 * SEC);
   ld_recv_recovery_done(r, rec, false, T0 + 11 * SEC);
   assert_int_equal(ld_recv_recovery_start(r), T0);
   assert_null(ld_recv_recovery_poll(r, T0 + 11 * SEC + LD_RECV_RECOVERY_RETRY_MS - 1));

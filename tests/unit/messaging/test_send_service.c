@@ -120,19 +120,55 @@ static void fake_init(fake_t *f, setup_t s) {
 static const setup_t CORE = {true, true, true, true, 0, 0};
 static const setup_t EDGE = {false, true, true, true, 0, 0};
 
-static void submit_text(fake_t *f, const char *request_id, const char *text, uint64_t now,
-                        uint64_t *task_id) {
+/* A message on CONTENT with `text` (NULL: no payload) as its payload. */
+static ld_waku_message_t text_message(const char *text, int64_t timestamp) {
   ld_waku_message_t msg;
   ld_waku_message_init(&msg);
-  msg.payload = (const uint8_t *)text;
-  msg.payload_len = strlen(text);
+  if (text != NULL) {
+    msg.payload = (const uint8_t *)text;
+    msg.payload_len = strlen(text);
+  }
   msg.content_topic = CONTENT;
   msg.content_topic_len = strlen(CONTENT);
-  msg.timestamp = 1700000000000000000 + (int64_t)now;
+  msg.timestamp = timestamp;
+  return msg;
+}
+
+static void submit_text(fake_t *f, const char *request_id, const char *text, uint64_t now,
+                        uint64_t *task_id) {
+  ld_waku_message_t msg = text_message(text, 1700000000000000000 + (int64_t)now);
   uint8_t hash[LD_WAKU_HASH_LEN], expect[LD_WAKU_HASH_LEN];
   assert_int_equal(ld_send_service_submit(f->s, request_id, PUBSUB, &msg, now, hash, task_id), 0);
   assert_int_equal(ld_waku_message_hash(PUBSUB, &msg, expect), 0);
   assert_memory_equal(hash, expect, LD_WAKU_HASH_LEN);
+}
+
+/* A new service with `relay_peers` relay peers, one message submitted and processed at 0 ms;
+ * returns its task. */
+static uint64_t send_one(fake_t *f, setup_t s, int relay_peers, const char *request_id,
+                         const char *text) {
+  fake_init(f, s);
+  f->relay_peers = relay_peers;
+  uint64_t id;
+  submit_text(f, request_id, text, 0, &id);
+  ld_send_service_process(f->s, 0);
+  return id;
+}
+
+/* A core service with neither relay nor lightpush peers, one message submitted and processed at
+ * `now`; returns its task. */
+static uint64_t send_nowhere(fake_t *f, const char *request_id, const char *text, uint64_t now) {
+  fake_init(f, CORE);
+  f->lp_peer = false;
+  uint64_t id;
+  submit_text(f, request_id, text, now, &id);
+  ld_send_service_process(f->s, now);
+  return id;
+}
+
+/* The confirmation in flight answers one hash: present or not. */
+static void confirm_one(fake_t *f, bool present, uint64_t now) {
+  ld_send_service_confirm_done(f->s, 0, &present, 1, now);
 }
 
 static ld_send_state_t state_of(fake_t *f, uint64_t id) {
@@ -169,8 +205,7 @@ static void relay_propagates_then_the_store_confirms(void **state) {
   assert_int_equal(f.confirm_calls, 1);
   assert_int_equal(f.confirm_n, 1);
   assert_true(ld_send_service_confirm_in_flight(f.s));
-  bool yes = true;
-  ld_send_service_confirm_done(f.s, 0, &yes, 1, 3100);
+  confirm_one(&f, true, 3100);
   assert_string_equal(f.log, "P:r1,S:r1");
   assert_int_equal(ld_send_service_pending(f.s), 0);
   assert_false(ld_send_service_task_state(f.s, id, NULL));
@@ -187,10 +222,7 @@ static void relay_propagates_then_the_store_confirms(void **state) {
 static void edge_sends_through_lightpush_only(void **state) {
   (void)state;
   fake_t f;
-  fake_init(&f, EDGE);
-  uint64_t id;
-  submit_text(&f, "e1", "light", 0, &id);
-  ld_send_service_process(f.s, 0);
+  uint64_t id = send_one(&f, EDGE, 0, "e1", "light");
   assert_int_equal(f.relay_calls, 0);
   assert_int_equal(f.lp_calls, 1);
   assert_true(f.lp_tasks[0] == id);
@@ -203,8 +235,7 @@ static void edge_sends_through_lightpush_only(void **state) {
   assert_int_equal(f.confirm_calls, 0);
   ld_send_service_tick(f.s, 8500);
   assert_int_equal(f.confirm_calls, 1);
-  bool yes = true;
-  ld_send_service_confirm_done(f.s, 0, &yes, 1, 8600);
+  confirm_one(&f, true, 8600);
   assert_string_equal(f.log, "P:e1,S:e1");
   ld_send_service_free(f.s);
 }
@@ -212,11 +243,7 @@ static void edge_sends_through_lightpush_only(void **state) {
 static void relay_without_peers_falls_back_to_lightpush(void **state) {
   (void)state;
   fake_t f;
-  fake_init(&f, CORE);
-  f.relay_peers = 0;
-  uint64_t id;
-  submit_text(&f, "f1", "fallback", 0, &id);
-  ld_send_service_process(f.s, 0);
+  uint64_t id = send_one(&f, CORE, 0, "f1", "fallback");
   assert_int_equal(f.relay_calls, 1);
   assert_int_equal(f.lp_calls, 1);
   assert_int_equal(state_of(&f, id), LD_SEND_FALLBACK_RETRY);
@@ -235,10 +262,7 @@ static void retryable_lightpush_codes_retry_next_round(void **state) {
                             LD_LIGHTPUSH_NO_PEERS_TO_RELAY};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     fake_t f;
-    fake_init(&f, EDGE);
-    uint64_t id;
-    submit_text(&f, "c1", "code", 0, &id);
-    ld_send_service_process(f.s, 0);
+    uint64_t id = send_one(&f, EDGE, 0, "c1", "code");
     ld_send_service_lightpush_done(f.s, id, codes[i], "busy", 200);
     assert_int_equal(state_of(&f, id), LD_SEND_NEXT_ROUND_RETRY);
     assert_int_equal(f.events, 0);
@@ -256,10 +280,7 @@ static void other_lightpush_codes_fail_with_the_description(void **state) {
                             LD_LIGHTPUSH_PAYLOAD_TOO_LARGE, LD_LIGHTPUSH_UNSUPPORTED_PUBSUB_TOPIC};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     fake_t f;
-    fake_init(&f, EDGE);
-    uint64_t id;
-    submit_text(&f, "c2", "code", 0, &id);
-    ld_send_service_process(f.s, 0);
+    uint64_t id = send_one(&f, EDGE, 0, "c2", "code");
     ld_send_service_lightpush_done(f.s, id, codes[i], "refused here", 200);
     assert_string_equal(f.log, "E:c2:refused here");
     assert_false(ld_send_service_task_state(f.s, id, NULL));
@@ -269,10 +290,7 @@ static void other_lightpush_codes_fail_with_the_description(void **state) {
     ld_send_service_free(f.s);
   }
   fake_t f;
-  fake_init(&f, EDGE);
-  uint64_t id;
-  submit_text(&f, "c3", "code", 0, &id);
-  ld_send_service_process(f.s, 0);
+  uint64_t id = send_one(&f, EDGE, 0, "c3", "code");
   ld_send_service_lightpush_done(f.s, id, LD_LIGHTPUSH_INVALID_MESSAGE, NULL, 10);
   assert_string_equal(f.log, "E:c3:lightpush failed: 420 INVALID_MESSAGE");
   ld_send_service_lightpush_done(f.s, id, LD_LIGHTPUSH_SUCCESS, NULL, 20); /* gone: ignored */
@@ -285,12 +303,7 @@ static void other_lightpush_codes_fail_with_the_description(void **state) {
 static void nothing_to_send_with_fails_after_the_retry_window(void **state) {
   (void)state;
   fake_t f;
-  fake_init(&f, CORE);
-  f.relay_peers = 0;
-  f.lp_peer = false;
-  uint64_t id;
-  submit_text(&f, "w1", "nobody", 500, &id);
-  ld_send_service_process(f.s, 500);
+  uint64_t id = send_nowhere(&f, "w1", "nobody", 500);
   assert_int_equal(state_of(&f, id), LD_SEND_NEXT_ROUND_RETRY);
   for (uint64_t t = 1500; t < 60500; t += 1000)
     ld_send_service_tick(f.s, t);
@@ -307,12 +320,7 @@ static void nothing_to_send_with_fails_after_the_retry_window(void **state) {
 static void a_peer_within_the_window_saves_the_send(void **state) {
   (void)state;
   fake_t f;
-  fake_init(&f, CORE);
-  f.relay_peers = 0;
-  f.lp_peer = false;
-  uint64_t id;
-  submit_text(&f, "w2", "late peer", 0, &id);
-  ld_send_service_process(f.s, 0);
+  send_nowhere(&f, "w2", "late peer", 0);
   ticks(&f, 1000, 20000);
   f.relay_peers = 1;
   ld_send_service_tick(f.s, 21000);
@@ -326,12 +334,8 @@ static void a_peer_within_the_window_saves_the_send(void **state) {
 static void unconfirmed_messages_are_dropped_silently(void **state) {
   (void)state;
   fake_t f;
-  fake_init(&f, CORE);
-  f.relay_peers = 2;
-  f.store_peer = false;
-  uint64_t id;
-  submit_text(&f, "d1", "no store", 0, &id);
-  ld_send_service_process(f.s, 0);
+  uint64_t id = send_one(&f, CORE, 2, "d1", "no store");
+  f.store_peer = false; /* asked at the first check only */
   assert_string_equal(f.log, "P:d1");
   ticks(&f, 1000, 59000);
   assert_int_equal(f.confirm_calls, 0);
@@ -349,18 +353,13 @@ static void unconfirmed_messages_are_dropped_silently(void **state) {
 static void absent_messages_are_published_again(void **state) {
   (void)state;
   fake_t f;
-  fake_init(&f, CORE);
-  f.relay_peers = 2;
-  uint64_t id;
-  submit_text(&f, "a1", "absent", 0, &id);
-  ld_send_service_process(f.s, 0);
+  uint64_t id = send_one(&f, CORE, 2, "a1", "absent");
   uint64_t t = 3000, checks = 0;
   while (ld_send_service_task_state(f.s, id, NULL)) {
     ld_send_service_tick(f.s, t);
     if (ld_send_service_confirm_in_flight(f.s)) {
-      bool no = false;
       checks++;
-      ld_send_service_confirm_done(f.s, 0, &no, 1, t + 100);
+      confirm_one(&f, false, t + 100);
       assert_int_equal(state_of(&f, id), LD_SEND_NEXT_ROUND_RETRY);
     }
     t += 1000;
@@ -377,10 +376,7 @@ static void absent_messages_are_published_again(void **state) {
 static void lightpush_in_flight_is_not_timed_out(void **state) {
   (void)state;
   fake_t f;
-  fake_init(&f, EDGE);
-  uint64_t id;
-  submit_text(&f, "t1", "slow", 0, &id);
-  ld_send_service_process(f.s, 0);
+  uint64_t id = send_one(&f, EDGE, 0, "t1", "slow");
   ticks(&f, 1000, 65000);
   assert_int_equal(f.events, 0);
   ld_send_service_lightpush_done(f.s, id, LD_LIGHTPUSH_NO_PEERS_TO_RELAY, NULL, 65500);
@@ -390,9 +386,11 @@ static void lightpush_in_flight_is_not_timed_out(void **state) {
   ld_send_service_free(f.s);
 }
 
-/* ---- confirmation batching and spacing ------------------------------------------------------- */
+/* ---- confirmation batching and pacing -------------------------------------------------------- */
 
-static void confirmations_are_spaced_and_batched(void **state) {
+/* One confirmation in flight at a time; a task becomes eligible confirm_after_ms after its last
+ * propagation; an answered confirmation starts the next eligible batch at once. */
+static void confirmations_keep_pace_one_at_a_time(void **state) {
   (void)state;
   fake_t f;
   fake_init(&f, CORE);
@@ -402,30 +400,28 @@ static void confirmations_are_spaced_and_batched(void **state) {
   ld_send_service_process(f.s, 0);
   submit_text(&f, "b2", "two", 1000, &id2);
   ld_send_service_process(f.s, 1000);
+  ld_send_service_tick(f.s, 2900);
+  assert_int_equal(f.confirm_calls, 0); /* nothing propagated 3 s ago yet */
   ld_send_service_tick(f.s, 3000);
   assert_int_equal(f.confirm_calls, 1);
   assert_int_equal(f.confirm_n, 1); /* b2 was propagated 2 s ago only */
-  bool no = false;
-  ld_send_service_confirm_done(f.s, 0, &no, 1, 3100);
-  ld_send_service_tick(f.s, 4000); /* b1 re-published; b2 due, but 1 s after the last check */
+  confirm_one(&f, false, 3100);
+  assert_int_equal(f.confirm_calls, 1); /* b2 not eligible before 4 s */
+  assert_int_equal(state_of(&f, id1), LD_SEND_NEXT_ROUND_RETRY);
+  ld_send_service_tick(f.s, 4000); /* b1 published again; b2 due now */
   assert_int_equal(f.relay_calls, 3);
-  assert_int_equal(f.confirm_calls, 1);
-  ld_send_service_tick(f.s, 5000);
-  assert_int_equal(f.confirm_calls, 1);
-  ld_send_service_tick(f.s, 6000);
   assert_int_equal(f.confirm_calls, 2);
   assert_int_equal(f.confirm_n, 1); /* b2 only: b1 was published again at 4 s */
-  ld_send_service_tick(f.s, 7000);
-  ld_send_service_tick(f.s, 9000); /* one in flight: no second one */
+  ld_send_service_tick(f.s, 5000);
+  ld_send_service_tick(f.s, 7000); /* one in flight: no second one */
   assert_int_equal(f.confirm_calls, 2);
-  bool yes = true;
-  ld_send_service_confirm_done(f.s, 0, &yes, 1, 9100);
+  confirm_one(&f, true, 7100); /* b2 confirmed; b1 (4 s) is due: checked at once */
   assert_string_equal(f.log, "P:b1,P:b2,S:b2");
-  ld_send_service_tick(f.s, 10000);
   assert_int_equal(f.confirm_calls, 3);
   assert_int_equal(f.confirm_n, 1);
-  ld_send_service_confirm_done(f.s, 0, &yes, 1, 10100);
+  confirm_one(&f, true, 7200);
   assert_string_equal(f.log, "P:b1,P:b2,S:b2,S:b1");
+  assert_int_equal(f.confirm_calls, 3); /* nothing left */
   ld_send_service_free(f.s);
 }
 
@@ -442,13 +438,7 @@ static void one_confirmation_takes_at_most_a_batch(void **state) {
     snprintf(text, sizeof text, "msg %zu", i);
     submit_text(&f, rid, text, 0, NULL);
     if (i == 0) {
-      ld_waku_message_t msg;
-      ld_waku_message_init(&msg);
-      msg.payload = (const uint8_t *)text;
-      msg.payload_len = strlen(text);
-      msg.content_topic = CONTENT;
-      msg.content_topic_len = strlen(CONTENT);
-      msg.timestamp = 1700000000000000000;
+      ld_waku_message_t msg = text_message(text, 1700000000000000000);
       ld_waku_message_hash(PUBSUB, &msg, first);
     }
   }
@@ -473,23 +463,18 @@ static void one_confirmation_takes_at_most_a_batch(void **state) {
 static void a_failed_confirmation_changes_nothing(void **state) {
   (void)state;
   fake_t f;
-  fake_init(&f, CORE);
-  f.relay_peers = 1;
-  uint64_t id;
-  submit_text(&f, "x1", "x", 0, &id);
-  ld_send_service_process(f.s, 0);
+  uint64_t id = send_one(&f, CORE, 1, "x1", "x");
   ld_send_service_tick(f.s, 3000);
+  assert_int_equal(f.confirm_calls, 1);
   ld_send_service_confirm_done(f.s, LD_ERR_TIMEOUT, NULL, 0, 3500);
   assert_int_equal(state_of(&f, id), LD_SEND_PROPAGATED);
   assert_int_equal(f.relay_calls, 1);
+  assert_int_equal(f.confirm_calls, 1); /* a failure waits for the next tick */
   ld_send_service_tick(f.s, 4000);
-  ld_send_service_tick(f.s, 5000);
-  assert_int_equal(f.confirm_calls, 1);
-  ld_send_service_tick(f.s, 6000);
   assert_int_equal(f.confirm_calls, 2);
-  ld_send_service_confirm_done(f.s, 0, NULL, 0, 6100); /* answered, none present */
+  ld_send_service_confirm_done(f.s, 0, NULL, 0, 4100); /* answered, none present */
   assert_int_equal(state_of(&f, id), LD_SEND_NEXT_ROUND_RETRY);
-  ld_send_service_confirm_done(f.s, 0, NULL, 0, 6200); /* nothing in flight: ignored */
+  ld_send_service_confirm_done(f.s, 0, NULL, 0, 4200); /* nothing in flight: ignored */
   ld_send_service_free(f.s);
 }
 
@@ -506,12 +491,7 @@ static void ephemeral_and_reliability_off_end_at_propagation(void **state) {
       s.confirm = false;
     fake_init(&f, s);
     f.relay_peers = 1;
-    ld_waku_message_t msg;
-    ld_waku_message_init(&msg);
-    msg.payload = (const uint8_t *)"e";
-    msg.payload_len = 1;
-    msg.content_topic = CONTENT;
-    msg.content_topic_len = strlen(CONTENT);
+    ld_waku_message_t msg = text_message("e", 0);
     msg.ephemeral = variant == 0;
     uint64_t id;
     assert_int_equal(ld_send_service_submit(f.s, "p1", PUBSUB, &msg, 0, NULL, &id), 0);
@@ -572,10 +552,7 @@ static void pending_tasks_are_bounded(void **state) {
   setup_t s = CORE;
   s.max_pending = 2;
   fake_init(&f, s);
-  ld_waku_message_t msg;
-  ld_waku_message_init(&msg);
-  msg.content_topic = CONTENT;
-  msg.content_topic_len = strlen(CONTENT);
+  ld_waku_message_t msg = text_message(NULL, 0);
   assert_int_equal(ld_send_service_submit(f.s, "1", PUBSUB, &msg, 0, NULL, NULL), 0);
   assert_int_equal(ld_send_service_submit(f.s, "2", PUBSUB, &msg, 0, NULL, NULL), 0);
   assert_int_equal(ld_send_service_submit(f.s, "3", PUBSUB, &msg, 0, NULL, NULL), LD_ERR_LIMIT);
@@ -643,7 +620,7 @@ int main(void) {
       cmocka_unit_test(unconfirmed_messages_are_dropped_silently),
       cmocka_unit_test(absent_messages_are_published_again),
       cmocka_unit_test(lightpush_in_flight_is_not_timed_out),
-      cmocka_unit_test(confirmations_are_spaced_and_batched),
+      cmocka_unit_test(confirmations_keep_pace_one_at_a_time),
       cmocka_unit_test(one_confirmation_takes_at_most_a_batch),
       cmocka_unit_test(a_failed_confirmation_changes_nothing),
       cmocka_unit_test(ephemeral_and_reliability_off_end_at_propagation),

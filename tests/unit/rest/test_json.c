@@ -223,14 +223,20 @@ static void bad_messages_get_nwaku_reasons(void **state) {
   json_decref(j);
 }
 
-static void encodes_nwaku_field_order(void **state) {
-  (void)state;
+/* Payload "hi" on /a/1/c/p, every other field at its default. */
+static ld_waku_message_t hi_message(void) {
   ld_waku_message_t m;
   ld_waku_message_init(&m);
   m.payload = (const uint8_t *)"hi";
   m.payload_len = 2;
   m.content_topic = "/a/1/c/p";
   m.content_topic_len = 8;
+  return m;
+}
+
+static void encodes_nwaku_field_order(void **state) {
+  (void)state;
+  ld_waku_message_t m = hi_message();
   m.version = 0;
   m.timestamp = 42;
   json_t *j = ld_rest_message_to_json(&m);
@@ -251,6 +257,83 @@ static void encodes_nwaku_field_order(void **state) {
   json_decref(j);
 }
 
+static char *dump(json_t *j) {
+  assert_non_null(j);
+  char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+  json_decref(j);
+  assert_non_null(text);
+  return text;
+}
+
+static void sparse_form_leaves_out_unset_fields(void **state) {
+  (void)state;
+  ld_waku_message_t m = hi_message();
+  char *text = dump(ld_rest_message_to_sparse_json(&m));
+  assert_string_equal(text, "{\"payload\":\"aGk=\",\"contentTopic\":\"/a/1/c/p\"}");
+  free(text);
+  m.version = 1;
+  m.timestamp = 42;
+  m.meta = (const uint8_t *)"m";
+  m.meta_len = 1;
+  m.ephemeral = true;
+  m.proof = (const uint8_t *)"p";
+  m.proof_len = 1;
+  text = dump(ld_rest_message_to_sparse_json(&m));
+  assert_string_equal(text, "{\"payload\":\"aGk=\",\"contentTopic\":\"/a/1/c/p\",\"version\":1,"
+                            "\"timestamp\":42,\"meta\":\"bQ==\",\"ephemeral\":true,"
+                            "\"proof\":\"cA==\"}");
+  free(text);
+}
+
+static void base64_with_or_without_padding(void **state) {
+  (void)state;
+  static const struct {
+    const char *text;
+    const char *bytes;
+  } ok[] = {{"", ""},     {"aGk=", "hi"}, {"aGk", "hi"},       {"aA", "h"},
+            {"aA=", "h"}, {"aA==", "h"},  {"aGVsbG8", "hello"}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    uint8_t *out = NULL;
+    size_t n = 99;
+    assert_int_equal(ld_rest_base64_decode(ok[i].text, strlen(ok[i].text), &out, &n), 0);
+    assert_non_null(out);
+    assert_int_equal(n, strlen(ok[i].bytes));
+    assert_memory_equal(out, ok[i].bytes, n);
+    free(out);
+  }
+  static const char *const bad[] = {"a", "aGk=a", "a=Gk", "aG!k", "aGk==="};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    uint8_t *out = NULL;
+    size_t n = 0;
+    assert_int_equal(ld_rest_base64_decode(bad[i], strlen(bad[i]), &out, &n), LD_ERR_BAD_ENCODING);
+    assert_null(out);
+  }
+}
+
+static void small_values(void **state) {
+  (void)state;
+  char *text = dump(ld_rest_json_base64((const uint8_t *)"hello", 5));
+  assert_string_equal(text, "\"aGVsbG8=\"");
+  free(text);
+  text = dump(ld_rest_json_base64(NULL, 0));
+  assert_string_equal(text, "\"\"");
+  free(text);
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  for (size_t i = 0; i < sizeof hash; i++)
+    hash[i] = (uint8_t)i;
+  text = dump(ld_rest_json_hash(hash));
+  assert_string_equal(text,
+                      "\"0x000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"");
+  free(text);
+  json_t *o = json_object();
+  assert_int_equal(ld_rest_json_set(o, "a", json_integer(1)), 0);
+  assert_int_equal(ld_rest_json_set(o, "b", NULL), -1);
+  assert_int_equal(json_object_size(o), 1);
+  text = dump(o);
+  assert_string_equal(text, "{\"a\":1}");
+  free(text);
+}
+
 static void strings_from_any_bytes(void **state) {
   (void)state;
   json_t *j = ld_rest_json_string("a\xff"
@@ -267,6 +350,9 @@ static void strings_from_any_bytes(void **state) {
   assert_string_equal(json_string_value(j), "caf\xc3\xa9");
   json_decref(j);
   j = ld_rest_json_string(NULL, 0);
+  assert_string_equal(json_string_value(j), "");
+  json_decref(j);
+  j = ld_rest_json_string(NULL, 5); /* no text is "", whatever the length */
   assert_string_equal(json_string_value(j), "");
   json_decref(j);
 }
@@ -306,6 +392,9 @@ int main(void) {
       cmocka_unit_test(reads_every_field),
       cmocka_unit_test(bad_messages_get_nwaku_reasons),
       cmocka_unit_test(encodes_nwaku_field_order),
+      cmocka_unit_test(sparse_form_leaves_out_unset_fields),
+      cmocka_unit_test(base64_with_or_without_padding),
+      cmocka_unit_test(small_values),
       cmocka_unit_test(strings_from_any_bytes),
       cmocka_unit_test(string_lists),
   };

@@ -1003,6 +1003,41 @@ static void publish_results_and_errors(void **state) {
   net_free(net);
 }
 
+/* Messages awaiting validation are capped by bytes: beyond the cap a new one is dropped, and
+ * room comes back as validations finish. */
+static void pending_validations_are_capped_by_bytes(void **state) {
+  (void)state;
+  ld_gs_params_t saved = P;
+  P.max_pending_validation_bytes = 1000;
+  net_t *net = net_new(2, 0, 15);
+  link_nodes(net, 0, 1, LD_GS_PROTO_WAKU_RELAY);
+  subscribe_all(net, T);
+  tick(net, 2);
+  node_t *b = &net->nodes[1];
+  b->defer = true;
+  uint8_t m[3][600];
+  for (int i = 0; i < 3; i++)
+    memset(m[i], 'a' + i, sizeof m[i]);
+  ld_gs_router_publish(net->nodes[0].r, T, m[0], sizeof m[0], net->now);
+  ld_gs_router_publish(net->nodes[0].r, T, m[1], sizeof m[1], net->now);
+  net_run(net);
+  assert_int_equal(b->n_deferred, 1); /* 600 + 600 bytes would pass the cap */
+  ld_gs_stats_t st;
+  ld_gs_router_stats(b->r, &st);
+  assert_int_equal(st.validations_dropped, 1);
+  ld_gs_router_validated(b->r, b->deferred[0], LD_GS_ACCEPT, net->now);
+  ld_gs_router_publish(net->nodes[0].r, T, m[2], sizeof m[2], net->now);
+  net_run(net);
+  assert_int_equal(b->n_deferred, 2); /* room again */
+  ld_gs_router_validated(b->r, b->deferred[1], LD_GS_ACCEPT, net->now);
+  net_run(net);
+  assert_true(delivered(b, m[0], sizeof m[0]));
+  assert_false(delivered(b, m[1], sizeof m[1]));
+  assert_true(delivered(b, m[2], sizeof m[2]));
+  net_free(net);
+  P = saved;
+}
+
 static void validation_is_asynchronous(void **state) {
   (void)state;
   net_t *net = net_new(3, 0, 14);
@@ -1193,6 +1228,7 @@ int main(void) {
       cmocka_unit_test_setup(malformed_rpcs_are_named_and_end_in_disconnect, setup),
       cmocka_unit_test_setup(publish_results_and_errors, setup),
       cmocka_unit_test_setup(validation_is_asynchronous, setup),
+      cmocka_unit_test_setup(pending_validations_are_capped_by_bytes, setup),
       cmocka_unit_test_setup(unsubscribe_prunes_with_backoff, setup),
       cmocka_unit_test_setup(fanout_without_flood_publish, setup),
       cmocka_unit_test_setup(output_respects_the_rpc_cap, setup),
