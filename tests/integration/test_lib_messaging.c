@@ -65,8 +65,11 @@ static void reply_ok(reply_t *r, char *out, size_t cap) {
   assert_int_equal(r->n, 1);
   if (r->ret != RET_OK)
     fail_msg("request failed: %s", r->msg);
-  if (out != NULL)
-    snprintf(out, cap, "%s", r->msg);
+  if (out != NULL && cap > 0) {
+    size_t n = strnlen(r->msg, cap - 1);
+    memcpy(out, r->msg, n);
+    out[n] = '\0';
+  }
   pthread_mutex_destroy(&r->mu);
   pthread_cond_destroy(&r->cv);
 }

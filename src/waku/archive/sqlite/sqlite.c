@@ -249,8 +249,7 @@ static int build_sql(const ld_archive_query_t *q, bool with_ts, ld_buf_t *b) {
   return rc != 0 ? LD_ERR_NOMEM : 0;
 }
 
-/* Binds the query's values; returns the index of the last parameter bound. */
-static int bind_query(sqlite3_stmt *st, const ld_archive_query_t *q, int64_t cursor_ts) {
+static void bind_query(sqlite3_stmt *st, const ld_archive_query_t *q, int64_t cursor_ts) {
   int i = 1;
   if (q->has_cursor) {
     sqlite3_bind_int64(st, i++, cursor_ts);
@@ -266,10 +265,8 @@ static int bind_query(sqlite3_stmt *st, const ld_archive_query_t *q, int64_t cur
     sqlite3_bind_int64(st, i++, q->time_end);
   for (size_t k = 0; k < q->n_hashes; k++)
     bind_blob(st, i++, q->hashes[k], LD_WAKU_HASH_LEN);
-  if (q->n_hashes > 0)
-    return i - 1;
-  sqlite3_bind_int64(st, i, q->limit);
-  return i;
+  if (q->n_hashes == 0)
+    sqlite3_bind_int64(st, i, q->limit);
 }
 
 /* Appends the current row; with_ts keeps the timestamp of a hash-only row (for merging). */
@@ -333,45 +330,6 @@ static int run_one(sq_driver_t *s, ld_archive_job_t *job, const ld_archive_query
   return rc == SQLITE_DONE ? 0 : db_fail(s, job, "query");
 }
 
-static int by_hash_bytes(const void *a, const void *b) {
-  return memcmp(a, b, LD_WAKU_HASH_LEN);
-}
-
-/* A lookup by hashes: one indexed probe per distinct hash through a single prepared statement
- * (an IN list would first be copied into a temporary index). */
-static int run_hashes(sq_driver_t *s, ld_archive_job_t *job, int64_t ts) {
-  const ld_archive_query_t *q = &job->query;
-  uint8_t sorted[LD_ARCHIVE_MAX_HASHES][LD_WAKU_HASH_LEN];
-  size_t n = q->n_hashes < LD_ARCHIVE_MAX_HASHES ? q->n_hashes : LD_ARCHIVE_MAX_HASHES;
-  memcpy(sorted, q->hashes, n * LD_WAKU_HASH_LEN);
-  qsort(sorted, n, LD_WAKU_HASH_LEN, by_hash_bytes);
-  ld_archive_query_t one = *q;
-  one.n_hashes = 1;
-  one.hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])sorted;
-  ld_buf_t sql;
-  ld_buf_init(&sql);
-  sqlite3_stmt *st = build_sql(&one, true, &sql) == 0 ? cached(s, (const char *)sql.data) : NULL;
-  ld_buf_clear(&sql);
-  if (st == NULL)
-    return db_fail(s, job, "prepare");
-  int last = bind_query(st, &one, ts);
-  int rc = SQLITE_DONE;
-  for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
-    if (i > 0 && memcmp(sorted[i], sorted[i - 1], LD_WAKU_HASH_LEN) == 0)
-      continue;
-    sqlite3_reset(st);
-    bind_blob(st, last, sorted[i], LD_WAKU_HASH_LEN);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-      if (read_row(st, job, true) != 0) {
-        sqlite3_reset(st);
-        ld_archive_job_fail(job, LD_ERR_NOMEM, "out of memory");
-        return LD_ERR_NOMEM;
-      }
-  }
-  sqlite3_reset(st);
-  return rc == SQLITE_DONE ? 0 : db_fail(s, job, "query");
-}
-
 static bool seen_before(const ld_archive_query_t *q, size_t i) {
   for (size_t k = 0; k < i; k++)
     if (strcmp(q->content_topics[k], q->content_topics[i]) == 0)
@@ -419,7 +377,7 @@ static void run_query(sq_driver_t *s, ld_archive_job_t *job) {
     return;
   }
   if (q->n_hashes > 0) {
-    if (run_hashes(s, job, ts) == 0)
+    if (run_one(s, job, q, ts, true) == 0)
       sort_rows(job);
   } else if (q->n_content_topics > 1) {
     run_merged(s, job, ts);
