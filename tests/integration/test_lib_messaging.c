@@ -2,7 +2,9 @@
  * - two Core nodes joined by a staticnode entry exchange a message: message_received once at
  *   the receiver, with the payload as an integer array; connection and health events flow;
  * - with a third node running store, a send goes message_propagated → message_sent;
- * - an Edge node sends through lightpush and receives through filter via a service node. */
+ * - an Edge node sends through lightpush and receives through filter via a service node;
+ * - a context that loses its peers reports Disconnected, and once reconnected recovers the
+ *   messages it missed from a store node, each reported once. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,17 +14,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
 #include "base/clock.h"
 #include "liblogosdelivery.h"
+#include "liblogosdelivery_kernel.h"
 #include "thread_wait.h"
 
 #define WAIT_MS 90000
 #define MAX_EVENTS 4096
 #define TOPIC "/libmsg/1/chat/proto"
+#define SHARD "/waku/2/rs/66/0" /* TOPIC's shard: cluster 66, one shard */
 #define BASE                                                                                       \
   "\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,"                                \
   "\"numShardsInNetwork\":1,\"logLevel\":\"WARN\""
@@ -180,10 +185,19 @@ static int count_events(node_t *n, const char *type, const char *key, const char
 
 typedef bool (*event_pred)(const char *json, const void *arg);
 
-/* Index of the first event matching `pred`, waiting for it; -1 after `ms`. */
-static int wait_match_for(node_t *n, event_pred pred, const void *arg, uint64_t ms) {
+/* The number of events so far: later waits can start there. */
+static int events_now(node_t *n) {
+  pthread_mutex_lock(&n->mu);
+  int c = n->n_events;
+  pthread_mutex_unlock(&n->mu);
+  return c;
+}
+
+/* Index of the first event at or after index `from` matching `pred`, waiting for it; -1 after
+ * `ms`. */
+static int wait_match_from(node_t *n, int from, event_pred pred, const void *arg, uint64_t ms) {
   uint64_t deadline = ld_now_ms() + ms;
-  int seen = 0;
+  int seen = from;
   pthread_mutex_lock(&n->mu);
   for (;;) {
     for (; seen < n->n_events; seen++)
@@ -197,6 +211,11 @@ static int wait_match_for(node_t *n, event_pred pred, const void *arg, uint64_t 
   }
   pthread_mutex_unlock(&n->mu);
   return -1;
+}
+
+/* Index of the first event matching `pred`, waiting for it; -1 after `ms`. */
+static int wait_match_for(node_t *n, event_pred pred, const void *arg, uint64_t ms) {
+  return wait_match_from(n, 0, pred, arg, ms);
 }
 
 static int wait_match(node_t *n, event_pred pred, const void *arg) {
@@ -320,6 +339,8 @@ static void two_core_nodes_exchange_a_message(void **state) {
   node_free(a);
 }
 
+static void wait_mesh(node_t *n, int want);
+
 static void store_confirms_a_send(void **state) {
   (void)state;
   node_t *store = node_start("\"store\":true,\"storeMessageDbUrl\":\"memory://\"");
@@ -330,6 +351,8 @@ static void store_confirms_a_send(void **state) {
   assert_true(wait_event(store, "connection_change", "peerId", a->peer_id) >= 0);
   assert_true(wait_event(store, "connection_change", "peerId", b->peer_id) >= 0);
   subscribe(a, TOPIC);
+  subscribe(b, TOPIC);
+  wait_mesh(store, 2); /* the store forwards along its mesh only */
 
   char id[32];
   send_text(b, "c3RvcmVk", false, id); /* "stored" */
@@ -410,12 +433,157 @@ static void oversized_send_is_a_message_error(void **state) {
   node_free(a);
 }
 
+/* ---- recovery ------------------------------------------------------------------------------- */
+
+/* Gossipsub with nwaku's parameters (one heartbeat a second, IHAVE for the messages of the last 3
+ * heartbeats, IWANT answered from the last 6): a message a relay peer got this long before
+ * another peer joins it can reach that peer only through a store recovery. */
+#define GOSSIP_FORGETS_MS 8000
+
+static void connect_to(node_t *n, const node_t *peer) {
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(waku_connect(n->ctx, on_reply, &r, peer->addr, WAIT_MS), RET_OK);
+  reply_ok(&r, NULL, 0);
+}
+
+static void relay_subscribe(node_t *n, const char *pubsub_topic) {
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(waku_relay_subscribe(n->ctx, on_reply, &r, pubsub_topic), RET_OK);
+  reply_ok(&r, NULL, 0);
+}
+
+/* Waits until the relay mesh of `n` on SHARD holds at least `want` peers: a message published
+ * on a peer before the receiver is in its mesh is neither forwarded to the receiver nor, once the
+ * heartbeat has grafted it, gossiped to it. */
+static void wait_mesh(node_t *n, int want) {
+  uint64_t deadline = ld_now_ms() + WAIT_MS;
+  for (;;) {
+    char text[32];
+    reply_t r;
+    reply_init(&r);
+    assert_int_equal(waku_relay_get_num_peers_in_mesh(n->ctx, on_reply, &r, SHARD), RET_OK);
+    reply_ok(&r, text, sizeof text);
+    if (atoi(text) >= want)
+      return;
+    if (ld_now_ms() >= deadline)
+      fail_msg("the mesh on %s has %s peers, not %d", SHARD, text, want);
+    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+  }
+}
+
+static bool status_up(const char *json, const void *arg) {
+  (void)arg;
+  return event_is(json, "connection_status_change", NULL, NULL) &&
+         !event_is(json, "connection_status_change", "connectionStatus", "Disconnected");
+}
+
+static bool status_down(const char *json, const void *arg) {
+  (void)arg;
+  return event_is(json, "connection_status_change", "connectionStatus", "Disconnected");
+}
+
+static bool any_received(const char *json, const void *arg) {
+  (void)arg;
+  return event_is(json, "message_received", NULL, NULL);
+}
+
+static bool any_status(const char *json, const void *arg) {
+  (void)arg;
+  return event_is(json, "connection_status_change", NULL, NULL);
+}
+
+/* Waits for the message_received event of `text` at `n` (from event `from` on), checks its
+ * payload and content topic, and returns its index; its hash goes to `hash`. */
+static int received_at(node_t *n, int from, const char *text, char hash[80]) {
+  int at = wait_match_from(n, from, received_text, text, WAIT_MS);
+  if (at < 0)
+    fail_msg("no message_received for \"%s\"", text);
+  char got[64];
+  received_payload(n, at, got, sizeof got, hash, 80);
+  assert_string_equal(got, text);
+  assert_int_equal(strlen(hash), 66);
+  return at;
+}
+
+/* Sends `text` (`b64`) from `n` and waits until the store confirmed it (message_sent). */
+static void send_stored(node_t *n, const char *b64) {
+  char id[32];
+  send_text(n, b64, false, id);
+  int p = wait_event(n, "message_propagated", "requestId", id);
+  assert_true(p >= 0);
+  assert_true(wait_event(n, "message_sent", "requestId", id) > p);
+  assert_int_equal(count_events(n, "message_error", "requestId", id), 0);
+}
+
+/* R, connected to the store node S by waku_connect (no static node: nothing redials it), gets
+ * P's first message live, is cut off by waku_disconnect_all_peers and misses two messages that S
+ * archives; reconnected by hand after gossip has forgotten them, it reports them from a store
+ * recovery. A kernel relay subscription on the shard at R is the witness: it reports what relay
+ * delivered ("message" events), so the missed messages must not appear there. */
+static void a_reconnected_context_recovers_missed_messages(void **state) {
+  (void)state;
+  node_t *s = node_start("\"store\":true,\"storeMessageDbUrl\":\"memory://\"");
+  char fields[768];
+  staticnode(fields, sizeof fields, s);
+  node_t *p = node_start(fields);
+  node_t *r = node_start("");
+  subscribe(r, TOPIC);
+  relay_subscribe(r, SHARD);
+  subscribe(p, TOPIC);
+  connect_to(r, s);
+  assert_true(wait_match(r, status_up, NULL) >= 0);
+  wait_mesh(s, 2);
+
+  char h1[80], h2[80], h3[80], h4[80];
+  send_stored(p, "bGl2ZSBvbmU="); /* "live one" */
+  received_at(r, 0, "live one", h1);
+  assert_true(wait_event(r, "message", "messageHash", h1) >= 0); /* the witness sees relay */
+
+  /* cut off: Disconnected, then nothing arrives while P's next two messages are archived */
+  int cut = events_now(r);
+  call_ok(waku_disconnect_all_peers, r->ctx);
+  int down = wait_match_from(r, cut, status_down, NULL, WAIT_MS);
+  assert_true(down >= cut);
+  send_stored(p, "bWlzc2VkIHR3bw=="); /* "missed two" */
+  send_stored(p, "bWlzc2VkIHRocmVl"); /* "missed three" */
+  assert_true(wait_match_from(r, down, any_received, NULL, GOSSIP_FORGETS_MS) < 0);
+  assert_true(wait_match_from(r, down + 1, any_status, NULL, 0) < 0); /* still Disconnected */
+
+  int back = events_now(r);
+  connect_to(r, s);
+  int up = wait_match_from(r, back, status_up, NULL, WAIT_MS);
+  assert_true(up >= back);
+  int i2 = received_at(r, back, "missed two", h2);
+  int i3 = received_at(r, back, "missed three", h3);
+  assert_true(down < up && up < i2 && up < i3);
+
+  /* one more live message once R is back in S's mesh: by then the recovered ones were still
+   * reported once, the first one was not reported again, and relay delivered only the live
+   * ones */
+  wait_mesh(s, 2);
+  send_stored(p, "bGl2ZSBmb3Vy"); /* "live four" */
+  received_at(r, back, "live four", h4);
+  assert_true(wait_event(r, "message", "messageHash", h4) >= 0);
+  assert_int_equal(count_events(r, "message_received", NULL, NULL), 4);
+  assert_int_equal(count_events(r, "message_received", "messageHash", h1), 1);
+  assert_int_equal(count_events(r, "message_received", "messageHash", h2), 1);
+  assert_int_equal(count_events(r, "message_received", "messageHash", h3), 1);
+  assert_int_equal(count_events(r, "message", "messageHash", h2), 0);
+  assert_int_equal(count_events(r, "message", "messageHash", h3), 0);
+  node_free(r);
+  node_free(p);
+  node_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(two_core_nodes_exchange_a_message),
       cmocka_unit_test(store_confirms_a_send),
       cmocka_unit_test(edge_sends_by_lightpush_and_receives_by_filter),
       cmocka_unit_test(oversized_send_is_a_message_error),
+      cmocka_unit_test(a_reconnected_context_recovers_missed_messages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
