@@ -8,7 +8,10 @@
  *                 [--postgres-only]
  *
  * SQLite uses /tmp/ld-bench-archive.db; PostgreSQL the server of LD_BENCH_PG_URL (or
- * LD_TEST_PG_URL) in a schema ld_bench, dropped at the end. */
+ * LD_TEST_PG_URL) in a schema ld_bench, dropped at the end. PostgreSQL queries run right after
+ * the load and, when the server has the pg_prewarm extension, once more with the tables and
+ * indexes in shared buffers (a server that has been answering for a while); the server's
+ * shared_buffers is printed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +353,29 @@ static void pg_must(PGconn *c, const char *sql) {
   PQclear(r);
 }
 
+/* The first column of the first row of `sql` as text ("" when none). */
+static void pg_text(PGconn *c, const char *sql, char *out, size_t cap) {
+  PGresult *r = PQexec(c, sql);
+  snprintf(out, cap, "%s",
+           PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "");
+  PQclear(r);
+}
+
+/* Loads the benchmark's tables and indexes into shared buffers (pg_prewarm), as they are on a
+ * server that has been answering queries for a while. False when the extension is missing. */
+static bool pg_prewarm_all(PGconn *c) {
+  char blocks[32];
+  pg_text(c,
+          "SELECT sum(public.pg_prewarm(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = "
+          "c.relnamespace WHERE n.nspname = '" PG_SCHEMA "' AND c.relkind IN ('r', 'i') AND "
+          "EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm')",
+          blocks, sizeof blocks);
+  if (blocks[0] == '\0')
+    return false;
+  printf("postgres prewarmed %s blocks of " PG_SCHEMA "\n", blocks);
+  return true;
+}
+
 static bool hour_start(size_t i) {
   return i == 0 || ts_of(i) / HOUR != ts_of(i - 1) / HOUR;
 }
@@ -431,7 +457,14 @@ static void bench_postgres(const char *base_url) {
   pg_must(c, "VACUUM ANALYZE ld_messages_hash_ts");
   pg_must(c, "ANALYZE messages_lookup");
   printf("postgres stored: %llu messages\n", (unsigned long long)count());
+  char buffers[32];
+  pg_text(c, "SHOW shared_buffers", buffers, sizeof buffers);
+  printf("postgres shared_buffers %s; queries right after the load:\n", buffers);
   all_latencies("postgres");
+  if (pg_prewarm_all(c)) {
+    printf("postgres with the tables in shared buffers:\n");
+    all_latencies("postgres");
+  }
   close_archive();
   if (getenv("LD_BENCH_KEEP") == NULL)
     pg_must(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS " PG_SCHEMA " CASCADE");
