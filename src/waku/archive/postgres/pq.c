@@ -1,12 +1,11 @@
 #define LD_PQ_NO_REDIRECT
 #include "waku/archive/postgres/pq.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 
+#include "base/dynlib.h"
 #include "base/error.h"
-#include "base/log.h"
 
 #define LOG_TOPIC "archive"
 
@@ -14,73 +13,45 @@ ld_pq_api_t ld_pq_api;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_status = LD_ERR_IO;
 
-#define RESOLVE(lib, field, name)                                                                  \
-  ((ld_pq_api.field = (__typeof__(ld_pq_api.field))dlsym((lib), (name))) != NULL                   \
-       ? 0                                                                                         \
-       : resolve_failed(name))
+#define SYM(field, name)                                                                           \
+  { name, (void **)&ld_pq_api.field }
 
-static int resolve_failed(const char *name) {
-  const char *why = dlerror();
-  ld_log(LD_LOG_ERROR, LOG_TOPIC, "%s lacks %s: %s", LD_PQ_SONAME, name, why ? why : "?");
-  return LD_ERR_IO;
-}
-
-static void *open_library(void) {
-  void *lib = dlopen(LD_PQ_SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (lib == NULL)
-    lib = dlopen(LD_PQ_SONAME_FALLBACK, RTLD_NOW | RTLD_LOCAL);
-  if (lib == NULL) {
-    const char *why = dlerror();
-    ld_log(LD_LOG_ERROR, LOG_TOPIC, "cannot load %s (nor %s): %s; no PostgreSQL archive",
-           LD_PQ_SONAME, LD_PQ_SONAME_FALLBACK, why ? why : "?");
-  }
-  return lib;
-}
-
-static int resolve_all(void *lib) {
-  int rc = 0;
-  rc = rc ? rc : RESOLVE(lib, clear, "PQclear");
-  rc = rc ? rc : RESOLVE(lib, cmdTuples, "PQcmdTuples");
-  rc = rc ? rc : RESOLVE(lib, connectPoll, "PQconnectPoll");
-  rc = rc ? rc : RESOLVE(lib, connectStart, "PQconnectStart");
-  rc = rc ? rc : RESOLVE(lib, conninfoFree, "PQconninfoFree");
-  rc = rc ? rc : RESOLVE(lib, conninfoParse, "PQconninfoParse");
-  rc = rc ? rc : RESOLVE(lib, consumeInput, "PQconsumeInput");
-  rc = rc ? rc : RESOLVE(lib, errorMessage, "PQerrorMessage");
-  rc = rc ? rc : RESOLVE(lib, escapeIdentifier, "PQescapeIdentifier");
-  rc = rc ? rc : RESOLVE(lib, finish, "PQfinish");
-  rc = rc ? rc : RESOLVE(lib, flush, "PQflush");
-  rc = rc ? rc : RESOLVE(lib, freemem, "PQfreemem");
-  rc = rc ? rc : RESOLVE(lib, getResult, "PQgetResult");
-  rc = rc ? rc : RESOLVE(lib, getisnull, "PQgetisnull");
-  rc = rc ? rc : RESOLVE(lib, getlength, "PQgetlength");
-  rc = rc ? rc : RESOLVE(lib, getvalue, "PQgetvalue");
-  rc = rc ? rc : RESOLVE(lib, isBusy, "PQisBusy");
-  rc = rc ? rc : RESOLVE(lib, ntuples, "PQntuples");
-  rc = rc ? rc : RESOLVE(lib, resultErrorField, "PQresultErrorField");
-  rc = rc ? rc : RESOLVE(lib, resultErrorMessage, "PQresultErrorMessage");
-  rc = rc ? rc : RESOLVE(lib, resultStatus, "PQresultStatus");
-  rc = rc ? rc : RESOLVE(lib, sendPrepare, "PQsendPrepare");
-  rc = rc ? rc : RESOLVE(lib, sendQuery, "PQsendQuery");
-  rc = rc ? rc : RESOLVE(lib, sendQueryParams, "PQsendQueryParams");
-  rc = rc ? rc : RESOLVE(lib, sendQueryPrepared, "PQsendQueryPrepared");
-  rc = rc ? rc : RESOLVE(lib, setNoticeProcessor, "PQsetNoticeProcessor");
-  rc = rc ? rc : RESOLVE(lib, setnonblocking, "PQsetnonblocking");
-  rc = rc ? rc : RESOLVE(lib, socket, "PQsocket");
-  rc = rc ? rc : RESOLVE(lib, status, "PQstatus");
-  rc = rc ? rc : RESOLVE(lib, transactionStatus, "PQtransactionStatus");
-  return rc;
-}
+static const ld_dynlib_sym_t SYMS[] = {
+    SYM(clear, "PQclear"),
+    SYM(cmdTuples, "PQcmdTuples"),
+    SYM(connectPoll, "PQconnectPoll"),
+    SYM(connectStart, "PQconnectStart"),
+    SYM(conninfoFree, "PQconninfoFree"),
+    SYM(conninfoParse, "PQconninfoParse"),
+    SYM(consumeInput, "PQconsumeInput"),
+    SYM(errorMessage, "PQerrorMessage"),
+    SYM(escapeIdentifier, "PQescapeIdentifier"),
+    SYM(finish, "PQfinish"),
+    SYM(flush, "PQflush"),
+    SYM(freemem, "PQfreemem"),
+    SYM(getResult, "PQgetResult"),
+    SYM(getisnull, "PQgetisnull"),
+    SYM(getlength, "PQgetlength"),
+    SYM(getvalue, "PQgetvalue"),
+    SYM(isBusy, "PQisBusy"),
+    SYM(ntuples, "PQntuples"),
+    SYM(resultErrorField, "PQresultErrorField"),
+    SYM(resultErrorMessage, "PQresultErrorMessage"),
+    SYM(resultStatus, "PQresultStatus"),
+    SYM(sendPrepare, "PQsendPrepare"),
+    SYM(sendQuery, "PQsendQuery"),
+    SYM(sendQueryParams, "PQsendQueryParams"),
+    SYM(sendQueryPrepared, "PQsendQueryPrepared"),
+    SYM(setNoticeProcessor, "PQsetNoticeProcessor"),
+    SYM(setnonblocking, "PQsetnonblocking"),
+    SYM(socket, "PQsocket"),
+    SYM(status, "PQstatus"),
+    SYM(transactionStatus, "PQtransactionStatus"),
+};
 
 static void load_once(void) {
-  void *lib = open_library();
-  if (lib == NULL)
-    return;
-  if (resolve_all(lib) != 0) {
-    dlclose(lib);
-    return;
-  }
-  g_status = 0;
+  g_status = ld_dynlib_load(LD_PQ_SONAME, LD_PQ_SONAME_FALLBACK, SYMS, sizeof SYMS / sizeof SYMS[0],
+                            LOG_TOPIC, "no PostgreSQL archive");
 }
 
 int ld_pq_load(void) {
