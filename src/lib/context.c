@@ -308,18 +308,17 @@ static const char *hand_over(ld_lib_ctx_t *ctx, ld_lib_request_t *req) {
     pthread_mutex_unlock(&ctx->mu);
     return "the context is being destroyed";
   }
-  bool own = tl_own_ctx == ctx || ctx->n_queued < LD_LIB_QUEUE_NO_WAIT;
-  req->taken_out = own ? NULL : &taken;
+  bool no_wait = tl_own_ctx == ctx || ctx->n_queued < LD_LIB_QUEUE_NO_WAIT;
+  req->taken_out = no_wait ? NULL : &taken;
   list_push(&ctx->queue, req);
   ctx->n_queued++;
-  if (ctx->n_queued == 1 || !own)
-    uv_async_send(&ctx->req_async);
+  uv_async_send(&ctx->req_async); /* coalesced by libuv while one is pending */
   struct timespec until = deadline_in(LD_LIB_HANDOVER_TIMEOUT_MS);
   int rc = 0;
-  while (!own && !taken && !ctx->closing && rc == 0)
+  while (!no_wait && !taken && !ctx->closing && rc == 0)
     rc = pthread_cond_timedwait(&ctx->cond, &ctx->mu, &until);
   const char *why = NULL;
-  if (!own && !taken) {
+  if (!no_wait && !taken) {
     list_remove(&ctx->queue, req);
     ctx->n_queued--;
     why = ctx->closing ? "the context is being destroyed"

@@ -120,13 +120,6 @@ static int check_topic(const char *topic, char *why, size_t cap) {
   return 0;
 }
 
-/* Calls `fn(topic, subscription ID)` for every subscribed topic; stops when it returns true and
- * returns true then. */
-static bool each_subscription(mrest_t *r, bool (*fn)(void *ctx, const char *topic, const char *id),
-                              void *ctx) {
-  return ld_messaging_each_subscription(r->m, fn, ctx);
-}
-
 /* ---- broker listeners ------------------------------------------------------------------------ */
 
 static ld_rest_send_kind_t send_kind(int kind) {
@@ -495,7 +488,7 @@ static void post_unsubscribe(ld_rest_server_t *srv, ld_http_request_t *req,
     return;
   if (ld_rest_unsubscribe_request_parse(body, &l.id, err, sizeof err) != 0)
     respond_error(req, 400, "%s", err);
-  else if (each_subscription(r, match_id, &l) &&
+  else if (ld_messaging_each_subscription(r->m, match_id, &l) &&
            apply_subscription(r, l.topic, false, err, sizeof err) != 0)
     respond_error(req, 500, "Unsubscribe failed: %s", err);
   else
@@ -530,7 +523,7 @@ static void get_subscriptions(ld_rest_server_t *srv, ld_http_request_t *req,
   if (l.ids == NULL || l.ptrs == NULL) {
     ld_http_respond_text(req, 500, "Out of memory");
   } else {
-    each_subscription(r, collect_id, &l);
+    ld_messaging_each_subscription(r->m, collect_id, &l);
     respond_json(req, 200, ld_rest_string_list_json(l.ptrs, l.n));
   }
   free(l.ids);
