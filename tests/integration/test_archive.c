@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 #include <uv.h>
 
+#include "archive_harness.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "waku/archive/archive.h"
@@ -198,14 +199,8 @@ static void open_with(const char *policies) {
   assert_int_equal(o.err, 0);
 }
 
-static void closed(void *ud) {
-  *(bool *)ud = true;
-}
-
 static void close_archive(void) {
-  bool done = false;
-  ld_archive_close(g_a, closed, &done);
-  run_until(&done);
+  ah_close(g_a, run_until);
   g_a = NULL;
 }
 
@@ -354,25 +349,8 @@ static answer_t *query(const ld_archive_query_t *q) {
   return &a;
 }
 
-typedef struct counted {
-  bool done;
-  int err;
-  uint64_t n;
-} counted_t;
-
-static void count_cb(int err, uint64_t n, void *ud) {
-  counted_t *c = ud;
-  c->done = true;
-  c->err = err;
-  c->n = n;
-}
-
 static uint64_t count(void) {
-  counted_t c = {0};
-  assert_int_equal(ld_archive_count(g_a, count_cb, &c), 0);
-  run_until(&c.done);
-  assert_int_equal(c.err, 0);
-  return c.n;
+  return ah_count(g_a, run_until);
 }
 
 static void retention_now(void) {

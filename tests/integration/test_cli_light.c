@@ -43,25 +43,10 @@ static const char *g_bin;
 
 /* ---- child processes (tests/support/child_harness.h) ---------------------------------------- */
 
-typedef ch_child_t child_t;
-
-static child_t *spawn(const char *const *args) {
-  return ch_spawn(&g_loop, g_bin, args);
-}
-
-/* Waits for the exit and the end of both outputs; returns the exit status. */
-static int64_t finish(child_t *c) {
-  return ch_finish(c, STEP_MS);
-}
-
-static void expect_success(child_t *c) {
-  ch_expect_success(c, STEP_MS);
-}
-
 /* Runs the program to its end; the caller frees the child. */
-static child_t *run(const char *const *args) {
-  child_t *c = spawn(args);
-  finish(c);
+static ch_child_t *run(const char *const *args) {
+  ch_child_t *c = ch_spawn(&g_loop, g_bin, args);
+  ch_finish(c, STEP_MS);
   return c;
 }
 
@@ -73,7 +58,7 @@ static size_t count_lines(const char *s) {
 }
 
 /* Parses stdout, one JSON object per line; returns the number of lines. */
-static size_t parse_lines(const child_t *c, json_t **out, size_t max) {
+static size_t parse_lines(const ch_child_t *c, json_t **out, size_t max) {
   size_t n = 0;
   const char *p = c->stdout_buf;
   while (*p != '\0' && n < max) {
@@ -131,17 +116,8 @@ static ld_node_config_t *base_config(void) {
 }
 
 static ld_node_t *start_node(ld_node_config_t *cfg, received_t *r, char *addr, size_t cap) {
-  char err[256];
-  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
-  int rc = 0;
-  ld_node_t *n = ld_node_new(&g_loop, cfg, &rc);
-  free(cfg);
-  assert_non_null(n);
-  ld_broker_subscribe(ld_node_broker(n), LD_EVENT_MESSAGE, on_message, r);
-  assert_int_equal(ld_node_start(n), 0);
-  ld_multiaddr_t ma;
-  assert_int_equal(ld_node_listen_addrs(n, &ma, 1), 1);
-  ld_multiaddr_to_text(&ma, addr, cap);
+  ld_node_t *n = nh_start_subscribed(&g_loop, cfg, LD_EVENT_MESSAGE, on_message, r);
+  nh_only_addr_text(n, addr, cap);
   return n;
 }
 
@@ -199,8 +175,8 @@ static void send_light(const char *text, const char *meta, char hash[LD_WAKU_HAS
     args[6] = text;
     args[7] = NULL;
   }
-  child_t *c = spawn(args);
-  expect_success(c);
+  ch_child_t *c = ch_spawn(&g_loop, g_bin, args);
+  ch_expect_success(c, STEP_MS);
   assert_int_equal(count_lines(c->stdout_buf), 1);
   assert_int_equal(strlen(c->stdout_buf), LD_WAKU_HASH_HEX_LEN + 1);
   memcpy(hash, c->stdout_buf, LD_WAKU_HASH_HEX_LEN);
@@ -211,7 +187,7 @@ static void send_light(const char *text, const char *meta, char hash[LD_WAKU_HAS
   free(c);
 }
 
-static void expect_two_messages(child_t *sub, const char *h1, const char *h2) {
+static void expect_two_messages(ch_child_t *sub, const char *h1, const char *h2) {
   json_t *lines[MAX_LINES];
   size_t n = parse_lines(sub, lines, MAX_LINES);
   assert_int_equal(n, 2);
@@ -232,7 +208,7 @@ static void expect_two_messages(child_t *sub, const char *h1, const char *h2) {
 
 static void expect_hash_lookup(const char *hash) {
   const char *args[] = {"query", "--peer", g_service_addr, "--hash", hash, NULL};
-  child_t *c = run(args);
+  ch_child_t *c = run(args);
   if (c->status != 0)
     fail_msg("exit %lld, stderr '%s'", (long long)c->status, c->stderr_buf);
   json_t *lines[MAX_LINES];
@@ -259,7 +235,7 @@ static void lightpush_reaches_filter_subscribers_and_the_store(void **state) {
                            NULL};
   const char *open_ended[] = {"subscribe", "--peer", g_service_addr, "--content-topic", CT_CHAT,
                               "--filter",  NULL};
-  child_t *a = spawn(counted), *b = spawn(open_ended);
+  ch_child_t *a = ch_spawn(&g_loop, g_bin, counted), *b = ch_spawn(&g_loop, g_bin, open_ended);
   WAIT_FOR(strstr(a->stderr_buf, "subscribe: receiving " CT_CHAT " on " SHARD0) != NULL);
   WAIT_FOR(strstr(b->stderr_buf, "subscribe: receiving") != NULL);
 
@@ -270,11 +246,11 @@ static void lightpush_reaches_filter_subscribers_and_the_store(void **state) {
   WAIT_FOR(g_peer_rx.count == before + 2); /* the service relayed both */
   assert_string_equal(g_peer_rx.hash, h2);
 
-  expect_success(a);
+  ch_expect_success(a, STEP_MS);
   expect_two_messages(a, h1, h2);
   WAIT_FOR(count_lines(b->stdout_buf) == 2);
   assert_int_equal(uv_process_kill(&b->proc, SIGINT), 0);
-  expect_success(b);
+  ch_expect_success(b, STEP_MS);
   expect_two_messages(b, h1, h2);
   free(a);
   free(b);
@@ -289,7 +265,7 @@ static void filter_subscribes_again_when_the_service_forgets(void **state) {
   const char *args[] = {"subscribe", "--peer",          addr, "--content-topic", CT_CHAT,
                         "--filter",  "--ping-interval", "2",  "--count",         "1",
                         NULL};
-  child_t *sub = spawn(args);
+  ch_child_t *sub = ch_spawn(&g_loop, g_bin, args);
   WAIT_FOR(strstr(sub->stderr_buf, "subscribe: receiving") != NULL);
   WAIT_FOR(strstr(sub->stderr_buf, "lost the subscription; subscribing again") != NULL);
   /* the first subscription has expired: only the renewed one can bring a message */
@@ -301,7 +277,7 @@ static void filter_subscribes_again_when_the_service_forgets(void **state) {
     while (!sub->exited && ld_now_ms() < until)
       nh_pump(&g_loop);
   }
-  expect_success(sub);
+  ch_expect_success(sub, STEP_MS);
   json_t *lines[MAX_LINES];
   size_t n = parse_lines(sub, lines, MAX_LINES);
   assert_int_equal(n, 1);
@@ -335,7 +311,7 @@ static size_t query(const char *const *extra, json_t **lines) {
   for (size_t i = 0; extra[i] != NULL && n < 31; i++)
     args[n++] = extra[i];
   args[n] = NULL;
-  child_t *c = run(args);
+  ch_child_t *c = run(args);
   if (c->status != 0)
     fail_msg("exit %lld, stderr '%s'", (long long)c->status, c->stderr_buf);
   size_t k = parse_lines(c, lines, MAX_LINES);
@@ -433,7 +409,7 @@ typedef struct failure {
 
 static void expect_failures(const failure_t *cases, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    child_t *c = run(cases[i].args);
+    ch_child_t *c = run(cases[i].args);
     if (c->status != cases[i].status || strstr(c->stderr_buf, cases[i].needle) == NULL)
       fail_msg("case %zu (%s): exit %lld, stderr '%s'", i, cases[i].args[0], (long long)c->status,
                c->stderr_buf);
@@ -557,11 +533,8 @@ static int teardown(void **state) {
 }
 
 int main(void) {
-  signal(SIGPIPE, SIG_IGN); /* as the program does: a closed peer is a write error */
-  if (getenv("LD_BIN") == NULL) {
-    printf("LD_BIN is not set: skipping the program tests\n");
+  if (!ch_program_ready())
     return 0;
-  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lightpush_reaches_filter_subscribers_and_the_store),
       cmocka_unit_test(filter_subscribes_again_when_the_service_forgets),

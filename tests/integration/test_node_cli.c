@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <signal.h>
 #include <jansson.h>
 #include <uv.h>
 
@@ -30,23 +29,6 @@ static uv_loop_t g_loop;
 static const char *g_bin;
 
 #define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
-
-/* ---- child processes (tests/support/child_harness.h) ---------------------------------------- */
-
-typedef ch_child_t child_t;
-
-static child_t *spawn(const char *const *args) {
-  return ch_spawn(&g_loop, g_bin, args);
-}
-
-/* Waits for the exit and the end of both outputs; returns the exit status. */
-static int64_t finish(child_t *c) {
-  return ch_finish(c, STEP_MS);
-}
-
-static void expect_success(child_t *c) {
-  ch_expect_success(c, STEP_MS);
-}
 
 /* ---- the node -------------------------------------------------------------------------------- */
 
@@ -75,16 +57,8 @@ static ld_node_t *start_node(uint16_t cluster, uint16_t num_shards, const char *
   cfg->num_shards_in_network = num_shards;
   if (shard != NULL)
     assert_int_equal(ld_node_config_add_shard(cfg, shard, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
-  int rc = 0;
-  ld_node_t *n = ld_node_new(&g_loop, cfg, &rc);
-  free(cfg);
-  assert_non_null(n);
-  ld_broker_subscribe(ld_node_broker(n), LD_EVENT_MESSAGE, on_message, r);
-  assert_int_equal(ld_node_start(n), 0);
-  ld_multiaddr_t ma;
-  assert_int_equal(ld_node_listen_addrs(n, &ma, 1), 1);
-  ld_multiaddr_to_text(&ma, addr, cap);
+  ld_node_t *n = nh_start_subscribed(&g_loop, cfg, LD_EVENT_MESSAGE, on_message, r);
+  nh_only_addr_text(n, addr, cap);
   return n;
 }
 
@@ -109,15 +83,15 @@ static void send_and_subscribe_agree_on_the_hash(void **state) {
   const char *sub_args[] = {"subscribe",   "--peer",  addr, "--content-topic",
                             CONTENT_TOPIC, "--count", "1",  "--timeout",
                             "25",          NULL};
-  child_t *sub = spawn(sub_args);
+  ch_child_t *sub = ch_spawn(&g_loop, g_bin, sub_args);
   /* the subscriber is in the topic before the sender publishes */
   WAIT_FOR(strstr(sub->stderr_buf, "subscribe: receiving") != NULL);
 
   const char *send_args[] = {
       "send", "--peer", addr, "--content-topic", CONTENT_TOPIC, "hello from the command line",
       NULL};
-  child_t *snd = spawn(send_args);
-  expect_success(snd);
+  ch_child_t *snd = ch_spawn(&g_loop, g_bin, send_args);
+  ch_expect_success(snd, STEP_MS);
   trim(snd->stdout_buf);
   assert_int_equal(strlen(snd->stdout_buf), LD_WAKU_HASH_HEX_LEN);
   assert_memory_equal(snd->stdout_buf, "0x", 2);
@@ -126,7 +100,7 @@ static void send_and_subscribe_agree_on_the_hash(void **state) {
   assert_string_equal(r.hash, snd->stdout_buf);
   assert_string_equal(r.topic, "/waku/2/rs/0/0"); /* autosharding over 1 shard by default */
 
-  expect_success(sub);
+  ch_expect_success(sub, STEP_MS);
   json_error_t jerr;
   json_t *line = json_loads(sub->stdout_buf, JSON_DISABLE_EOF_CHECK, &jerr);
   assert_non_null(line);
@@ -154,8 +128,8 @@ static void autosharding_and_static_topics_reach_the_right_shard(void **state) {
   const char *auto_args[] = {"send",        "--peer",       addr, "--content-topic",
                              CONTENT_TOPIC, "--cluster-id", "2",  "--num-shards-in-network",
                              "8",           "auto",         NULL};
-  child_t *c = spawn(auto_args);
-  expect_success(c);
+  ch_child_t *c = ch_spawn(&g_loop, g_bin, auto_args);
+  ch_expect_success(c, STEP_MS);
   WAIT_FOR(r.count == 1);
   char expect[64];
   snprintf(expect, sizeof expect, "/waku/2/rs/2/%u", shard.shard_id);
@@ -165,8 +139,8 @@ static void autosharding_and_static_topics_reach_the_right_shard(void **state) {
   const char *static_args[] = {
       "send",           "--peer", addr,   "--content-topic", CONTENT_TOPIC, "--pubsub-topic",
       "/waku/2/rs/2/5", "--meta", "0102", "static",          NULL};
-  c = spawn(static_args);
-  expect_success(c);
+  c = ch_spawn(&g_loop, g_bin, static_args);
+  ch_expect_success(c, STEP_MS);
   WAIT_FOR(r.count == 2);
   assert_string_equal(r.topic, "/waku/2/rs/2/5");
   free(c);
@@ -217,8 +191,8 @@ static void failures_have_clear_exit_codes(void **state) {
        "unexpected argument"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    child_t *c = spawn(cases[i].args);
-    int64_t status = finish(c);
+    ch_child_t *c = ch_spawn(&g_loop, g_bin, cases[i].args);
+    int64_t status = ch_finish(c, STEP_MS);
     if (status != cases[i].status || strstr(c->stderr_buf, cases[i].needle) == NULL)
       fail_msg("case %zu: exit %lld, stderr '%s'", i, (long long)status, c->stderr_buf);
     free(c);
@@ -245,11 +219,8 @@ static int teardown(void **state) {
 }
 
 int main(void) {
-  signal(SIGPIPE, SIG_IGN); /* as the program does: a closed peer is a write error */
-  if (getenv("LD_BIN") == NULL) {
-    printf("LD_BIN is not set: skipping the program tests\n");
+  if (!ch_program_ready())
     return 0;
-  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(send_and_subscribe_agree_on_the_hash),
       cmocka_unit_test(autosharding_and_static_topics_reach_the_right_shard),

@@ -19,110 +19,29 @@
 #include "p2p/stream.h"
 #include "p2p/switch.h"
 #include "switch_harness.h"
-
-#define PING_CHUNK 1024
-#define PINGER_IDX 7
-
-typedef struct pinger {
-  ld_stream_t *s;
-  uint64_t sent, recv;
-  uint32_t rounds;
-  bool bad;
-  bool closed;
-  int err;
-} pinger_t;
+#include "switch_traffic.h"
 
 typedef struct fixture {
-  uv_loop_t loop;
-  ld_switch_t *node; /* the node under attack */
-  ld_switch_t *good; /* a well-behaved peer */
+  sh_target_t t; /* the node under attack and a well-behaved peer */
   ld_multiaddr_t node_addr;
-  sh_events_t ev_node, ev_good;
-  pinger_t ping;
 } fixture_t;
-
-/* ---- the well-behaved peer: an echo ping-pong that never stops ------------------------------ */
-
-static void ping_send(pinger_t *p) {
-  uint8_t buf[PING_CHUNK];
-  for (size_t i = 0; i < PING_CHUNK; i++)
-    buf[i] = sh_pattern(PINGER_IDX, p->sent + i);
-  if (ld_stream_write(p->s, buf, PING_CHUNK) == 0)
-    p->sent += PING_CHUNK;
-}
-
-static void ping_data(ld_stream_t *s, const uint8_t *data, size_t len) {
-  pinger_t *p = ld_stream_user_data(s);
-  for (size_t i = 0; i < len; i++)
-    if (data[i] != sh_pattern(PINGER_IDX, p->recv + i))
-      p->bad = true;
-  p->recv += len;
-  if (p->recv == p->sent) {
-    p->rounds++;
-    ping_send(p);
-  }
-}
-
-static void ping_close(ld_stream_t *s, int err) {
-  pinger_t *p = ld_stream_user_data(s);
-  p->closed = true;
-  p->err = err;
-  p->s = NULL;
-}
-
-static const ld_stream_handler_t ping_handler = {.on_data = ping_data, .on_close = ping_close};
-
-static void ping_opened(ld_stream_t *s, int err, void *ud) {
-  pinger_t *p = ud;
-  assert_int_equal(err, 0);
-  p->s = s;
-  ld_stream_set_handler(s, &ping_handler, p);
-  ping_send(p);
-}
-
-typedef struct progress {
-  fixture_t *f;
-  uint32_t target;
-} progress_t;
-
-static bool ping_reached(void *ud) {
-  progress_t *pr = ud;
-  return pr->f->ping.rounds >= pr->target;
-}
-
-/* The good peer completes `n` more round trips. */
-static void assert_good_peer_progresses(fixture_t *f, uint32_t n) {
-  progress_t pr = {f, f->ping.rounds + n};
-  assert_true(sh_run_until(&f->loop, ping_reached, &pr, 10000));
-  assert_false(f->ping.bad);
-  assert_false(f->ping.closed);
-  assert_int_equal(f->ev_good.disconnected, 0);
-}
 
 /* ---- fixture --------------------------------------------------------------------------------- */
 
 static int setup_with(void **state, size_t max_connections) {
   fixture_t *f = calloc(1, sizeof *f);
   assert_non_null(f);
-  assert_int_equal(uv_loop_init(&f->loop), 0);
-  sh_log_capture();
+  sh_target_init(&f->t);
   ld_switch_config_t cfg;
   ld_switch_config_default(&cfg);
   cfg.handshake_timeout_ms = 500;
   cfg.negotiation_timeout_ms = 300;
   cfg.max_connections = max_connections;
-  f->node = sh_switch_new(&f->loop, &cfg);
-  f->good = sh_switch_new(&f->loop, NULL);
-  sh_register_echo(f->node);
-  sh_track_events(f->node, &f->ev_node);
-  sh_track_events(f->good, &f->ev_good);
-  sh_listen_local(f->node, &f->node_addr);
-  int err = -1;
-  ld_conn_t *c = sh_dial_wait(f->good, &f->loop, &f->node_addr, &err);
-  assert_int_equal(err, 0);
-  const char *protos[] = {SH_ECHO};
-  assert_int_equal(ld_switch_open_stream(f->good, c, protos, 1, ping_opened, &f->ping), 0);
-  assert_good_peer_progresses(f, 20);
+  f->t.node = sh_switch_new(&f->t.loop, &cfg);
+  f->t.good = sh_switch_new(&f->t.loop, NULL);
+  sh_target_track(&f->t);
+  sh_listen_local(f->t.node, &f->node_addr);
+  sh_target_connect(&f->t, &f->node_addr);
   *state = f;
   return 0;
 }
@@ -137,30 +56,13 @@ static int setup_two_connections(void **state) {
 
 static int teardown(void **state) {
   fixture_t *f = *state;
-  assert_good_peer_progresses(f, 50);
-  sh_switch_close(f->good, &f->loop);
-  sh_switch_close(f->node, &f->loop);
-  sh_run_for(&f->loop, 50);
-  sh_log_release();
-  assert_int_equal(uv_loop_close(&f->loop), 0);
+  sh_target_assert_progress(&f->t, 50);
+  sh_target_close(&f->t);
   free(f);
   return 0;
 }
 
 /* ---- helpers ------------------------------------------------------------------------------- */
-
-static bool raw_eof(void *ud) {
-  return ((sh_raw_t *)ud)->eof;
-}
-
-/* Waits until the node dropped the client and logged `reason` for its address. */
-static void assert_cut_off(fixture_t *f, sh_raw_t *r, const char *reason) {
-  assert_true(sh_run_until(&f->loop, raw_eof, r, 10000));
-  char addr[LD_MULTIADDR_TEXT_MAX], needle[LD_MULTIADDR_TEXT_MAX + 64];
-  snprintf(needle, sizeof needle, "addr=%s reason=%s", sh_raw_local_text(r, addr, sizeof addr),
-           reason);
-  assert_true(sh_log_contains(needle));
-}
 
 static bool secure_settled(void *ud) {
   sh_secure_t *s = ud;
@@ -171,8 +73,8 @@ static void secure_upgrade(fixture_t *f, sh_secure_t *s, const char *muxer) {
   ld_privkey_t id;
   assert_int_equal(ld_privkey_generate(&id, LD_KEY_SECP256K1), 0);
   ld_multiaddr_t a = sh_strip_peer(&f->node_addr);
-  sh_secure_connect(s, &f->loop, &a, &id, muxer, NULL, 0);
-  assert_true(sh_run_until(&f->loop, secure_settled, s, 5000));
+  sh_secure_connect(s, &f->t.loop, &a, &id, muxer, NULL, 0);
+  assert_true(sh_run_until(&f->t.loop, secure_settled, s, 5000));
   assert_true(s->done);
   assert_string_equal(s->muxer, muxer);
 }
@@ -184,7 +86,7 @@ typedef struct disconnect_wait {
 
 static bool node_disconnected(void *ud) {
   disconnect_wait_t *w = ud;
-  return w->f->ev_node.disconnected >= w->count;
+  return w->f->t.ev_node.disconnected >= w->count;
 }
 
 /* ---- (a) garbage instead of multistream ------------------------------------------------------ */
@@ -193,29 +95,29 @@ static void garbage_instead_of_multistream(void **state) {
   fixture_t *f = *state;
   sh_raw_t r;
   ld_multiaddr_t a = sh_strip_peer(&f->node_addr);
-  sh_raw_connect(&r, &f->loop, &a);
+  sh_raw_connect(&r, &f->t.loop, &a);
   char req[256];
   int n = snprintf(req, sizeof req,
                    "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: curl/8.0\r\nAccept: */*\r\n"
                    "Connection: keep-alive\r\nCache-Control: no-cache\r\n\r\n");
   assert_int_equal(sh_raw_write(&r, req, (size_t)n), 0);
-  assert_good_peer_progresses(f, 5);
-  assert_cut_off(f, &r, "MALFORMED");
+  sh_target_assert_progress(&f->t, 5);
+  sh_raw_assert_cut_off(&r, "", "MALFORMED");
   sh_raw_close(&r);
-  assert_int_equal(f->ev_node.disconnected, 0); /* never reported connected */
+  assert_int_equal(f->t.ev_node.disconnected, 0); /* never reported connected */
 }
 
 static void wrong_multistream_version(void **state) {
   fixture_t *f = *state;
   sh_raw_t r;
   ld_multiaddr_t a = sh_strip_peer(&f->node_addr);
-  sh_raw_connect(&r, &f->loop, &a);
+  sh_raw_connect(&r, &f->t.loop, &a);
   ld_buf_t b;
   ld_buf_init(&b);
   assert_int_equal(ld_mss_write_message(&b, "/multistream/2.0.0", 18), 0);
   assert_int_equal(sh_raw_write(&r, b.data, b.len), 0);
   ld_buf_clear(&b);
-  assert_cut_off(f, &r, "NEGOTIATION_FAILED");
+  sh_raw_assert_cut_off(&r, "", "NEGOTIATION_FAILED");
   sh_raw_close(&r);
 }
 
@@ -225,14 +127,14 @@ static void oversize_multistream_message(void **state) {
   fixture_t *f = *state;
   sh_raw_t r;
   ld_multiaddr_t a = sh_strip_peer(&f->node_addr);
-  sh_raw_connect(&r, &f->loop, &a);
+  sh_raw_connect(&r, &f->t.loop, &a);
   uint8_t msg[2 + 2048];
   msg[0] = 0x80; /* uvarint 2048 */
   msg[1] = 0x10;
   memset(msg + 2, 'a', 2047);
   msg[2 + 2047] = '\n';
   assert_int_equal(sh_raw_write(&r, msg, sizeof msg), 0);
-  assert_cut_off(f, &r, "TOO_LARGE");
+  sh_raw_assert_cut_off(&r, "", "TOO_LARGE");
   sh_raw_close(&r);
 }
 
@@ -256,9 +158,9 @@ static void oversize_mplex_frame(void **state) {
   assert_int_equal(sh_secure_send(&s, frame, n + big), 0);
   free(frame);
   disconnect_wait_t w = {f, 1};
-  assert_true(sh_run_until(&f->loop, node_disconnected, &w, 10000));
-  assert_int_equal(f->ev_node.last_reason, LD_ERR_FRAME_TOO_LARGE);
-  assert_cut_off(f, &s.raw, "FRAME_TOO_LARGE");
+  assert_true(sh_run_until(&f->t.loop, node_disconnected, &w, 10000));
+  assert_int_equal(f->t.ev_node.last_reason, LD_ERR_FRAME_TOO_LARGE);
+  sh_raw_assert_cut_off(&s.raw, "", "FRAME_TOO_LARGE");
   sh_secure_close(&s);
 }
 
@@ -275,9 +177,9 @@ static void oversize_noise_frame_garbage(void **state) {
   assert_int_equal(sh_raw_write(&s.raw, frame, 2 + 65535), 0);
   free(frame);
   disconnect_wait_t w = {f, 1};
-  assert_true(sh_run_until(&f->loop, node_disconnected, &w, 10000));
-  assert_int_equal(f->ev_node.last_reason, LD_ERR_DECRYPT);
-  assert_cut_off(f, &s.raw, "DECRYPT");
+  assert_true(sh_run_until(&f->t.loop, node_disconnected, &w, 10000));
+  assert_int_equal(f->t.ev_node.last_reason, LD_ERR_DECRYPT);
+  sh_raw_assert_cut_off(&s.raw, "", "DECRYPT");
   sh_secure_close(&s);
 }
 
@@ -300,12 +202,12 @@ static void forged_identity_signature(void **state) {
   ld_buf_lp(&payload, sig, sizeof sig);
   sh_secure_t s;
   ld_multiaddr_t a = sh_strip_peer(&f->node_addr);
-  sh_secure_connect(&s, &f->loop, &a, &id, "/yamux/1.0.0", payload.data, payload.len);
+  sh_secure_connect(&s, &f->t.loop, &a, &id, "/yamux/1.0.0", payload.data, payload.len);
   ld_buf_clear(&payload);
-  assert_good_peer_progresses(f, 5);
-  assert_cut_off(f, &s.raw, "BAD_SIGNATURE");
+  sh_target_assert_progress(&f->t, 5);
+  sh_raw_assert_cut_off(&s.raw, "", "BAD_SIGNATURE");
   assert_false(s.done);
-  assert_int_equal(f->ev_node.connected, 1); /* only the good peer */
+  assert_int_equal(f->t.ev_node.connected, 1); /* only the good peer */
   sh_secure_close(&s);
 }
 
@@ -329,11 +231,11 @@ static void ten_thousand_streams(void **state) {
   }
   assert_int_equal(sh_secure_send(&s, frames, N * 12), 0);
   free(frames);
-  assert_good_peer_progresses(f, 5);
+  sh_target_assert_progress(&f->t, 5);
   disconnect_wait_t w = {f, 1};
-  assert_true(sh_run_until(&f->loop, node_disconnected, &w, 10000));
-  assert_int_equal(f->ev_node.last_reason, LD_ERR_TOO_MANY_STREAMS);
-  assert_cut_off(f, &s.raw, "TOO_MANY_STREAMS");
+  assert_true(sh_run_until(&f->t.loop, node_disconnected, &w, 10000));
+  assert_int_equal(f->t.ev_node.last_reason, LD_ERR_TOO_MANY_STREAMS);
+  sh_raw_assert_cut_off(&s.raw, "", "TOO_MANY_STREAMS");
   sh_secure_close(&s);
 }
 
@@ -343,7 +245,7 @@ static void stalled_handshake(void **state) {
   fixture_t *f = *state;
   sh_raw_t r;
   ld_multiaddr_t a = sh_strip_peer(&f->node_addr);
-  sh_raw_connect(&r, &f->loop, &a);
+  sh_raw_connect(&r, &f->t.loop, &a);
   ld_buf_t b;
   ld_buf_init(&b);
   ld_mss_write_message(&b, LD_MSS_PROTOCOL_ID, strlen(LD_MSS_PROTOCOL_ID));
@@ -351,9 +253,9 @@ static void stalled_handshake(void **state) {
   assert_int_equal(sh_raw_write(&r, b.data, b.len), 0);
   ld_buf_clear(&b);
   /* the node answers the negotiation, then waits for Noise message 1 that never comes */
-  assert_good_peer_progresses(f, 5);
+  sh_target_assert_progress(&f->t, 5);
   assert_false(r.eof);
-  assert_cut_off(f, &r, "TIMEOUT");
+  sh_raw_assert_cut_off(&r, "", "TIMEOUT");
   assert_true(sh_log_contains("stage=handshake"));
   sh_raw_close(&r);
 }
@@ -362,8 +264,8 @@ static void silent_client(void **state) {
   fixture_t *f = *state;
   sh_raw_t r;
   ld_multiaddr_t a = sh_strip_peer(&f->node_addr);
-  sh_raw_connect(&r, &f->loop, &a);
-  assert_cut_off(f, &r, "TIMEOUT");
+  sh_raw_connect(&r, &f->t.loop, &a);
+  sh_raw_assert_cut_off(&r, "", "TIMEOUT");
   sh_raw_close(&r);
 }
 
@@ -413,40 +315,40 @@ static void silent_streams_time_out(void **state) {
   sh_secure_t s;
   secure_upgrade(f, &s, "/yamux/1.0.0");
   /* the node opens a stream to a peer that never answers multistream */
-  ld_conn_t *c = f->ev_node.last_connected;
+  ld_conn_t *c = f->t.ev_node.last_connected;
   assert_non_null(c);
   const char *protos[] = {SH_ECHO};
   open_wait_t w = {0};
-  assert_int_equal(ld_switch_open_stream(f->node, c, protos, 1, open_failed, &w), 0);
-  assert_true(sh_run_until(&f->loop, open_done, &w, 5000));
+  assert_int_equal(ld_switch_open_stream(f->t.node, c, protos, 1, open_failed, &w), 0);
+  assert_true(sh_run_until(&f->t.loop, open_done, &w, 5000));
   assert_int_equal(w.err, LD_ERR_TIMEOUT);
   rst_wait_t mine = {&s, 2}; /* the node resets its stream 2 */
-  assert_true(sh_run_until(&f->loop, got_reset, &mine, 5000));
+  assert_true(sh_run_until(&f->t.loop, got_reset, &mine, 5000));
 
   /* the peer opens stream 1 and never sends a proposal: the node resets it */
   const uint8_t syn[12] = {0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0};
   assert_int_equal(sh_secure_send(&s, syn, sizeof syn), 0);
   rst_wait_t rw = {&s, 1};
-  assert_true(sh_run_until(&f->loop, got_reset, &rw, 5000));
+  assert_true(sh_run_until(&f->t.loop, got_reset, &rw, 5000));
   assert_int_equal(ld_conn_stream_count(c), 0);
-  assert_int_equal(f->ev_node.disconnected, 0); /* the connection itself stays */
+  assert_int_equal(f->t.ev_node.disconnected, 0); /* the connection itself stays */
   sh_secure_close(&s);
   disconnect_wait_t dw = {f, 1};
-  assert_true(sh_run_until(&f->loop, node_disconnected, &dw, 5000));
-  assert_int_equal(f->ev_node.last_reason, LD_ERR_CLOSED);
+  assert_true(sh_run_until(&f->t.loop, node_disconnected, &dw, 5000));
+  assert_int_equal(f->t.ev_node.last_reason, LD_ERR_CLOSED);
 }
 
 /* ---- connection cap -------------------------------------------------------------------------- */
 
 static void connections_beyond_the_cap_are_refused(void **state) {
   fixture_t *f = *state; /* max_connections = 1, taken by the good peer */
-  ld_switch_t *extra = sh_switch_new(&f->loop, NULL);
+  ld_switch_t *extra = sh_switch_new(&f->t.loop, NULL);
   int err = 0;
-  assert_null(sh_dial_wait(extra, &f->loop, &f->node_addr, &err));
+  assert_null(sh_dial_wait(extra, &f->t.loop, &f->node_addr, &err));
   assert_int_equal(err, LD_ERR_CLOSED);
   assert_true(sh_log_contains("refusing inbound connection"));
   assert_true(sh_log_contains("reason=TOO_MANY_CONNECTIONS"));
-  sh_switch_close(extra, &f->loop);
+  sh_switch_close(extra, &f->t.loop);
 }
 
 int main(void) {

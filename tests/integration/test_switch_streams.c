@@ -16,6 +16,7 @@
 #include "p2p/stream.h"
 #include "p2p/switch.h"
 #include "switch_harness.h"
+#include "switch_traffic.h"
 
 #define N_STREAMS 1000
 #define TOTAL_BYTES (10u * 1024 * 1024)
@@ -378,8 +379,6 @@ static void thousand_streams_over_mplex(void **state) {
 
 #define SINK "/sink/1.0.0"
 #define BIG (32u * 1024 * 1024)
-#define BIG_CHUNK (64u * 1024)
-#define WRITE_AHEAD (1u * 1024 * 1024)
 
 typedef struct sink {
   uint64_t recv;
@@ -419,72 +418,7 @@ static void sink_accept(ld_stream_t *s, void *ud) {
   ld_stream_set_handler(s, &sink_handler, k);
 }
 
-typedef struct sender {
-  ld_stream_t *s;
-  uint64_t sent;
-  uint8_t answer[9];
-  size_t answer_len;
-  bool fin;
-  bool closed;
-  int err;
-} sender_t;
-
-static void sender_fill(sender_t *x) {
-  static uint8_t buf[BIG_CHUNK];
-  while (x->sent < BIG && ld_stream_buffered(x->s) < WRITE_AHEAD) {
-    for (size_t i = 0; i < BIG_CHUNK; i++)
-      buf[i] = sh_pattern(99, x->sent + i);
-    assert_int_equal(ld_stream_write(x->s, buf, BIG_CHUNK), 0);
-    x->sent += BIG_CHUNK;
-  }
-  if (x->sent == BIG && !x->fin) {
-    x->fin = true;
-    assert_int_equal(ld_stream_close_write(x->s), 0);
-  }
-}
-
-static void sender_drain(ld_stream_t *s) {
-  sender_fill(ld_stream_user_data(s));
-}
-
-static void sender_data(ld_stream_t *s, const uint8_t *data, size_t len) {
-  sender_t *x = ld_stream_user_data(s);
-  assert_true(x->answer_len + len <= sizeof x->answer);
-  memcpy(x->answer + x->answer_len, data, len);
-  x->answer_len += len;
-}
-
-static void sender_close(ld_stream_t *s, int err) {
-  sender_t *x = ld_stream_user_data(s);
-  x->closed = true;
-  x->err = err;
-}
-
-static const ld_stream_handler_t sender_handler = {
-    .on_data = sender_data, .on_close = sender_close, .on_drain = sender_drain};
-
-static void sender_opened(ld_stream_t *s, int err, void *ud) {
-  sender_t *x = ud;
-  assert_int_equal(err, 0);
-  x->s = s;
-  ld_stream_set_handler(s, &sender_handler, x);
-  sender_fill(x);
-}
-
-typedef struct senders {
-  sender_t *x;
-  size_t n;
-} senders_t;
-
-static bool senders_done(void *ud) {
-  senders_t *all = ud;
-  for (size_t i = 0; i < all->n; i++)
-    if (!all->x[i].closed)
-      return false;
-  return true;
-}
-
-static void assert_sink_answer(const sender_t *x) {
+static void assert_sink_answer(const sh_sender_t *x) {
   assert_int_equal(x->err, 0);
   assert_int_equal(x->answer_len, 9);
   uint64_t got = 0;
@@ -500,15 +434,16 @@ static void run_large(const char *muxer, bool both_ways) {
   assert_true(sh_run_until(&p.loop, both_connected, &p, 5000));
   assert_int_equal(ld_switch_handle(p.a, SINK, sink_accept, NULL), 0);
   assert_int_equal(ld_switch_handle(p.b, SINK, sink_accept, NULL), 0);
-  sender_t x[2];
-  memset(x, 0, sizeof x);
+  sh_sender_t x[2];
+  sh_sender_init(&x[0], 99, BIG, 9, false);
+  sh_sender_init(&x[1], 99, BIG, 9, false);
   const char *protos[] = {SINK};
-  assert_int_equal(ld_switch_open_stream(p.b, p.conn, protos, 1, sender_opened, &x[0]), 0);
+  assert_int_equal(ld_switch_open_stream(p.b, p.conn, protos, 1, sh_sender_opened, &x[0]), 0);
   if (both_ways)
     assert_int_equal(
-        ld_switch_open_stream(p.a, p.ev_a.last_connected, protos, 1, sender_opened, &x[1]), 0);
-  senders_t all = {x, both_ways ? 2 : 1};
-  assert_true(sh_run_until(&p.loop, senders_done, &all, 120000));
+        ld_switch_open_stream(p.a, p.ev_a.last_connected, protos, 1, sh_sender_opened, &x[1]), 0);
+  sh_senders_t all = {x, both_ways ? 2 : 1};
+  assert_true(sh_run_until(&p.loop, sh_senders_done, &all, 120000));
   for (size_t i = 0; i < all.n; i++)
     assert_sink_answer(&x[i]);
   assert_int_equal(p.ev_a.disconnected, 0);

@@ -24,15 +24,12 @@
 #include "p2p/tls.h"
 #include "p2p/transport_ws.h"
 #include "switch_harness.h"
+#include "switch_traffic.h"
 
 #define YAMUX "/yamux/1.0.0"
 #define MPLEX "/mplex/6.7.0"
 #define HASH_SINK "/hashsink/1.0.0"
 #define BIG (10u * 1024 * 1024)
-#define BIG_CHUNK (64u * 1024)
-#define WRITE_AHEAD (1u * 1024 * 1024)
-#define PING_CHUNK 1024
-#define PINGER_IDX 7
 #define WS_KEY "dGhlIHNhbXBsZSBub25jZQ=="
 #define WS_ACCEPT "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
 
@@ -217,71 +214,11 @@ static void sink_accept(ld_stream_t *s, void *ud) {
   ld_stream_set_handler(s, &sink_handler, k);
 }
 
-typedef struct sender {
-  ld_stream_t *s;
-  uint32_t idx;
-  uint64_t sent;
-  ld_sha256_ctx_t h;
-  uint8_t answer[LD_SHA256_LEN + 8];
-  size_t answer_len;
-  bool fin;
-  bool closed;
-  int err;
-} sender_t;
-
-static void sender_fill(sender_t *x) {
-  static uint8_t buf[BIG_CHUNK];
-  while (x->sent < BIG && ld_stream_buffered(x->s) < WRITE_AHEAD) {
-    for (size_t i = 0; i < BIG_CHUNK; i++)
-      buf[i] = sh_pattern(x->idx, x->sent + i);
-    assert_int_equal(ld_sha256_update(&x->h, buf, BIG_CHUNK), 0);
-    assert_int_equal(ld_stream_write(x->s, buf, BIG_CHUNK), 0);
-    x->sent += BIG_CHUNK;
-  }
-  if (x->sent == BIG && !x->fin) {
-    x->fin = true;
-    assert_int_equal(ld_stream_close_write(x->s), 0);
-  }
-}
-
-static void sender_drain(ld_stream_t *s) {
-  sender_fill(ld_stream_user_data(s));
-}
-
-static void sender_data(ld_stream_t *s, const uint8_t *data, size_t len) {
-  sender_t *x = ld_stream_user_data(s);
-  assert_true(x->answer_len + len <= sizeof x->answer);
-  memcpy(x->answer + x->answer_len, data, len);
-  x->answer_len += len;
-}
-
-static void sender_close(ld_stream_t *s, int err) {
-  sender_t *x = ld_stream_user_data(s);
-  x->closed = true;
-  x->err = err;
-}
-
-static const ld_stream_handler_t sender_handler = {
-    .on_data = sender_data, .on_close = sender_close, .on_drain = sender_drain};
-
-static void sender_opened(ld_stream_t *s, int err, void *ud) {
-  sender_t *x = ud;
-  assert_int_equal(err, 0);
-  x->s = s;
-  ld_stream_set_handler(s, &sender_handler, x);
-  sender_fill(x);
-}
-
-static bool senders_done(void *ud) {
-  sender_t *x = ud;
-  return x[0].closed && x[1].closed;
-}
-
-static void assert_sink_answer(sender_t *x) {
+static void assert_sink_answer(sh_sender_t *x) {
   uint8_t digest[LD_SHA256_LEN];
   assert_int_equal(ld_sha256_final(&x->h, digest), 0);
   assert_int_equal(x->err, 0);
-  assert_int_equal(x->answer_len, sizeof x->answer);
+  assert_int_equal(x->answer_len, LD_SHA256_LEN + 8);
   assert_memory_equal(x->answer, digest, LD_SHA256_LEN);
   uint64_t got = 0;
   for (int i = 0; i < 8; i++)
@@ -315,17 +252,15 @@ static void run_transfer(const char *listen, const char *suffix, const char *mux
   assert_true(ends_with(ld_conn_remote_addr(c), suffix));
   assert_true(ends_with(ld_conn_local_addr(c), suffix));
   assert_true(ends_with(ld_conn_remote_addr(ev[0].last_connected), suffix));
-  sender_t x[2];
-  memset(x, 0, sizeof x);
-  x[0].idx = 1;
-  x[1].idx = 2;
-  assert_int_equal(ld_sha256_begin(&x[0].h), 0);
-  assert_int_equal(ld_sha256_begin(&x[1].h), 0);
+  sh_sender_t x[2];
+  sh_sender_init(&x[0], 1, BIG, LD_SHA256_LEN + 8, true);
+  sh_sender_init(&x[1], 2, BIG, LD_SHA256_LEN + 8, true);
   const char *protos[] = {HASH_SINK};
-  assert_int_equal(ld_switch_open_stream(b, c, protos, 1, sender_opened, &x[0]), 0);
-  assert_int_equal(ld_switch_open_stream(a, ev[0].last_connected, protos, 1, sender_opened, &x[1]),
-                   0);
-  assert_true(sh_run_until(&loop, senders_done, x, 120000));
+  assert_int_equal(ld_switch_open_stream(b, c, protos, 1, sh_sender_opened, &x[0]), 0);
+  assert_int_equal(
+      ld_switch_open_stream(a, ev[0].last_connected, protos, 1, sh_sender_opened, &x[1]), 0);
+  sh_senders_t all = {x, 2};
+  assert_true(sh_run_until(&loop, sh_senders_done, &all, 120000));
   assert_sink_answer(&x[0]);
   assert_sink_answer(&x[1]);
   assert_int_equal(ev[0].disconnected, 0);
@@ -420,83 +355,15 @@ static void dials_names_and_verifies_certificates(void **state) {
 
 /* ---- bad peers ------------------------------------------------------------------------------ */
 
-typedef struct pinger {
-  ld_stream_t *s;
-  uint64_t sent, recv;
-  uint32_t rounds;
-  bool bad;
-  bool closed;
-} pinger_t;
-
 typedef struct fixture {
-  uv_loop_t loop;
-  ld_switch_t *node; /* the node under attack */
-  ld_switch_t *good; /* a well-behaved WebSocket peer */
+  sh_target_t t; /* the node under attack and a well-behaved WebSocket peer */
   ld_multiaddr_t ws_addr, wss_addr;
-  sh_events_t ev_node, ev_good;
-  pinger_t ping;
 } fixture_t;
-
-static void ping_send(pinger_t *p) {
-  uint8_t buf[PING_CHUNK];
-  for (size_t i = 0; i < PING_CHUNK; i++)
-    buf[i] = sh_pattern(PINGER_IDX, p->sent + i);
-  if (ld_stream_write(p->s, buf, PING_CHUNK) == 0)
-    p->sent += PING_CHUNK;
-}
-
-static void ping_data(ld_stream_t *s, const uint8_t *data, size_t len) {
-  pinger_t *p = ld_stream_user_data(s);
-  for (size_t i = 0; i < len; i++)
-    if (data[i] != sh_pattern(PINGER_IDX, p->recv + i))
-      p->bad = true;
-  p->recv += len;
-  if (p->recv == p->sent) {
-    p->rounds++;
-    ping_send(p);
-  }
-}
-
-static void ping_close(ld_stream_t *s, int err) {
-  (void)err;
-  pinger_t *p = ld_stream_user_data(s);
-  p->closed = true;
-  p->s = NULL;
-}
-
-static const ld_stream_handler_t ping_handler = {.on_data = ping_data, .on_close = ping_close};
-
-static void ping_opened(ld_stream_t *s, int err, void *ud) {
-  pinger_t *p = ud;
-  assert_int_equal(err, 0);
-  p->s = s;
-  ld_stream_set_handler(s, &ping_handler, p);
-  ping_send(p);
-}
-
-typedef struct progress {
-  fixture_t *f;
-  uint32_t target;
-} progress_t;
-
-static bool ping_reached(void *ud) {
-  progress_t *pr = ud;
-  return pr->f->ping.rounds >= pr->target;
-}
-
-static void assert_good_peer_progresses(fixture_t *f, uint32_t n) {
-  progress_t pr = {f, f->ping.rounds + n};
-  assert_true(sh_run_until(&f->loop, ping_reached, &pr, 10000));
-  assert_false(f->ping.bad);
-  assert_false(f->ping.closed);
-  assert_int_equal(f->ev_good.disconnected, 0);
-}
 
 static int setup_with(void **state, size_t max_pending) {
   fixture_t *f = calloc(1, sizeof *f);
   assert_non_null(f);
-  assert_int_equal(uv_loop_init(&f->loop), 0);
-  sh_log_capture();
+  sh_target_init(&f->t);
   ld_switch_config_t cfg;
   ld_switch_config_default(&cfg);
   cfg.handshake_timeout_ms = 2000;
@@ -506,19 +373,12 @@ static int setup_with(void **state, size_t max_pending) {
   w.tls_key_path = g_key;
   w.handshake_timeout_ms = max_pending > 0 ? 5000 : 500;
   w.max_pending_handshakes = max_pending;
-  f->node = ws_switch(&f->loop, NULL, &w, &cfg);
-  f->good = ws_switch(&f->loop, MPLEX, NULL, NULL);
-  sh_register_echo(f->node);
-  sh_track_events(f->node, &f->ev_node);
-  sh_track_events(f->good, &f->ev_good);
-  listen_on(f->node, "/ip4/127.0.0.1/tcp/0/ws", &f->ws_addr);
-  listen_on(f->node, "/ip4/127.0.0.1/tcp/0/wss", &f->wss_addr);
-  int err = -1;
-  ld_conn_t *c = sh_dial_wait(f->good, &f->loop, &f->wss_addr, &err);
-  assert_int_equal(err, 0);
-  const char *protos[] = {SH_ECHO};
-  assert_int_equal(ld_switch_open_stream(f->good, c, protos, 1, ping_opened, &f->ping), 0);
-  assert_good_peer_progresses(f, 20);
+  f->t.node = ws_switch(&f->t.loop, NULL, &w, &cfg);
+  f->t.good = ws_switch(&f->t.loop, MPLEX, NULL, NULL);
+  sh_target_track(&f->t);
+  listen_on(f->t.node, "/ip4/127.0.0.1/tcp/0/ws", &f->ws_addr);
+  listen_on(f->t.node, "/ip4/127.0.0.1/tcp/0/wss", &f->wss_addr);
+  sh_target_connect(&f->t, &f->wss_addr);
   *state = f;
   return 0;
 }
@@ -533,34 +393,16 @@ static int setup_two_handshakes(void **state) {
 
 static int teardown(void **state) {
   fixture_t *f = *state;
-  assert_good_peer_progresses(f, 50);
-  assert_int_equal(f->ev_node.connected, 1); /* only the good peer ever got through */
-  sh_switch_close(f->good, &f->loop);
-  sh_switch_close(f->node, &f->loop);
-  sh_run_for(&f->loop, 50);
-  sh_log_release();
-  assert_int_equal(uv_loop_close(&f->loop), 0);
+  sh_target_assert_progress(&f->t, 50);
+  assert_int_equal(f->t.ev_node.connected, 1); /* only the good peer ever got through */
+  sh_target_close(&f->t);
   free(f);
   return 0;
 }
 
-static bool raw_eof(void *ud) {
-  return ((sh_raw_t *)ud)->eof;
-}
-
 static void raw_connect(fixture_t *f, sh_raw_t *r, const ld_multiaddr_t *addr) {
   ld_multiaddr_t tcp = tcp_part(addr);
-  sh_raw_connect(r, &f->loop, &tcp);
-}
-
-/* Waits until the node dropped the client and logged `reason` for its address and `suffix`. */
-static void assert_cut_off(fixture_t *f, sh_raw_t *r, const char *suffix, const char *reason) {
-  assert_true(sh_run_until(&f->loop, raw_eof, r, 10000));
-  char addr[LD_MULTIADDR_TEXT_MAX], needle[LD_MULTIADDR_TEXT_MAX + 64];
-  snprintf(needle, sizeof needle, "addr=%s%s reason=%s", sh_raw_local_text(r, addr, sizeof addr),
-           suffix, reason);
-  if (!sh_log_contains(needle))
-    fail_msg("no log line with \"%s\"", needle);
+  sh_raw_connect(r, &f->t.loop, &tcp);
 }
 
 static bool rx_has(const sh_raw_t *r, const void *bytes, size_t n) {
@@ -579,7 +421,7 @@ static void raw_ws_upgrade(fixture_t *f, sh_raw_t *r) {
                             "Sec-WebSocket-Version: 13\r\n"
                             "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n";
   assert_int_equal(sh_raw_write(r, req, strlen(req)), 0);
-  assert_true(sh_run_until(&f->loop, rx_has_header_end, r, 5000));
+  assert_true(sh_run_until(&f->t.loop, rx_has_header_end, r, 5000));
   assert_memory_equal(r->rx.data, "HTTP/1.1 101 ", 13);
   assert_true(rx_has(r, "Sec-WebSocket-Accept: " WS_ACCEPT "\r\n", 52));
   assert_false(rx_has(r, "Extensions", 10));
@@ -605,7 +447,7 @@ static void garbage_instead_of_http(void **state) {
   raw_connect(f, &r, &f->ws_addr);
   static const char ms[] = "\x13/multistream/1.0.0\n\x07/noise\n";
   assert_int_equal(sh_raw_write(&r, ms, sizeof ms - 1), 0);
-  assert_cut_off(f, &r, "/ws", "MALFORMED");
+  sh_raw_assert_cut_off(&r, "/ws", "MALFORMED");
   assert_memory_equal(r.rx.data, "HTTP/1.1 400 ", 13);
   sh_raw_close(&r);
 }
@@ -617,7 +459,7 @@ static void http_without_upgrade(void **state) {
   static const char req[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: curl/8.0\r\n"
                             "Accept: */*\r\n\r\n";
   assert_int_equal(sh_raw_write(&r, req, strlen(req)), 0);
-  assert_cut_off(f, &r, "/ws", "HANDSHAKE");
+  sh_raw_assert_cut_off(&r, "/ws", "HANDSHAKE");
   assert_memory_equal(r.rx.data, "HTTP/1.1 400 ", 13);
   assert_true(sh_log_contains("no Upgrade: websocket"));
   sh_raw_close(&r);
@@ -634,8 +476,8 @@ static void oversize_header_block(void **state) {
     ld_buf_append(&b, "X-Filler: abcdefghijklmnopqrstuvwxyz0123456789\r\n", 48);
   assert_int_equal(sh_raw_write(&r, b.data, b.len), 0);
   ld_buf_clear(&b);
-  assert_good_peer_progresses(f, 5);
-  assert_cut_off(f, &r, "/ws", "TOO_LARGE");
+  sh_target_assert_progress(&f->t, 5);
+  sh_raw_assert_cut_off(&r, "/ws", "TOO_LARGE");
   assert_memory_equal(r.rx.data, "HTTP/1.1 431 ", 13);
   sh_raw_close(&r);
 }
@@ -646,8 +488,8 @@ static void stalled_handshake(void **state) {
   raw_connect(f, &r, &f->ws_addr);
   static const char part[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   assert_int_equal(sh_raw_write(&r, part, strlen(part)), 0);
-  assert_good_peer_progresses(f, 5);
-  assert_cut_off(f, &r, "/ws", "TIMEOUT");
+  sh_target_assert_progress(&f->t, 5);
+  sh_raw_assert_cut_off(&r, "/ws", "TIMEOUT");
   sh_raw_close(&r);
 }
 
@@ -657,7 +499,7 @@ static void unmasked_client_frame(void **state) {
   raw_ws_upgrade(f, &r);
   static const uint8_t frame[] = {0x82, 0x05, 'h', 'e', 'l', 'l', 'o'};
   assert_int_equal(sh_raw_write(&r, frame, sizeof frame), 0);
-  assert_cut_off(f, &r, "/ws", "PROTOCOL");
+  sh_raw_assert_cut_off(&r, "/ws", "PROTOCOL");
   assert_true(rx_has(&r, "\x88\x02\x03\xea", 4)); /* close 1002 */
   sh_raw_close(&r);
 }
@@ -669,7 +511,7 @@ static void oversize_frame(void **state) {
   /* a binary frame announcing 2^40 bytes, then its first byte */
   static const uint8_t frame[] = {0x82, 0xff, 0, 0, 0x01, 0, 0, 0, 0, 0, 1, 2, 3, 4, 'x'};
   assert_int_equal(sh_raw_write(&r, frame, sizeof frame), 0);
-  assert_cut_off(f, &r, "/ws", "FRAME_TOO_LARGE");
+  sh_raw_assert_cut_off(&r, "/ws", "FRAME_TOO_LARGE");
   assert_true(rx_has(&r, "\x88\x02\x03\xf1", 4)); /* close 1009 */
   sh_raw_close(&r);
 }
@@ -685,10 +527,10 @@ static void ping_then_close_frame(void **state) {
   uint8_t frame[32];
   size_t n = masked(frame, 0x89, "hi", 2);
   assert_int_equal(sh_raw_write(&r, frame, n), 0);
-  assert_true(sh_run_until(&f->loop, rx_has_pong, &r, 5000));
+  assert_true(sh_run_until(&f->t.loop, rx_has_pong, &r, 5000));
   n = masked(frame, 0x88, "\x03\xe8", 2);
   assert_int_equal(sh_raw_write(&r, frame, n), 0);
-  assert_cut_off(f, &r, "/ws", "CLOSED");
+  sh_raw_assert_cut_off(&r, "/ws", "CLOSED");
   assert_true(rx_has(&r, "\x88\x02\x03\xe8", 4)); /* the close answered */
   sh_raw_close(&r);
 }
@@ -701,7 +543,7 @@ static void plain_text_on_the_tls_port(void **state) {
                             "Connection: Upgrade\r\nSec-WebSocket-Key: " WS_KEY "\r\n"
                             "Sec-WebSocket-Version: 13\r\n\r\n";
   assert_int_equal(sh_raw_write(&r, req, strlen(req)), 0);
-  assert_cut_off(f, &r, "/wss", "HANDSHAKE");
+  sh_raw_assert_cut_off(&r, "/wss", "HANDSHAKE");
   sh_raw_close(&r);
   /* random bytes */
   raw_connect(f, &r, &f->wss_addr);
@@ -709,7 +551,7 @@ static void plain_text_on_the_tls_port(void **state) {
   ld_random_bytes(junk, sizeof junk);
   junk[0] = 0x16; /* looks like a handshake record at first */
   assert_int_equal(sh_raw_write(&r, junk, sizeof junk), 0);
-  assert_cut_off(f, &r, "/wss", "HANDSHAKE");
+  sh_raw_assert_cut_off(&r, "/wss", "HANDSHAKE");
   sh_raw_close(&r);
 }
 
@@ -718,13 +560,13 @@ static void too_many_handshakes_at_once(void **state) {
   sh_raw_t r[3];
   raw_connect(f, &r[0], &f->ws_addr);
   raw_connect(f, &r[1], &f->ws_addr);
-  sh_run_for(&f->loop, 50);
+  sh_run_for(&f->t.loop, 50);
   raw_connect(f, &r[2], &f->ws_addr);
-  assert_true(sh_run_until(&f->loop, raw_eof, &r[2], 2000)); /* long before the 5 s deadline */
+  assert_true(sh_run_until(&f->t.loop, sh_raw_eof, &r[2], 2000)); /* long before the 5 s deadline */
   assert_false(r[0].eof);
   assert_false(r[1].eof);
   assert_true(sh_log_contains("reason=LIMIT"));
-  assert_good_peer_progresses(f, 5);
+  sh_target_assert_progress(&f->t, 5);
   for (int i = 0; i < 3; i++)
     sh_raw_close(&r[i]);
 }

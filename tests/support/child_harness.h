@@ -23,6 +23,11 @@ typedef struct ch_child {
   int closed; /* handles closed (3 when the process and both pipes are done) */
 } ch_child_t;
 
+/* For main() of a test of the program: ignores SIGPIPE as the program does (a closed peer is a
+ * write error) and tells whether $LD_BIN names the program; when it does not, prints that the
+ * tests are skipped. */
+bool ch_program_ready(void);
+
 /* Starts `bin` with the NULL-terminated `args` (at most CH_MAX_ARGS) on `loop`, reading both
  * outputs. Returns a heap child (free it after ch_finish). */
 ch_child_t *ch_spawn(uv_loop_t *loop, const char *bin, const char *const *args);

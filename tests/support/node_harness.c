@@ -51,15 +51,28 @@ void nh_add_static(ld_node_config_t *cfg, ld_node_t *to) {
   assert_int_equal(ld_node_config_add_static_node(cfg, text, err, sizeof err), 0);
 }
 
-ld_node_t *nh_start(uv_loop_t *loop, ld_node_config_t *cfg) {
+ld_node_t *nh_start_subscribed(uv_loop_t *loop, ld_node_config_t *cfg, int kind,
+                               ld_broker_listener_fn fn, void *ud) {
   char err[256];
   assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
   int rc = 0;
   ld_node_t *node = ld_node_new(loop, cfg, &rc);
   free(cfg);
   assert_non_null(node);
+  if (fn != NULL)
+    ld_broker_subscribe(ld_node_broker(node), kind, fn, ud);
   assert_int_equal(ld_node_start(node), 0);
   return node;
+}
+
+ld_node_t *nh_start(uv_loop_t *loop, ld_node_config_t *cfg) {
+  return nh_start_subscribed(loop, cfg, 0, NULL, NULL);
+}
+
+void nh_only_addr_text(ld_node_t *node, char *out, size_t cap) {
+  ld_multiaddr_t ma;
+  assert_int_equal(ld_node_listen_addrs(node, &ma, 1), 1);
+  ld_multiaddr_to_text(&ma, out, cap);
 }
 
 static void on_stopped(void *ud) {

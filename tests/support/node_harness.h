@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "base/clock.h"
+#include "node/broker.h"
 #include "node/config.h"
 #include "node/node.h"
 
@@ -40,6 +41,14 @@ void nh_add_static(ld_node_config_t *cfg, ld_node_t *to);
 
 /* Finalizes `cfg`, frees it, creates the node on `loop` and starts it. Never NULL. */
 ld_node_t *nh_start(uv_loop_t *loop, ld_node_config_t *cfg);
+
+/* nh_start, with `fn`(ud) subscribed to the node's broker events of `kind` before the start. */
+ld_node_t *nh_start_subscribed(uv_loop_t *loop, ld_node_config_t *cfg, int kind,
+                               ld_broker_listener_fn fn, void *ud);
+
+/* Asserts that `node` announces exactly one listen address and writes its text into
+ * out[0..cap). */
+void nh_only_addr_text(ld_node_t *node, char *out, size_t cap);
 
 /* Stops (and so frees) `node`, running `loop` until it is done, at most `ms` milliseconds. */
 void nh_stop(uv_loop_t *loop, ld_node_t *node, uint64_t ms);

@@ -319,6 +319,19 @@ const char *sh_raw_local_text(sh_raw_t *r, char *buf, size_t cap) {
   return buf;
 }
 
+bool sh_raw_eof(void *ud) {
+  return ((sh_raw_t *)ud)->eof;
+}
+
+void sh_raw_assert_cut_off(sh_raw_t *r, const char *suffix, const char *reason) {
+  assert_true(sh_run_until(r->loop, sh_raw_eof, r, 10000));
+  char addr[LD_MULTIADDR_TEXT_MAX], needle[LD_MULTIADDR_TEXT_MAX + 64];
+  snprintf(needle, sizeof needle, "addr=%s%s reason=%s", sh_raw_local_text(r, addr, sizeof addr),
+           suffix, reason);
+  if (!sh_log_contains(needle))
+    fail_msg("no log line with \"%s\"", needle);
+}
+
 /* ---- the hand-driven upgrade ------------------------------------------------------------- */
 
 static void secure_write_raw(sh_secure_t *s, ld_buf_t *out) {

@@ -82,6 +82,11 @@ int sh_raw_write(sh_raw_t *r, const void *data, size_t len);
 void sh_raw_close(sh_raw_t *r);
 /* "/ip4/127.0.0.1/tcp/<port>" of the client's side, as the switch logs it. */
 const char *sh_raw_local_text(sh_raw_t *r, char *buf, size_t cap);
+/* For sh_run_until with the sh_raw_t as `ud`: true once the remote closed the connection. */
+bool sh_raw_eof(void *ud);
+/* Runs the loop until the remote dropped the client (10 s at most), then asserts that the log
+ * (sh_log_capture) holds "addr=<client address><suffix> reason=<reason>". */
+void sh_raw_assert_cut_off(sh_raw_t *r, const char *suffix, const char *reason);
 
 /* A raw client that performs the upgrade by hand (multistream, Noise, multistream muxer). */
 typedef struct sh_secure {

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <uv.h>
 
+#include "archive_harness.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "waku/archive/archive.h"
@@ -65,9 +66,7 @@ static void closed(void *ud) {
 }
 
 static void close_archive(void) {
-  bool done = false;
-  ld_archive_close(g_a, closed, &done);
-  run_until(&done);
+  ah_close(g_a, run_until);
   g_a = NULL;
 }
 
@@ -163,25 +162,8 @@ static void query(const ld_archive_query_t *q, answer_t *a) {
   run_until(&a->done);
 }
 
-typedef struct counted {
-  bool done;
-  int err;
-  uint64_t n;
-} counted_t;
-
-static void count_cb(int err, uint64_t n, void *ud) {
-  counted_t *c = ud;
-  c->done = true;
-  c->err = err;
-  c->n = n;
-}
-
 static uint64_t count(void) {
-  counted_t c = {0};
-  assert_int_equal(ld_archive_count(g_a, count_cb, &c), 0);
-  run_until(&c.done);
-  assert_int_equal(c.err, 0);
-  return c.n;
+  return ah_count(g_a, run_until);
 }
 
 /* ---- tests ---------------------------------------------------------------------------------- */
