@@ -5,13 +5,14 @@
  * time.
  *
  *   bench_archive [--rows N] [--ingest N] [--queries N] [--db-connections N] [--sqlite-only]
- *                 [--postgres-only]
+ *                 [--postgres-only] [--reuse] [--lookups-only]
  *
  * SQLite uses /tmp/ld-bench-archive.db; PostgreSQL the server of LD_BENCH_PG_URL (or
  * LD_TEST_PG_URL) in a schema ld_bench, dropped at the end. PostgreSQL queries run right after
  * the load and, when the server has the pg_prewarm extension, once more with the tables and
  * indexes in shared buffers (a server that has been answering for a while); the server's
- * shared_buffers is printed. */
+ * shared_buffers is printed. LD_BENCH_KEEP=1 keeps the PostgreSQL tables; a later run with
+ * --reuse and the LD_BENCH_BASE it printed queries them again without loading. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,8 @@
 
 static size_t g_rows = 1000000, g_ingest = 100000, g_queries = 2000;
 static uint32_t g_db_connections; /* 0: the archive's default */
+static bool g_reuse;              /* --reuse: query the tables a kept run left */
+static bool g_lookups_only;       /* --lookups-only: no page queries */
 static int64_t g_base;            /* timestamp of row 0 */
 static uint8_t (*g_hash)[LD_WAKU_HASH_LEN];
 static uv_loop_t g_loop;
@@ -245,17 +248,21 @@ static void latency(const char *driver, qkind_t kind, unsigned clients) {
     uv_run(&g_loop, UV_RUN_ONCE);
   double s = (double)(ld_now_ns() - t0) / 1e9;
   qsort(r.lat, r.total, sizeof *r.lat, cmp_u64);
-  printf("%-8s %-28s %2u client%s  p50 %7.2f ms  p99 %7.2f ms  %7.0f q/s  %5.1f rows/q%s\n", driver,
-         kind == Q_TOPIC_TIME ? "page of 20 by topic + time" : "lookup of 100 hashes", clients,
-         clients > 1 ? "s" : " ", (double)r.lat[r.total / 2] / 1e6,
+  printf("%-8s %-28s %2u client%s  p50 %7.2f ms  p99 %7.2f ms  %7.0f q/s  %5.1f rows/q  "
+         "(p90 %.2f, max %.2f ms)%s\n",
+         driver, kind == Q_TOPIC_TIME ? "page of 20 by topic + time" : "lookup of 100 hashes",
+         clients, clients > 1 ? "s" : " ", (double)r.lat[r.total / 2] / 1e6,
          (double)r.lat[r.total * 99 / 100] / 1e6, (double)r.total / s,
-         (double)r.rows / (double)r.total, r.errors ? "  (errors)" : "");
+         (double)r.rows / (double)r.total, (double)r.lat[r.total * 9 / 10] / 1e6,
+         (double)r.lat[r.total - 1] / 1e6, r.errors ? "  (errors)" : "");
   free(r.lat);
 }
 
 static void all_latencies(const char *driver) {
-  latency(driver, Q_TOPIC_TIME, 1);
-  latency(driver, Q_TOPIC_TIME, 16);
+  if (!g_lookups_only) {
+    latency(driver, Q_TOPIC_TIME, 1);
+    latency(driver, Q_TOPIC_TIME, 16);
+  }
   latency(driver, Q_HASHES, 1);
   latency(driver, Q_HASHES, 16);
 }
@@ -433,11 +440,21 @@ static void pg_copy(PGconn *c, size_t n) {
   pg_must(c, "ANALYZE messages; ANALYZE messages_lookup");
 }
 
+static void pg_queries(PGconn *c);
+
 static void bench_postgres(const char *base_url) {
   char url[512];
   snprintf(url, sizeof url, "%s%coptions=-csearch_path%%3D" PG_SCHEMA, base_url,
            strchr(base_url, '?') ? '&' : '?');
   PGconn *c = pg_connect(base_url);
+  if (g_reuse) {
+    PQfinish(c);
+    c = pg_connect(url);
+    open_archive(url);
+    printf("postgres reusing the kept tables: %llu messages\n", (unsigned long long)count());
+    pg_queries(c);
+    return;
+  }
   pg_must(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS " PG_SCHEMA
              " CASCADE; CREATE SCHEMA " PG_SCHEMA);
   PQfinish(c);
@@ -454,9 +471,14 @@ static void bench_postgres(const char *base_url) {
   /* As a maintained server would be after a bulk load: vacuumed (visibility maps for index-only
    * probes, no autovacuum running under the queries) and analyzed. */
   pg_must(c, "VACUUM ANALYZE messages");
-  pg_must(c, "VACUUM ANALYZE ld_messages_hash_ts");
+  pg_must(c, "VACUUM ANALYZE ld_messages_key_ts");
   pg_must(c, "ANALYZE messages_lookup");
   printf("postgres stored: %llu messages\n", (unsigned long long)count());
+  pg_queries(c);
+}
+
+/* The query figures, the archive open on the loaded tables; closes both. */
+static void pg_queries(PGconn *c) {
   char buffers[32];
   pg_text(c, "SHOW shared_buffers", buffers, sizeof buffers);
   printf("postgres shared_buffers %s; queries right after the load:\n", buffers);
@@ -488,6 +510,10 @@ int main(int argc, char **argv) {
       postgres = false;
     else if (strcmp(argv[i], "--postgres-only") == 0)
       sqlite = false;
+    else if (strcmp(argv[i], "--reuse") == 0)
+      g_reuse = true;
+    else if (strcmp(argv[i], "--lookups-only") == 0)
+      g_lookups_only = true;
   }
   if (g_ingest >= g_rows || g_queries == 0)
     return 2;
@@ -495,7 +521,9 @@ int main(int argc, char **argv) {
     snprintf(g_topics[i], sizeof g_topics[i], "/bench/1/topic-%02d/proto", i);
   for (int i = 0; i < N_SHARDS; i++)
     snprintf(g_shards[i], sizeof g_shards[i], "/waku/2/rs/1/%d", i);
-  g_base = (int64_t)ld_wall_ns() - SPAN;
+  g_base = getenv("LD_BENCH_BASE") != NULL ? strtoll(getenv("LD_BENCH_BASE"), NULL, 10)
+                                           : (int64_t)ld_wall_ns() - SPAN;
+  printf("# LD_BENCH_BASE=%lld\n", (long long)g_base);
   uv_loop_init(&g_loop);
   make_hashes();
   printf("# %zu messages of %d bytes over 24 h, %d content topics on %d shards\n", g_rows,

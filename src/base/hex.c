@@ -13,15 +13,12 @@ size_t ld_hex_encode(const uint8_t *in, size_t len, char *out) {
   return 2 * len;
 }
 
-static int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
+/* 1 + the value of each hex digit character; 0 for every other character. */
+static const uint8_t k_digit_plus_one[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
 
 int ld_hex_decode(const char *text, size_t textlen, uint8_t *out, size_t cap, size_t *outlen) {
   if (textlen >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
@@ -31,14 +28,14 @@ int ld_hex_decode(const char *text, size_t textlen, uint8_t *out, size_t cap, si
   if (textlen % 2 != 0)
     return LD_ERR_BAD_ENCODING;
   size_t n = textlen / 2;
+  const unsigned char *t = (const unsigned char *)text;
   for (size_t i = 0; i < n; i++) {
-    int hi = hex_value(text[2 * i]);
-    int lo = hex_value(text[2 * i + 1]);
-    if (hi < 0 || lo < 0)
+    unsigned hi = k_digit_plus_one[t[2 * i]], lo = k_digit_plus_one[t[2 * i + 1]];
+    if ((hi == 0) | (lo == 0))
       return LD_ERR_BAD_ENCODING;
     if (i >= cap)
       return LD_ERR_LIMIT;
-    out[i] = (uint8_t)(hi << 4 | lo);
+    out[i] = (uint8_t)((hi - 1) << 4 | (lo - 1));
   }
   *outlen = n;
   return 0;

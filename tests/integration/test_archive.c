@@ -119,13 +119,14 @@ static long pg_long(const char *sql) {
   return v;
 }
 
-/* The hash → timestamp index holds exactly the keys of messages. */
+/* The hash key → timestamp index holds exactly the keys of messages. */
 static void pg_assert_hash_index_exact(void) {
-  long missing_or_stale = pg_long(
-      "SELECT count(*) FROM messages m FULL JOIN ld_messages_hash_ts h "
-      "USING (messageHash, timestamp) WHERE m.messageHash IS NULL OR h.messageHash IS NULL");
+  long missing_or_stale =
+      pg_long("SELECT count(*) FROM (SELECT hashtextextended(messageHash, 0) AS hashKey, "
+              "timestamp FROM messages) m FULL JOIN ld_messages_key_ts k USING (hashKey, "
+              "timestamp) WHERE m.hashKey IS NULL OR k.hashKey IS NULL");
   if (missing_or_stale != 0)
-    fail_msg("ld_messages_hash_ts differs from messages in %ld keys", missing_or_stale);
+    fail_msg("ld_messages_key_ts differs from messages in %ld keys", missing_or_stale);
 }
 
 static void sqlite_remove_files(void) {
@@ -1090,7 +1091,7 @@ static void pg_migrates_nwaku_version_8(void **state) {
     pg_insert_raw(&m[i]);
   }
   open_with(NULL);
-  assert_int_equal(pg_long("SELECT max(version) FROM ld_archive_version"), 1);
+  assert_int_equal(pg_long("SELECT max(version) FROM ld_archive_version"), 2);
   assert_int_equal(pg_long("SELECT max(version) FROM version"), 8); /* nwaku's row untouched */
   assert_int_equal(pg_long("SELECT count(*) FROM information_schema.columns "
                            "WHERE table_schema = current_schema() AND table_name = 'messages'"),
@@ -1130,6 +1131,46 @@ static void pg_migrates_nwaku_version_8(void **state) {
   pg_assert_hash_index_exact();
 }
 
+/* Extension 1 as it was: the hash → timestamp index on the hex text, with its insert trigger. */
+static void pg_create_extension_v1(void) {
+  PQclear(pg_in_schema(
+      "CREATE TABLE ld_archive_version (version INTEGER NOT NULL);"
+      "INSERT INTO ld_archive_version VALUES (1);"
+      "CREATE TABLE ld_messages_hash_ts (messageHash VARCHAR NOT NULL, timestamp BIGINT NOT NULL,"
+      " CONSTRAINT messageHashTsIndex PRIMARY KEY (messageHash, timestamp));"
+      "INSERT INTO ld_messages_hash_ts SELECT messageHash, timestamp FROM messages;"
+      "CREATE FUNCTION ld_messages_hash_ts_add() RETURNS trigger LANGUAGE plpgsql AS $f$"
+      " BEGIN INSERT INTO ld_messages_hash_ts SELECT messageHash, timestamp FROM ld_new;"
+      " RETURN NULL; END $f$;"
+      "CREATE TRIGGER ld_messages_hash_ts_add AFTER INSERT ON messages"
+      " REFERENCING NEW TABLE AS ld_new FOR EACH STATEMENT EXECUTE FUNCTION "
+      "ld_messages_hash_ts_add()"));
+}
+
+static void pg_migrates_extension_version_1(void **state) {
+  (void)state;
+  pg_create_nwaku_v8();
+  msg_t m[3];
+  for (int i = 0; i < 2; i++) {
+    make_msg(&m[i], i, T0 + i * SEC, PUBSUB_A, k_ct[i]);
+    pg_insert_raw(&m[i]);
+  }
+  pg_create_extension_v1();
+  open_with(NULL);
+  assert_int_equal(pg_long("SELECT max(version) FROM ld_archive_version"), 2);
+  assert_int_equal(pg_long("SELECT count(*) FROM ld_archive_version"), 1);
+  assert_int_equal(pg_long("SELECT (to_regclass('ld_messages_hash_ts') IS NULL)::int"), 1);
+  assert_int_equal(pg_long("SELECT count(*) FROM pg_proc WHERE proname LIKE 'ld_messages_hash_ts%' "
+                           "AND pronamespace = current_schema()::regnamespace"),
+                   0);
+  pg_assert_hash_index_exact();
+  make_msg(&m[2], 2, T0 + 2 * SEC, PUBSUB_B, k_ct[2]);
+  store_all(&m[2], 1); /* only the new trigger fires */
+  pg_assert_hash_index_exact();
+  for (int i = 0; i < 3; i++)
+    assert_true(present(&m[i]));
+}
+
 static void pg_hash_index_follows_other_writers(void **state) {
   (void)state;
   open_with(NULL);
@@ -1161,21 +1202,21 @@ static void pg_hash_index_follows_other_writers(void **state) {
            lo, hi);
   PQclear(pg_in_schema(sql));
   assert_false(present(&m[4])); /* the stale index row finds nothing */
-  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_hash_ts"), 4);
+  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_key_ts"), 4);
   close_archive();
   open_with(NULL); /* housekeeping forgets keys older than every partition */
   pg_assert_hash_index_exact();
-  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_hash_ts"), 3);
+  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_key_ts"), 3);
   assert_true(present(&m[1]) && present(&m[2]) && present(&m[3]));
   PQclear(pg_in_schema("TRUNCATE messages"));
-  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_hash_ts"), 0);
+  assert_int_equal(pg_long("SELECT count(*) FROM ld_messages_key_ts"), 0);
 }
 
 static void pg_refuses_newer_extension(void **state) {
   (void)state;
   open_with(NULL);
   close_archive();
-  PQclear(pg_in_schema("UPDATE ld_archive_version SET version = 2"));
+  PQclear(pg_in_schema("UPDATE ld_archive_version SET version = 3"));
   ld_archive_config_t cfg;
   ld_archive_config_default(&cfg);
   cfg.url = g_url;
@@ -1215,6 +1256,7 @@ static const struct CMUnitTest k_sqlite_only[] = {
 
 static const struct CMUnitTest k_postgres_only[] = {
     SUITE_TEST(pg_migrates_nwaku_version_8),
+    SUITE_TEST(pg_migrates_extension_version_1),
     SUITE_TEST(pg_hash_index_follows_other_writers),
     SUITE_TEST(pg_refuses_newer_extension),
 };

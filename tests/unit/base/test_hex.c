@@ -77,6 +77,18 @@ static void rejects_bad_text(void **state) {
                                  4, out, sizeof out, &n),
                    LD_ERR_BAD_ENCODING);
   assert_int_equal(ld_hex_decode("x0", 2, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+  /* every character that is not a hex digit, in either place */
+  for (int c = 0; c < 256; c++) {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+      continue;
+    char pair[2] = {(char)c, '0'};
+    assert_int_equal(ld_hex_decode(pair, 2, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+    if (c == 'x' || c == 'X')
+      continue; /* "0x" is the prefix */
+    pair[0] = '0';
+    pair[1] = (char)c;
+    assert_int_equal(ld_hex_decode(pair, 2, out, sizeof out, &n), LD_ERR_BAD_ENCODING);
+  }
 }
 
 static void respects_capacity(void **state) {

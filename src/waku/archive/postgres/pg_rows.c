@@ -269,13 +269,13 @@ static int add_list(qparams_t *p, ld_buf_t *sql, const char *col, size_t n) {
   return rc != 0 ? rc : ld_buf_append(sql, ")", 1);
 }
 
-/* The cursor's timestamp through ld_messages_hash_ts; the row is confirmed in messages, where the
+/* The cursor's timestamp through ld_messages_key_ts; the row is confirmed in messages, where the
  * timestamp leaves one partition to probe. */
 static int cursor_ts(PGconn *c, const uint8_t *hash, uint64_t dl, int64_t *ts, ld_pg_status_t *st) {
   static const char sql[] =
-      "SELECT m.timestamp FROM ld_messages_hash_ts k CROSS JOIN LATERAL (SELECT timestamp FROM "
-      "messages WHERE messageHash = k.messageHash AND timestamp = k.timestamp LIMIT 1) AS m "
-      "WHERE k.messageHash = $1 LIMIT 1";
+      "SELECT m.timestamp FROM ld_messages_key_ts k CROSS JOIN LATERAL (SELECT timestamp FROM "
+      "messages WHERE messageHash = $1::varchar AND timestamp = k.timestamp LIMIT 1) AS m "
+      "WHERE k.hashKey = hashtextextended($1::varchar, 0) LIMIT 1";
   char hex[HEX_HASH_LEN + 1];
   ld_hex_encode(hash, LD_WAKU_HASH_LEN, hex);
   const char *vals[1] = {hex};
@@ -317,9 +317,9 @@ static int where_topics(const ld_archive_query_t *q, qparams_t *p, ld_buf_t *sql
 }
 
 /* The source of a lookup by hash: the hashes as one array parameter "{h1,h2,…}" (hex needs no
- * quoting), each probing ld_messages_hash_ts for its timestamps, and each key fetching its row
- * from messages. OFFSET 0 and LIMIT keep the LATERAL subqueries from being flattened, so the plan
- * stays index probes in a nested loop whatever the statistics say (a freshly filled table has
+ * quoting), each probing ld_messages_key_ts by its key for its timestamps, and each fetching its
+ * row from messages. OFFSET 0 and LIMIT keep the LATERAL subqueries from being flattened, so the
+ * plan stays index probes in a nested loop whatever the statistics say (a freshly filled table has
  * none), and the timestamp leaves one partition to probe per hash (run-time pruning). The key
  * columns are renamed so the filters name messages' columns. */
 static int add_hash_source(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t *q) {
@@ -335,16 +335,17 @@ static int add_hash_source(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t
   p->used += (size_t)(w - start);
   add_text(p, start);
   char frag[384];
-  int k = snprintf(frag, sizeof frag,
-                   " FROM (SELECT DISTINCT unnest($%d::varchar[]) AS kh) AS h CROSS JOIN LATERAL "
-                   "(SELECT timestamp AS kt FROM ld_messages_hash_ts WHERE messageHash = h.kh "
-                   "OFFSET 0) AS k CROSS JOIN LATERAL (SELECT * FROM messages "
-                   "WHERE messageHash = h.kh AND timestamp = k.kt LIMIT 1) AS m WHERE TRUE",
-                   p->n);
+  int k = snprintf(
+      frag, sizeof frag,
+      " FROM (SELECT DISTINCT unnest($%d::varchar[]) AS kh) AS h CROSS JOIN LATERAL "
+      "(SELECT timestamp AS kt FROM ld_messages_key_ts WHERE hashKey = "
+      "hashtextextended(h.kh, 0) OFFSET 0) AS k CROSS JOIN LATERAL (SELECT * FROM messages "
+      "WHERE messageHash = h.kh AND timestamp = k.kt LIMIT 1) AS m WHERE TRUE",
+      p->n);
   return ld_buf_append(sql, frag, (size_t)k);
 }
 
-/* With hashes the rows are found through ld_messages_hash_ts and sorted afterwards (OFFSET 0
+/* With hashes the rows are found through ld_messages_key_ts and sorted afterwards (OFFSET 0
  * keeps the planner from walking the timestamp index of every partition instead). */
 static int build_query(const ld_archive_query_t *q, int64_t cts, qparams_t *p, ld_buf_t *sql,
                        bool *none) {

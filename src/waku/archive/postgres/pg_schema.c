@@ -40,50 +40,65 @@ static const char k_backfill_v8[] =
     "FROM messages ON CONFLICT DO NOTHING;"
     "UPDATE version SET version = 8";
 
-/* Extension 1 (our own version table; nwaku's tables keep version 8): an unpartitioned hash →
- * timestamp index kept by statement triggers on messages, so that lookups by hash probe one
- * partition per hash. The trigger bodies name the table through the schema of the table that
- * fired them, whatever the writer's search_path. */
-static const char k_ext_v1[] =
+/* Extension 2 (our own version table; nwaku's tables keep version 8): an unpartitioned
+ * hash key → timestamp index kept by statement triggers on messages, so that a lookup by hash
+ * probes one partition per hash. The key is hashtextextended(messageHash, 0), the 64-bit text hash
+ * PostgreSQL itself uses for hash partitions (stable across versions, defined for any text): the
+ * index is four times smaller than one on the hex text and compares integers. Equal keys of
+ * different hashes are harmless: lookups join back to messages by messageHash, and a key row is
+ * deleted only when no stored message at its timestamp still has that key. Extension 1 (the same
+ * index on the hex text, ld_messages_hash_ts) is replaced. The trigger bodies name the tables
+ * through the schema of the table that fired them, whatever the writer's search_path. */
+static const char k_ext_v2[] =
     "CREATE TABLE IF NOT EXISTS ld_archive_version (version INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS ld_messages_hash_ts ("
-    " messageHash VARCHAR NOT NULL, timestamp BIGINT NOT NULL,"
-    " CONSTRAINT messageHashTsIndex PRIMARY KEY (messageHash, timestamp));"
-    "CREATE INDEX IF NOT EXISTS idx_ld_messages_hash_ts_timestamp ON ld_messages_hash_ts "
-    "(timestamp);"
-    "CREATE OR REPLACE FUNCTION ld_messages_hash_ts_add() RETURNS trigger LANGUAGE plpgsql AS $f$"
-    " BEGIN EXECUTE format('INSERT INTO %I.ld_messages_hash_ts (messageHash, timestamp)"
-    " SELECT messageHash, timestamp FROM ld_new ON CONFLICT DO NOTHING', TG_TABLE_SCHEMA);"
-    " RETURN NULL; END $f$;"
-    "CREATE OR REPLACE FUNCTION ld_messages_hash_ts_del() RETURNS trigger LANGUAGE plpgsql AS $f$"
-    " BEGIN EXECUTE format('DELETE FROM %I.ld_messages_hash_ts h USING ld_old o"
-    " WHERE h.messageHash = o.messageHash AND h.timestamp = o.timestamp', TG_TABLE_SCHEMA);"
-    " RETURN NULL; END $f$;"
-    "CREATE OR REPLACE FUNCTION ld_messages_hash_ts_truncate() RETURNS trigger LANGUAGE plpgsql"
-    " AS $f$ BEGIN EXECUTE format('TRUNCATE %I.ld_messages_hash_ts', TG_TABLE_SCHEMA);"
-    " RETURN NULL; END $f$;"
     "DROP TRIGGER IF EXISTS ld_messages_hash_ts_add ON messages;"
     "DROP TRIGGER IF EXISTS ld_messages_hash_ts_del ON messages;"
     "DROP TRIGGER IF EXISTS ld_messages_hash_ts_truncate ON messages;"
-    "CREATE TRIGGER ld_messages_hash_ts_add AFTER INSERT ON messages"
+    "DROP FUNCTION IF EXISTS ld_messages_hash_ts_add();"
+    "DROP FUNCTION IF EXISTS ld_messages_hash_ts_del();"
+    "DROP FUNCTION IF EXISTS ld_messages_hash_ts_truncate();"
+    "DROP TABLE IF EXISTS ld_messages_hash_ts;"
+    "CREATE TABLE IF NOT EXISTS ld_messages_key_ts ("
+    " hashKey BIGINT NOT NULL, timestamp BIGINT NOT NULL,"
+    " CONSTRAINT ldMessagesKeyTsIndex PRIMARY KEY (hashKey, timestamp));"
+    "CREATE INDEX IF NOT EXISTS idx_ld_messages_key_ts_timestamp ON ld_messages_key_ts "
+    "(timestamp);"
+    "CREATE OR REPLACE FUNCTION ld_messages_key_ts_add() RETURNS trigger LANGUAGE plpgsql AS $f$"
+    " BEGIN EXECUTE format('INSERT INTO %I.ld_messages_key_ts (hashKey, timestamp)"
+    " SELECT hashtextextended(messageHash, 0), timestamp FROM ld_new ON CONFLICT DO NOTHING',"
+    " TG_TABLE_SCHEMA);"
+    " RETURN NULL; END $f$;"
+    "CREATE OR REPLACE FUNCTION ld_messages_key_ts_del() RETURNS trigger LANGUAGE plpgsql AS $f$"
+    " BEGIN EXECUTE format('DELETE FROM %1$I.ld_messages_key_ts k USING ld_old o"
+    " WHERE k.hashKey = hashtextextended(o.messageHash, 0) AND k.timestamp = o.timestamp"
+    " AND NOT EXISTS (SELECT 1 FROM %1$I.messages m WHERE m.timestamp = k.timestamp"
+    " AND hashtextextended(m.messageHash, 0) = k.hashKey)', TG_TABLE_SCHEMA);"
+    " RETURN NULL; END $f$;"
+    "CREATE OR REPLACE FUNCTION ld_messages_key_ts_truncate() RETURNS trigger LANGUAGE plpgsql"
+    " AS $f$ BEGIN EXECUTE format('TRUNCATE %I.ld_messages_key_ts', TG_TABLE_SCHEMA);"
+    " RETURN NULL; END $f$;"
+    "DROP TRIGGER IF EXISTS ld_messages_key_ts_add ON messages;"
+    "DROP TRIGGER IF EXISTS ld_messages_key_ts_del ON messages;"
+    "DROP TRIGGER IF EXISTS ld_messages_key_ts_truncate ON messages;"
+    "CREATE TRIGGER ld_messages_key_ts_add AFTER INSERT ON messages"
     " REFERENCING NEW TABLE AS ld_new FOR EACH STATEMENT EXECUTE FUNCTION "
-    "ld_messages_hash_ts_add();"
-    "CREATE TRIGGER ld_messages_hash_ts_del AFTER DELETE ON messages"
+    "ld_messages_key_ts_add();"
+    "CREATE TRIGGER ld_messages_key_ts_del AFTER DELETE ON messages"
     " REFERENCING OLD TABLE AS ld_old FOR EACH STATEMENT EXECUTE FUNCTION "
-    "ld_messages_hash_ts_del();"
-    "CREATE TRIGGER ld_messages_hash_ts_truncate AFTER TRUNCATE ON messages"
-    " FOR EACH STATEMENT EXECUTE FUNCTION ld_messages_hash_ts_truncate();"
-    "INSERT INTO ld_messages_hash_ts (messageHash, timestamp) SELECT messageHash, timestamp"
-    " FROM messages ON CONFLICT DO NOTHING;"
+    "ld_messages_key_ts_del();"
+    "CREATE TRIGGER ld_messages_key_ts_truncate AFTER TRUNCATE ON messages"
+    " FOR EACH STATEMENT EXECUTE FUNCTION ld_messages_key_ts_truncate();"
+    "INSERT INTO ld_messages_key_ts (hashKey, timestamp)"
+    " SELECT hashtextextended(messageHash, 0), timestamp FROM messages ON CONFLICT DO NOTHING;"
     "DELETE FROM ld_archive_version;"
-    "INSERT INTO ld_archive_version (version) VALUES (1)";
+    "INSERT INTO ld_archive_version (version) VALUES (2)";
 
-/* Index rows in [lo, hi) whose message is gone (partitions dropped without the triggers firing).
+/* Key rows in [lo, hi) whose message is gone (partitions dropped without the triggers firing).
  * Rows of concurrent inserts are either visible in both tables or in neither. */
-static const char k_hash_ts_stale[] =
-    "DELETE FROM ld_messages_hash_ts h WHERE h.timestamp >= $1::bigint AND h.timestamp < $2::bigint"
+static const char k_key_ts_stale[] =
+    "DELETE FROM ld_messages_key_ts k WHERE k.timestamp >= $1::bigint AND k.timestamp < $2::bigint"
     " AND NOT EXISTS (SELECT 1 FROM messages m"
-    " WHERE m.messageHash = h.messageHash AND m.timestamp = h.timestamp)";
+    " WHERE m.timestamp = k.timestamp AND hashtextextended(m.messageHash, 0) = k.hashKey)";
 
 /* ---- partitions ---------------------------------------------------------------------------- */
 
@@ -310,24 +325,24 @@ int ld_pg_partition_drop(PGconn *c, const ld_pg_partition_t *p, uint64_t deadlin
   if (rc == 0)
     rc = drop_table(c, p->name, deadline_ms, st);
   if (rc == 0)
-    rc = ld_pg_hash_ts_forget(c, p->lo, p->hi, deadline_ms, st);
+    rc = ld_pg_key_ts_forget(c, p->lo, p->hi, deadline_ms, st);
   return rc;
 }
 
-int ld_pg_hash_ts_forget(PGconn *c, int64_t lo, int64_t hi, uint64_t deadline_ms,
-                         ld_pg_status_t *st) {
+int ld_pg_key_ts_forget(PGconn *c, int64_t lo, int64_t hi, uint64_t deadline_ms,
+                        ld_pg_status_t *st) {
   char l[24], h[24];
   snprintf(l, sizeof l, "%lld", (long long)lo);
   snprintf(h, sizeof h, "%lld", (long long)hi);
   const char *vals[2] = {l, h};
-  return ld_pg_exec(c, k_hash_ts_stale, 2, vals, deadline_ms, NULL, st);
+  return ld_pg_exec(c, k_key_ts_stale, 2, vals, deadline_ms, NULL, st);
 }
 
-int ld_pg_hash_ts_trim(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
+int ld_pg_key_ts_trim(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
   ld_pg_partitions_t ps = {0};
   int rc = ld_pg_partitions_load(c, deadline_ms, &ps, st);
   if (rc == 0)
-    rc = ld_pg_hash_ts_forget(c, INT64_MIN, ps.n > 0 ? ps.p[0].lo : INT64_MAX, deadline_ms, st);
+    rc = ld_pg_key_ts_forget(c, INT64_MIN, ps.n > 0 ? ps.p[0].lo : INT64_MAX, deadline_ms, st);
   ld_pg_partitions_clear(&ps);
   return rc;
 }
@@ -409,8 +424,8 @@ static int migrate_ext(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st) {
                    &version, st);
   if (rc != 0 || version == LD_PG_EXT_VERSION)
     return rc;
-  if (version == 0)
-    return ld_pg_run(c, k_ext_v1, deadline_ms, st);
+  if (version < LD_PG_EXT_VERSION) /* absent or version 1 */
+    return ld_pg_run(c, k_ext_v2, deadline_ms, st);
   snprintf(st->why, sizeof st->why, "cannot migrate from archive extension version %ld", version);
   return LD_ERR_DB;
 }

@@ -9,12 +9,13 @@
  * through the connection's search_path (current_schema()).
  *
  * On top of version 8, without changing nwaku's tables or its `version` row, our own extension
- * (table `ld_archive_version`, version LD_PG_EXT_VERSION) adds `ld_messages_hash_ts` (messageHash,
- * timestamp): an unpartitioned copy of every message key, so a hash finds its timestamp with one
- * index probe and the messages partition is then picked by the timestamp. AFTER INSERT / DELETE /
+ * (table `ld_archive_version`, version LD_PG_EXT_VERSION) adds `ld_messages_key_ts` (hashKey,
+ * timestamp), hashKey = hashtextextended(messageHash, 0): an unpartitioned index of every message,
+ * so a hash finds its timestamp with one integer index probe and the messages partition is then
+ * picked by the timestamp. AFTER INSERT / DELETE /
  * TRUNCATE statement triggers on `messages` keep it in step with every writer (nwaku's too), in
  * the writer's transaction; partition drops, which fire no trigger, are followed by
- * ld_pg_hash_ts_forget. A stale index row is harmless (queries join back to `messages`); a
+ * ld_pg_key_ts_forget. A stale index row is harmless (queries join back to `messages`); a
  * missing one would hide a message.
  *
  * DDL cannot take parameters: the only values written into DDL text are integers computed here
@@ -29,7 +30,7 @@
 #include "waku/archive/postgres/pgconn.h"
 
 #define LD_PG_SCHEMA_VERSION 8
-#define LD_PG_EXT_VERSION 1
+#define LD_PG_EXT_VERSION 2
 #define LD_PG_PARTITION_NS (3600ll * 1000000000ll)
 #define LD_PG_PARTITION_NAME_MAX 64
 
@@ -51,8 +52,9 @@ long ld_pg_partitions_find(const ld_pg_partitions_t *ps, int64_t ts);
 
 /* Creates or upgrades the tables under an advisory lock, in one transaction: an empty schema gets
  * version 8; version 7 is upgraded (partitioned lookup table, rebuilt from messages). Other
- * versions are refused (LD_ERR_DB). Then the extension: absent → version 1 (ld_messages_hash_ts,
- * its triggers, filled from messages); a newer extension version is refused (LD_ERR_DB). */
+ * versions are refused (LD_ERR_DB). Then the extension: absent or version 1 → version 2
+ * (ld_messages_key_ts and its triggers, filled from messages; version 1's ld_messages_hash_ts
+ * dropped); a newer extension version is refused (LD_ERR_DB). */
 int ld_pg_migrate(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st);
 
 /* Reads the attached partitions of `messages` from the catalog. */
@@ -66,17 +68,17 @@ int ld_pg_partition_ensure(PGconn *c, const ld_pg_partitions_t *known, int64_t t
                            uint64_t deadline_ms, ld_pg_status_t *st);
 
 /* Counts the rows of partition `p`, drops its lookup sibling, detaches it concurrently, drops
- * it and forgets its range in ld_messages_hash_ts. *rows gets the count. */
+ * it and forgets its range in ld_messages_key_ts. *rows gets the count. */
 int ld_pg_partition_drop(PGconn *c, const ld_pg_partition_t *p, uint64_t deadline_ms,
                          uint64_t *rows, ld_pg_status_t *st);
 
-/* Deletes the ld_messages_hash_ts rows in [lo, hi) whose message is no longer stored. */
-int ld_pg_hash_ts_forget(PGconn *c, int64_t lo, int64_t hi, uint64_t deadline_ms,
-                         ld_pg_status_t *st);
+/* Deletes the ld_messages_key_ts rows in [lo, hi) whose message is no longer stored. */
+int ld_pg_key_ts_forget(PGconn *c, int64_t lo, int64_t hi, uint64_t deadline_ms,
+                        ld_pg_status_t *st);
 
-/* Deletes the ld_messages_hash_ts rows older than the oldest partition whose message is gone
+/* Deletes the ld_messages_key_ts rows older than the oldest partition whose message is gone
  * (partitions dropped by an interrupted drop or by another writer). */
-int ld_pg_hash_ts_trim(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st);
+int ld_pg_key_ts_trim(PGconn *c, uint64_t deadline_ms, ld_pg_status_t *st);
 
 /* Drops leftovers of interrupted work: detached messages_* tables and lookup_* tables without a
  * messages sibling. */

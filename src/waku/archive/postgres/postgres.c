@@ -133,7 +133,7 @@ static int run_open(pg_driver_t *d, PGconn *c, ld_archive_job_t *job, ld_pg_stat
   if (rc == 0)
     rc = ld_pg_drop_strays(c, dl, st);
   if (rc == 0)
-    rc = ld_pg_hash_ts_trim(c, dl, st);
+    rc = ld_pg_key_ts_trim(c, dl, st);
   if (rc == 0)
     rc = parts_ahead(d, c, dl, st);
   return rc;
@@ -143,7 +143,7 @@ static int run_maintain(pg_driver_t *d, PGconn *c, ld_archive_job_t *job, ld_pg_
   uint64_t dl = job_deadline(job);
   int rc = ld_pg_drop_strays(c, dl, st);
   if (rc == 0)
-    rc = ld_pg_hash_ts_trim(c, dl, st);
+    rc = ld_pg_key_ts_trim(c, dl, st);
   return rc == 0 ? parts_ahead(d, c, dl, st) : rc;
 }
 
