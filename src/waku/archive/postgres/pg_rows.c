@@ -320,8 +320,11 @@ static int where_topics(const ld_archive_query_t *q, qparams_t *p, ld_buf_t *sql
  * quoting), each probing ld_messages_key_ts by its key for its timestamps, and each fetching its
  * row from messages. OFFSET 0 and LIMIT keep the LATERAL subqueries from being flattened, so the
  * plan stays index probes in a nested loop whatever the statistics say (a freshly filled table has
- * none), and the timestamp leaves one partition to probe per hash (run-time pruning). The key
- * columns are renamed so the filters name messages' columns. */
+ * none), and the timestamp leaves one partition to probe per hash (run-time pruning). The array
+ * is read through a scalar subquery so that no plan depends on its length: the server then keeps
+ * the generic plan for every lookup (a custom plan, which it kept for short arrays, plans every
+ * partition of messages again on each call: 0.66 ms of server time for one hash, 0.2 ms generic).
+ * The key columns are renamed so the filters name messages' columns. */
 static int add_hash_source(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t *q) {
   char *w = p->text + p->used, *start = w;
   *w++ = '{';
@@ -337,7 +340,7 @@ static int add_hash_source(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t
   char frag[384];
   int k = snprintf(
       frag, sizeof frag,
-      " FROM (SELECT DISTINCT unnest($%d::varchar[]) AS kh) AS h CROSS JOIN LATERAL "
+      " FROM (SELECT DISTINCT unnest((SELECT $%d::varchar[])) AS kh) AS h CROSS JOIN LATERAL "
       "(SELECT timestamp AS kt FROM ld_messages_key_ts WHERE hashKey = "
       "hashtextextended(h.kh, 0) OFFSET 0) AS k CROSS JOIN LATERAL (SELECT * FROM messages "
       "WHERE messageHash = h.kh AND timestamp = k.kt LIMIT 1) AS m WHERE TRUE",

@@ -23,8 +23,7 @@ typedef struct ld_pg_status {
 } ld_pg_status_t;
 
 /* Connects to `conninfo` (a "postgres://" URI or key=value string) before `deadline_ms`, then
- * sets the session up (UTF8, statement_timeout of `statement_timeout_ms`, generic plans for
- * prepared statements, quiet notices).
+ * sets the session up (UTF8, statement_timeout of `statement_timeout_ms`, quiet notices).
  * Returns 0 with *out set, LD_ERR_TIMEOUT, or LD_ERR_DB (refused, authentication, …). */
 int ld_pg_connect(const char *conninfo, uint64_t deadline_ms, uint32_t statement_timeout_ms,
                   PGconn **out, ld_pg_status_t *st);
@@ -38,7 +37,7 @@ int ld_pg_exec(PGconn *c, const char *sql, int n_params, const char *const *valu
 
 /* ld_pg_exec through a statement prepared on this connection, named after a hash of `sql`: the
  * first call on a connection prepares it (the server reports it unknown, SQLSTATE 26000), later
- * calls skip parsing and planning (sessions keep generic plans: plan_cache_mode). For statements
+ * calls skip parsing and, once the server settles on a generic plan, planning. For statements
  * whose text takes a bounded number of shapes; never inside a transaction (the first call's
  * error would abort it). Same results and errors as ld_pg_exec. */
 int ld_pg_exec_cached(PGconn *c, const char *sql, int n_params, const char *const *values,
