@@ -5,7 +5,7 @@
  * time.
  *
  *   bench_archive [--rows N] [--ingest N] [--queries N] [--db-connections N] [--sqlite-only]
- *                 [--postgres-only] [--reuse] [--lookups-only]
+ *                 [--postgres-only] [--reuse] [--lookups-only] [--days N]
  *
  * SQLite uses /tmp/ld-bench-archive.db; PostgreSQL the server of LD_BENCH_PG_URL (or
  * LD_TEST_PG_URL) in a schema ld_bench, dropped at the end. PostgreSQL queries run right after
@@ -29,7 +29,6 @@
 
 #define SEC 1000000000ll
 #define HOUR (3600 * SEC)
-#define SPAN (24 * HOUR)
 #define N_TOPICS 20
 #define N_SHARDS 8
 #define PAYLOAD_LEN 200
@@ -37,10 +36,11 @@
 #define PG_SCHEMA "ld_bench"
 
 static size_t g_rows = 1000000, g_ingest = 100000, g_queries = 2000;
-static uint32_t g_db_connections; /* 0: the archive's default */
-static bool g_reuse;              /* --reuse: query the tables a kept run left */
-static bool g_lookups_only;       /* --lookups-only: no page queries */
-static int64_t g_base;            /* timestamp of row 0 */
+static int64_t g_span = 24 * HOUR; /* --days N: the time the messages spread over */
+static uint32_t g_db_connections;  /* 0: the archive's default */
+static bool g_reuse;               /* --reuse: query the tables a kept run left */
+static bool g_lookups_only;        /* --lookups-only: no page queries */
+static int64_t g_base;             /* timestamp of row 0 */
 static uint8_t (*g_hash)[LD_WAKU_HASH_LEN];
 static uv_loop_t g_loop;
 static ld_archive_t *g_a;
@@ -56,7 +56,7 @@ typedef struct gen {
 } gen_t;
 
 static int64_t ts_of(size_t i) {
-  return g_base + (int64_t)((double)i * (double)SPAN / (double)g_rows);
+  return g_base + (int64_t)((double)i * (double)g_span / (double)g_rows);
 }
 
 static void gen(size_t i, gen_t *g) {
@@ -215,7 +215,7 @@ static void issue(qrun_t *r) {
     q.content_topics = &ct;
     q.n_content_topics = 1;
     q.has_time_start = q.has_time_end = true;
-    q.time_start = g_base + (int64_t)(next_rand(r) % (uint64_t)(SPAN - HOUR));
+    q.time_start = g_base + (int64_t)(next_rand(r) % (uint64_t)(g_span - HOUR));
     q.time_end = q.time_start + HOUR;
     q.limit = 20;
   } else {
@@ -460,6 +460,25 @@ static void pg_copy(PGconn *c, size_t n) {
   pg_must(c, "ANALYZE messages; ANALYZE messages_lookup");
 }
 
+/* Drops the benchmark's schema; its partitions first, 60 per transaction (a month of hourly
+ * partitions in one DROP … CASCADE outgrows the server's lock table). */
+static void pg_drop_schema(PGconn *c) {
+  for (;;) {
+    char left[32];
+    pg_text(c,
+            "SELECT count(*) FROM pg_tables WHERE schemaname = '" PG_SCHEMA
+            "' AND tablename ~ '^(messages|lookup)_-?[0-9]'",
+            left, sizeof left);
+    if (strtol(left, NULL, 10) == 0)
+      break;
+    pg_must(c, "SET client_min_messages = warning; DO $$DECLARE r record; BEGIN FOR r IN SELECT "
+               "tablename FROM pg_tables WHERE schemaname = '" PG_SCHEMA
+               "' AND tablename ~ '^(messages|lookup)_-?[0-9]' LIMIT 60 LOOP EXECUTE "
+               "format('DROP TABLE IF EXISTS " PG_SCHEMA ".%I', r.tablename); END LOOP; END$$");
+  }
+  pg_must(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS " PG_SCHEMA " CASCADE");
+}
+
 static void pg_queries(PGconn *c);
 
 static void bench_postgres(const char *base_url) {
@@ -475,8 +494,8 @@ static void bench_postgres(const char *base_url) {
     pg_queries(c);
     return;
   }
-  pg_must(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS " PG_SCHEMA
-             " CASCADE; CREATE SCHEMA " PG_SCHEMA);
+  pg_drop_schema(c);
+  pg_must(c, "CREATE SCHEMA " PG_SCHEMA);
   PQfinish(c);
   open_archive(url);
   uint64_t t0 = ld_now_ns();
@@ -510,7 +529,7 @@ static void pg_queries(PGconn *c) {
   }
   close_archive();
   if (getenv("LD_BENCH_KEEP") == NULL)
-    pg_must(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS " PG_SCHEMA " CASCADE");
+    pg_drop_schema(c);
   PQfinish(c);
 }
 
@@ -535,6 +554,8 @@ int main(int argc, char **argv) {
       g_reuse = true;
     else if (strcmp(argv[i], "--lookups-only") == 0)
       g_lookups_only = true;
+    else if (strcmp(argv[i], "--days") == 0 && i + 1 < argc)
+      g_span = (int64_t)strtoul(argv[++i], NULL, 10) * 24 * HOUR;
   }
   if (g_ingest >= g_rows || g_queries == 0)
     return 2;
@@ -543,12 +564,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < N_SHARDS; i++)
     snprintf(g_shards[i], sizeof g_shards[i], "/waku/2/rs/1/%d", i);
   g_base = getenv("LD_BENCH_BASE") != NULL ? strtoll(getenv("LD_BENCH_BASE"), NULL, 10)
-                                           : (int64_t)ld_wall_ns() - SPAN;
+                                           : (int64_t)ld_wall_ns() - g_span;
   printf("# LD_BENCH_BASE=%lld\n", (long long)g_base);
   uv_loop_init(&g_loop);
   make_hashes();
-  printf("# %zu messages of %d bytes over 24 h, %d content topics on %d shards\n", g_rows,
-         PAYLOAD_LEN, N_TOPICS, N_SHARDS);
+  printf("# %zu messages of %d bytes over %lld h, %d content topics on %d shards\n", g_rows,
+         PAYLOAD_LEN, (long long)(g_span / HOUR), N_TOPICS, N_SHARDS);
   if (sqlite)
     bench_sqlite();
   const char *pg = getenv("LD_BENCH_PG_URL") ? getenv("LD_BENCH_PG_URL") : getenv("LD_TEST_PG_URL");
