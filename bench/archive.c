@@ -169,7 +169,9 @@ static double ingest(size_t from, size_t to) {
 
 /* ---- queries --------------------------------------------------------------------------------- */
 
-typedef enum qkind { Q_TOPIC_TIME, Q_HASHES } qkind_t;
+/* Pages by topic and time; lookups of hashes of any age; lookups of hashes of the newest hour
+ * (what send confirmations ask). */
+typedef enum qkind { Q_TOPIC_TIME, Q_HASHES, Q_RECENT_HASHES } qkind_t;
 
 typedef struct qrun {
   qkind_t kind;
@@ -219,8 +221,10 @@ static void issue(qrun_t *r) {
     q.time_end = q.time_start + HOUR;
     q.limit = 20;
   } else {
+    size_t recent = (size_t)((double)g_rows * (double)HOUR / (double)g_span);
+    size_t from = r->kind == Q_RECENT_HASHES ? g_rows - recent : 0;
     for (size_t i = 0; i < LD_ARCHIVE_MAX_HASHES; i++)
-      memcpy(hashes[i], g_hash[next_rand(r) % g_rows], LD_WAKU_HASH_LEN);
+      memcpy(hashes[i], g_hash[from + next_rand(r) % (g_rows - from)], LD_WAKU_HASH_LEN);
     q.hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])hashes;
     q.n_hashes = LD_ARCHIVE_MAX_HASHES;
     q.limit = 100;
@@ -261,7 +265,10 @@ static void latency(const char *driver, qkind_t kind, unsigned clients) {
   qsort(r.lat, r.total, sizeof *r.lat, cmp_u64);
   printf("%-8s %-28s %2u client%s  p50 %7.2f ms  p99 %7.2f ms  %7.0f q/s  %5.1f rows/q  "
          "(p90 %.2f, max %.2f ms)%s\n",
-         driver, kind == Q_TOPIC_TIME ? "page of 20 by topic + time" : "lookup of 100 hashes",
+         driver,
+         kind == Q_TOPIC_TIME ? "page of 20 by topic + time"
+         : kind == Q_HASHES   ? "lookup of 100 hashes"
+                              : "lookup of 100 of the last hour",
          clients, clients > 1 ? "s" : " ", (double)r.lat[r.total / 2] / 1e6,
          (double)r.lat[r.total * 99 / 100] / 1e6, (double)r.total / s,
          (double)r.rows / (double)r.total, (double)r.lat[r.total * 9 / 10] / 1e6,
@@ -276,6 +283,8 @@ static void all_latencies(const char *driver) {
   }
   latency(driver, Q_HASHES, 1);
   latency(driver, Q_HASHES, 16);
+  latency(driver, Q_RECENT_HASHES, 1);
+  latency(driver, Q_RECENT_HASHES, 16);
 }
 
 /* ---- sqlite ---------------------------------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "waku/archive/archive.h"
+#include "waku/archive/postgres/pg_lookup.h"
 
 #define SEC 1000000000ll
 #define HOUR (3600 * SEC)
@@ -563,10 +564,8 @@ static void content_pubsub_and_time_filters(void **state) {
   expect_indexes(query(&q), m, idx, 0);
 }
 
-static void hash_lookups(void **state) {
-  (void)state;
-  open_with(NULL);
-  msg_t *m = filter_set();
+/* Lookups by hash over the filter set (stored by the caller), with every kind of option. */
+static void check_hash_lookups(msg_t *m) {
   uint8_t hashes[LD_ARCHIVE_MAX_HASHES][LD_WAKU_HASH_LEN];
   int want[] = {59, 3, 17, 40, 3};
   for (int i = 0; i < 5; i++)
@@ -609,6 +608,12 @@ static void hash_lookups(void **state) {
   a = query(&q);
   assert_int_equal(a->err, 0);
   assert_int_equal(a->n, FN);
+}
+
+static void hash_lookups(void **state) {
+  (void)state;
+  open_with(NULL);
+  check_hash_lookups(filter_set());
 }
 
 static void query_argument_errors(void **state) {
@@ -1171,6 +1176,55 @@ static void pg_migrates_extension_version_1(void **state) {
     assert_true(present(&m[i]));
 }
 
+/* With LD_PG_TWO_STEP_PARTITIONS partitions and more, lookups read their pairs first and set up
+ * only the partitions in range: the same answers, also for hashes spread over partitions. */
+static void pg_lookups_over_many_partitions(void **state) {
+  (void)state;
+  open_with(NULL);
+  close_archive();
+  char sql[512];
+  for (int h = 1; h <= LD_PG_TWO_STEP_PARTITIONS; h++) {
+    long long lo = (T0H - h * HOUR) / SEC, hi = (T0H - (h - 1) * HOUR) / SEC;
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE messages_%lld_%lld PARTITION OF messages FOR VALUES FROM (%lld) TO "
+             "(%lld); CREATE TABLE lookup_%lld_%lld PARTITION OF messages_lookup FOR VALUES "
+             "FROM (%lld) TO (%lld)",
+             lo, hi, lo * SEC, hi * SEC, lo, hi, lo * SEC, hi * SEC);
+    PQclear(pg_in_schema(sql));
+  }
+  msg_t old[3];
+  for (int i = 0; i < 3; i++) {
+    make_msg(&old[i], 100 + i, T0H - (10 * i + 1) * HOUR + SEC, PUBSUB_A, k_ct[i]);
+    pg_insert_raw(&old[i]);
+  }
+  open_with(NULL); /* loads the partitions: more than LD_PG_TWO_STEP_PARTITIONS */
+  assert_true(pg_partitions("messages") > LD_PG_TWO_STEP_PARTITIONS);
+  msg_t *m = filter_set();
+  check_hash_lookups(m);
+  uint8_t hashes[4][LD_WAKU_HASH_LEN];
+  memcpy(hashes[0], m[5].hash, LD_WAKU_HASH_LEN);
+  for (int i = 0; i < 3; i++)
+    memcpy(hashes[i + 1], old[i].hash, LD_WAKU_HASH_LEN);
+  ld_archive_query_t q = {.forward = false,
+                          .include_data = true,
+                          .hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])hashes,
+                          .n_hashes = 4};
+  answer_t *a = query(&q);
+  assert_int_equal(a->err, 0);
+  assert_int_equal(a->n, 4); /* in time order: old[2], old[1], old[0], m[5] */
+  assert_memory_equal(a->rows[3].hash, m[5].hash, LD_WAKU_HASH_LEN);
+  for (int i = 0; i < 3; i++) {
+    assert_memory_equal(a->rows[2 - i].hash, old[i].hash, LD_WAKU_HASH_LEN);
+    assert_int_equal(a->rows[2 - i].payload_len, old[i].m.payload_len);
+    assert_memory_equal(a->rows[2 - i].payload, old[i].payload, old[i].m.payload_len);
+  }
+  q.limit = 2; /* the newest two, backward */
+  a = query(&q);
+  assert_int_equal(a->n, 2);
+  assert_memory_equal(a->rows[0].hash, old[0].hash, LD_WAKU_HASH_LEN);
+  assert_memory_equal(a->rows[1].hash, m[5].hash, LD_WAKU_HASH_LEN);
+}
+
 static void pg_hash_index_follows_other_writers(void **state) {
   (void)state;
   open_with(NULL);
@@ -1255,9 +1309,8 @@ static const struct CMUnitTest k_sqlite_only[] = {
 };
 
 static const struct CMUnitTest k_postgres_only[] = {
-    SUITE_TEST(pg_migrates_nwaku_version_8),
-    SUITE_TEST(pg_migrates_extension_version_1),
-    SUITE_TEST(pg_hash_index_follows_other_writers),
+    SUITE_TEST(pg_migrates_nwaku_version_8),     SUITE_TEST(pg_migrates_extension_version_1),
+    SUITE_TEST(pg_lookups_over_many_partitions), SUITE_TEST(pg_hash_index_follows_other_writers),
     SUITE_TEST(pg_refuses_newer_extension),
 };
 

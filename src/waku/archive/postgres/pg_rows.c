@@ -233,7 +233,7 @@ int ld_pg_insert_batch(PGconn *c, ld_archive_batch_t *b, uint64_t deadline_ms, l
 
 /* Parameters of one query: pointers into `text`. */
 typedef struct qparams {
-  const char *v[8 + LD_ARCHIVE_MAX_QUERY_CONTENT_TOPICS + LD_ARCHIVE_MAX_HASHES];
+  const char *v[12 + LD_ARCHIVE_MAX_QUERY_CONTENT_TOPICS];
   int n;
   char text[(HEX_HASH_LEN + 1) * (LD_ARCHIVE_MAX_HASHES + 2) + 4 * NUM_LEN + 4];
   size_t used;
@@ -316,6 +316,80 @@ static int where_topics(const ld_archive_query_t *q, qparams_t *p, ld_buf_t *sql
   return rc;
 }
 
+/* "{h1,h2,…}": the hashes as one array parameter (hex needs no quoting). */
+static int hash_array(const ld_archive_query_t *q, ld_buf_t *out) {
+  if (ld_buf_reserve(out, q->n_hashes * (HEX_HASH_LEN + 1) + 3) != 0)
+    return LD_ERR_NOMEM;
+  char *w = (char *)out->data;
+  *w++ = '{';
+  for (size_t i = 0; i < q->n_hashes; i++) {
+    if (i > 0)
+      *w++ = ',';
+    w += ld_hex_encode(q->hashes[i], LD_WAKU_HASH_LEN, w);
+  }
+  *w++ = '}';
+  *w++ = 0;
+  return 0;
+}
+
+/* The stored (hash, timestamp) pairs of a lookup's hashes, as two array parameters, and the
+ * range of the timestamps. */
+typedef struct key_pairs {
+  ld_buf_t hashes, stamps; /* "{h1,…}", "{t1,…}" */
+  char lo[NUM_LEN], hi[NUM_LEN];
+  int n;
+} key_pairs_t;
+
+static int find_pairs(PGconn *c, const char *hashes, uint64_t dl, key_pairs_t *kp,
+                      ld_pg_status_t *st) {
+  static const char sql[] =
+      "SELECT h.kh, k.kt FROM (SELECT DISTINCT unnest((SELECT $1::varchar[])) AS kh) AS h "
+      "CROSS JOIN LATERAL (SELECT timestamp AS kt FROM ld_messages_key_ts WHERE hashKey = "
+      "hashtextextended(h.kh, 0) OFFSET 0) AS k";
+  const char *vals[1] = {hashes};
+  PGresult *r;
+  int rc = ld_pg_exec_cached(c, sql, 1, vals, dl, &r, st);
+  if (rc != 0)
+    return rc;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  kp->n = PQntuples(r);
+  rc = ld_buf_append(&kp->hashes, "{", 1) | ld_buf_append(&kp->stamps, "{", 1);
+  for (int i = 0; rc == 0 && i < kp->n; i++) {
+    const char *t = PQgetvalue(r, i, 1);
+    int64_t ts = strtoll(t, NULL, 10);
+    lo = ts < lo ? ts : lo;
+    hi = ts > hi ? ts : hi;
+    rc = ld_buf_append(&kp->hashes, ",", i > 0) | ld_buf_append(&kp->stamps, ",", i > 0) |
+         ld_buf_append(&kp->hashes, PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0)) |
+         ld_buf_append(&kp->stamps, t, (size_t)PQgetlength(r, i, 1));
+  }
+  PQclear(r);
+  if (rc == 0)
+    rc = ld_buf_append(&kp->hashes, "}", 2) | ld_buf_append(&kp->stamps, "}", 2);
+  snprintf(kp->lo, sizeof kp->lo, "%" PRId64, lo);
+  snprintf(kp->hi, sizeof kp->hi, "%" PRId64, hi);
+  return rc != 0 ? LD_ERR_NOMEM : 0;
+}
+
+/* The source of a lookup once its pairs are known: each pair fetches its row from messages, and
+ * the pairs' timestamp range, a plain parameter, lets the server set up only the partitions in
+ * that range (a lookup that sets every partition up took 7.9 ms with a month of hourly
+ * partitions). */
+static int add_pairs_source(qparams_t *p, ld_buf_t *sql, const key_pairs_t *kp) {
+  add_text(p, (const char *)kp->hashes.data);
+  add_text(p, (const char *)kp->stamps.data);
+  add_text(p, kp->lo);
+  add_text(p, kp->hi);
+  char frag[384];
+  int k = snprintf(frag, sizeof frag,
+                   " FROM unnest((SELECT $%d::varchar[]), (SELECT $%d::bigint[])) AS k(kh, kt) "
+                   "CROSS JOIN LATERAL (SELECT * FROM messages WHERE messageHash = k.kh AND "
+                   "timestamp = k.kt AND timestamp >= $%d::bigint AND timestamp <= $%d::bigint "
+                   "LIMIT 1) AS m WHERE TRUE",
+                   p->n - 3, p->n - 2, p->n - 1, p->n);
+  return ld_buf_append(sql, frag, (size_t)k);
+}
+
 /* The source of a lookup by hash: the hashes as one array parameter "{h1,h2,…}" (hex needs no
  * quoting), each probing ld_messages_key_ts by its key for its timestamps, and each fetching its
  * row from messages. OFFSET 0 and LIMIT keep the LATERAL subqueries from being flattened, so the
@@ -350,16 +424,17 @@ static int add_hash_source(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t
 
 /* With hashes the rows are found through ld_messages_key_ts and sorted afterwards (OFFSET 0
  * keeps the planner from walking the timestamp index of every partition instead). */
-static int build_query(const ld_archive_query_t *q, int64_t cts, qparams_t *p, ld_buf_t *sql,
-                       bool *none) {
+static int build_query(const ld_archive_query_t *q, const key_pairs_t *kp, int64_t cts,
+                       qparams_t *p, ld_buf_t *sql, bool *none) {
   const char *cols = q->include_data ? "SELECT messageHash, pubsubTopic, contentTopic, payload, "
                                        "version, timestamp, meta"
                                      : "SELECT messageHash, timestamp";
   int rc = q->n_hashes > 0 ? ld_buf_append(sql, "SELECT * FROM (", 15) : 0;
   rc |= ld_buf_append(sql, cols, strlen(cols));
   if (rc == 0)
-    rc = q->n_hashes > 0 ? add_hash_source(p, sql, q)
-                         : ld_buf_append(sql, " FROM messages WHERE TRUE", 25);
+    rc = kp != NULL        ? add_pairs_source(p, sql, kp)
+         : q->n_hashes > 0 ? add_hash_source(p, sql, q)
+                           : ld_buf_append(sql, " FROM messages WHERE TRUE", 25);
   if (q->has_cursor && rc == 0) {
     rc = add_num(p, sql,
                  q->forward ? " AND (timestamp, messageHash) > ($%d::bigint"
@@ -421,7 +496,7 @@ static int read_row(PGresult *r, int i, bool include_data, ld_buf_t *pay, ld_buf
                              &m);
 }
 
-int ld_pg_query(PGconn *c, const ld_archive_query_t *q, uint64_t deadline_ms,
+int ld_pg_query(PGconn *c, const ld_archive_query_t *q, size_t n_partitions, uint64_t deadline_ms,
                 ld_archive_rows_t *rows, ld_pg_status_t *st) {
   int64_t cts = 0;
   int rc = q->has_cursor ? cursor_ts(c, q->cursor, deadline_ms, &cts, st) : 0;
@@ -435,7 +510,20 @@ int ld_pg_query(PGconn *c, const ld_archive_query_t *q, uint64_t deadline_ms,
   ld_buf_init(&pay);
   ld_buf_init(&meta);
   bool none = false;
-  rc = build_query(q, cts, p, &sql, &none) != 0 ? LD_ERR_NOMEM : 0;
+  key_pairs_t kp = {0};
+  ld_buf_t hashes;
+  ld_buf_init(&hashes);
+  ld_buf_init(&kp.hashes);
+  ld_buf_init(&kp.stamps);
+  bool two_steps = q->n_hashes > 0 && n_partitions >= LD_PG_TWO_STEP_PARTITIONS;
+  if (two_steps) {
+    rc = hash_array(q, &hashes);
+    if (rc == 0)
+      rc = find_pairs(c, (const char *)hashes.data, deadline_ms, &kp, st);
+    none = rc == 0 && kp.n == 0;
+  }
+  if (rc == 0)
+    rc = build_query(q, two_steps ? &kp : NULL, cts, p, &sql, &none) != 0 ? LD_ERR_NOMEM : 0;
   PGresult *r = NULL;
   if (rc == 0 && !none && q->n_hashes > 0) /* a few shapes, one partition per hash at run time */
     rc = ld_pg_exec_cached(c, (const char *)sql.data, p->n, p->v, deadline_ms, &r, st);
@@ -447,6 +535,9 @@ int ld_pg_query(PGconn *c, const ld_archive_query_t *q, uint64_t deadline_ms,
   ld_buf_clear(&sql);
   ld_buf_clear(&pay);
   ld_buf_clear(&meta);
+  ld_buf_clear(&hashes);
+  ld_buf_clear(&kp.hashes);
+  ld_buf_clear(&kp.stamps);
   free(p);
   if (rc == LD_ERR_NOMEM)
     snprintf(st->why, sizeof st->why, "out of memory");

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "waku/archive/driver.h"
+#include "waku/archive/postgres/pg_lookup.h"
 #include "waku/archive/postgres/pgconn.h"
 
 /* Rows per INSERT statement (7 parameters each). */
@@ -20,9 +21,10 @@
  * (rolled back). */
 int ld_pg_insert_batch(PGconn *c, ld_archive_batch_t *b, uint64_t deadline_ms, ld_pg_status_t *st);
 
-/* Runs a store query (q->limit rows at most, in q's direction) into `rows`. LD_ERR_NOT_FOUND
- * when the cursor is not stored. Topics that cannot be stored (not UTF-8) match nothing. */
-int ld_pg_query(PGconn *c, const ld_archive_query_t *q, uint64_t deadline_ms,
+/* Runs a store query (q->limit rows at most, in q's direction) into `rows`. `n_partitions` is
+ * the caller's last count of messages' partitions. LD_ERR_NOT_FOUND when the cursor is not
+ * stored. Topics that cannot be stored (not UTF-8) match nothing. */
+int ld_pg_query(PGconn *c, const ld_archive_query_t *q, size_t n_partitions, uint64_t deadline_ms,
                 ld_archive_rows_t *rows, ld_pg_status_t *st);
 
 /* A statement with at most one parameter returning one integer (0 when no row). */

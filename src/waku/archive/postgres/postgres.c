@@ -91,6 +91,13 @@ static int parts_reload(pg_driver_t *d, PGconn *c, uint64_t dl, ld_pg_partitions
   return rc;
 }
 
+static size_t parts_count(pg_driver_t *d) {
+  uv_mutex_lock(&d->mu);
+  size_t n = d->parts.n;
+  uv_mutex_unlock(&d->mu);
+  return n;
+}
+
 /* Makes sure partitions hold every timestamp in ts[0..n). */
 static int parts_ensure(pg_driver_t *d, PGconn *c, const int64_t *ts, size_t n, uint64_t dl,
                         ld_pg_status_t *st) {
@@ -238,7 +245,7 @@ static int run_job(pg_driver_t *d, PGconn *c, ld_archive_job_t *job, ld_pg_statu
   case LD_ARCHIVE_JOB_INSERT:
     return run_insert(d, c, job, st);
   case LD_ARCHIVE_JOB_QUERY:
-    return ld_pg_query(c, &job->query, job_deadline(job), &job->rows, st);
+    return ld_pg_query(c, &job->query, parts_count(d), job_deadline(job), &job->rows, st);
   case LD_ARCHIVE_JOB_COUNT:
     return run_count(c, job, st);
   case LD_ARCHIVE_JOB_DELETE_OLDER:
