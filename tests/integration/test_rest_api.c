@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "http_client.h"
+#include "node_harness.h"
 #include "node/node.h"
 #include "rest/httpd.h"
 #include "waku/enr/enr.h"
@@ -63,26 +64,15 @@ static void run_for(uint64_t ms) {
 
 static void start(tnode_t *t, bool admin, bool relay, int num_shards) {
   char err[256];
-  ld_node_config_t *cfg = malloc(sizeof *cfg);
-  ld_node_config_default(cfg);
-  assert_int_equal(ld_node_config_set_listen(cfg, "127.0.0.1", 0, 0, err, sizeof err), 0);
+  ld_node_config_t *cfg = nh_config();
   assert_int_equal(ld_node_config_set_rest(cfg, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
   assert_int_equal(ld_node_config_set_num_shards(cfg, num_shards, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_add_shard(cfg, "0", err, sizeof err), 0);
   cfg->rest_admin = admin;
   cfg->relay = relay;
-  cfg->colocation_limit = 0;
-  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
-  int rc = 0;
-  t->node = ld_node_new(&g_loop, cfg, &rc);
-  free(cfg);
-  assert_non_null(t->node);
-  assert_int_equal(ld_node_start(t->node), 0);
+  t->node = nh_start(&g_loop, cfg);
   t->rest = ld_node_rest_port(t->node);
   assert_true(t->rest > 0);
-  ld_multiaddr_t addrs[4];
-  assert_true(ld_node_listen_addrs(t->node, addrs, 4) >= 1);
-  assert_true(ld_multiaddr_to_text(&addrs[0], t->addr, sizeof t->addr) > 0);
+  nh_addr_text(t->node, t->addr, sizeof t->addr);
 }
 
 static void on_stopped(void *ud) {

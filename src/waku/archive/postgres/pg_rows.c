@@ -235,7 +235,7 @@ int ld_pg_insert_batch(PGconn *c, ld_archive_batch_t *b, uint64_t deadline_ms, l
 typedef struct qparams {
   const char *v[12 + LD_ARCHIVE_MAX_QUERY_CONTENT_TOPICS];
   int n;
-  char text[(HEX_HASH_LEN + 1) * (LD_ARCHIVE_MAX_HASHES + 2) + 4 * NUM_LEN + 4];
+  char text[HEX_HASH_LEN + 1 + 4 * NUM_LEN]; /* the cursor's hash and up to four numbers */
   size_t used;
 } qparams_t;
 
@@ -399,18 +399,8 @@ static int add_pairs_source(qparams_t *p, ld_buf_t *sql, const key_pairs_t *kp) 
  * the generic plan for every lookup (a custom plan, which it kept for short arrays, plans every
  * partition of messages again on each call: 0.66 ms of server time for one hash, 0.2 ms generic).
  * The key columns are renamed so the filters name messages' columns. */
-static int add_hash_source(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t *q) {
-  char *w = p->text + p->used, *start = w;
-  *w++ = '{';
-  for (size_t i = 0; i < q->n_hashes; i++) {
-    if (i > 0)
-      *w++ = ',';
-    w += ld_hex_encode(q->hashes[i], LD_WAKU_HASH_LEN, w);
-  }
-  *w++ = '}';
-  *w++ = 0;
-  p->used += (size_t)(w - start);
-  add_text(p, start);
+static int add_hash_source(qparams_t *p, ld_buf_t *sql, const char *hashes) {
+  add_text(p, hashes);
   char frag[384];
   int k = snprintf(
       frag, sizeof frag,
@@ -424,8 +414,8 @@ static int add_hash_source(qparams_t *p, ld_buf_t *sql, const ld_archive_query_t
 
 /* With hashes the rows are found through ld_messages_key_ts and sorted afterwards (OFFSET 0
  * keeps the planner from walking the timestamp index of every partition instead). */
-static int build_query(const ld_archive_query_t *q, const key_pairs_t *kp, int64_t cts,
-                       qparams_t *p, ld_buf_t *sql, bool *none) {
+static int build_query(const ld_archive_query_t *q, const char *hashes, const key_pairs_t *kp,
+                       int64_t cts, qparams_t *p, ld_buf_t *sql, bool *none) {
   const char *cols = q->include_data ? "SELECT messageHash, pubsubTopic, contentTopic, payload, "
                                        "version, timestamp, meta"
                                      : "SELECT messageHash, timestamp";
@@ -433,7 +423,7 @@ static int build_query(const ld_archive_query_t *q, const key_pairs_t *kp, int64
   rc |= ld_buf_append(sql, cols, strlen(cols));
   if (rc == 0)
     rc = kp != NULL        ? add_pairs_source(p, sql, kp)
-         : q->n_hashes > 0 ? add_hash_source(p, sql, q)
+         : q->n_hashes > 0 ? add_hash_source(p, sql, hashes)
                            : ld_buf_append(sql, " FROM messages WHERE TRUE", 25);
   if (q->has_cursor && rc == 0) {
     rc = add_num(p, sql,
@@ -516,14 +506,15 @@ int ld_pg_query(PGconn *c, const ld_archive_query_t *q, size_t n_partitions, uin
   ld_buf_init(&kp.hashes);
   ld_buf_init(&kp.stamps);
   bool two_steps = q->n_hashes > 0 && n_partitions >= LD_PG_TWO_STEP_PARTITIONS;
-  if (two_steps) {
+  if (q->n_hashes > 0)
     rc = hash_array(q, &hashes);
-    if (rc == 0)
-      rc = find_pairs(c, (const char *)hashes.data, deadline_ms, &kp, st);
+  if (rc == 0 && two_steps) {
+    rc = find_pairs(c, (const char *)hashes.data, deadline_ms, &kp, st);
     none = rc == 0 && kp.n == 0;
   }
-  if (rc == 0)
-    rc = build_query(q, two_steps ? &kp : NULL, cts, p, &sql, &none) != 0 ? LD_ERR_NOMEM : 0;
+  if (rc == 0 &&
+      build_query(q, (const char *)hashes.data, two_steps ? &kp : NULL, cts, p, &sql, &none) != 0)
+    rc = LD_ERR_NOMEM;
   PGresult *r = NULL;
   if (rc == 0 && !none && q->n_hashes > 0) /* a few shapes, one partition per hash at run time */
     rc = ld_pg_exec_cached(c, (const char *)sql.data, p->n, p->v, deadline_ms, &r, st);
