@@ -132,15 +132,20 @@ int ld_app_run_node(int argc, char **argv) {
    * the node starts allocating, instead of a second copy living in static storage. */
   run.node = ld_node_new(&run.loop, &opts->config, &err);
   free(opts);
-  if (run.node == NULL || (err = ld_node_start(run.node)) != 0) {
+  /* Signals are watched before the node starts: it logs its listen addresses while starting,
+   * and a supervisor that reads them may stop it at once. A signal that arrives meanwhile is
+   * handled when the loop runs. */
+  if (run.node != NULL && start_signals(&run) != 0)
+    err = LD_ERR_IO;
+  if (run.node == NULL || err != 0 || (err = ld_node_start(run.node)) != 0) {
     LD_ERROR("main", "Failed to start the node: %s (%s)", ld_strerror(err), ld_errname(err));
+    run.stopping = true;
     if (run.node != NULL)
-      ld_node_stop(run.node, NULL, NULL);
+      ld_node_stop(run.node, on_node_stopped, &run);
     uv_run(&run.loop, UV_RUN_DEFAULT);
     uv_loop_close(&run.loop);
     return LD_EXIT_USAGE;
   }
-  start_signals(&run);
   ld_broker_subscribe(ld_node_broker(run.node), LD_EVENT_NODE_FAILURE, on_node_failure, &run);
   start_messaging(&run);
   LD_INFO("main", "Node setup complete");
