@@ -101,17 +101,21 @@ static void opened(ld_archive_t *a, int err, const char *why, void *ud) {
   g_a = a;
 }
 
-static int open_url(const char *url, opening_t *o) {
+static int open_url_with(const char *url, uint32_t max_db_connections, opening_t *o) {
   ld_archive_config_t cfg;
   ld_archive_config_default(&cfg);
   cfg.url = url;
   cfg.request_timeout_ms = TIMEOUT_MS;
-  cfg.max_db_connections = 4;
+  cfg.max_db_connections = max_db_connections;
   memset(o, 0, sizeof *o);
   int rc = ld_archive_open(&g_loop, &cfg, opened, o);
   if (rc == 0)
     run_until(&o->done, TIMEOUT_MS + 60000);
   return rc;
+}
+
+static int open_url(const char *url, opening_t *o) {
+  return open_url_with(url, 4, o);
 }
 
 /* ---- without a server ----------------------------------------------------------------------- */
@@ -172,7 +176,9 @@ typedef struct proxy {
   atomic_bool stop;
   uv_thread_t thread;
   int client[MAX_PAIRS], server[MAX_PAIRS];
+  bool talked[MAX_PAIRS]; /* while swallowing: the client sent something */
   int n;
+  atomic_int n_talked; /* connections that sent something since swallowing began */
 } proxy_t;
 
 static proxy_t g_proxy;
@@ -195,6 +201,7 @@ static void drop_pair(proxy_t *p, int i) {
   p->n--;
   p->client[i] = p->client[p->n];
   p->server[i] = p->server[p->n];
+  p->talked[i] = p->talked[p->n];
 }
 
 static void accept_one(proxy_t *p) {
@@ -209,6 +216,7 @@ static void accept_one(proxy_t *p) {
   }
   p->client[p->n] = c;
   p->server[p->n] = s;
+  p->talked[p->n] = false;
   p->n++;
 }
 
@@ -227,20 +235,38 @@ static bool forward(int from, int to) {
   return true;
 }
 
+/* While swallowing, marks the connections whose client has sent something (left unread). */
+static void note_talkers(proxy_t *p, const struct pollfd *fds) {
+  for (int i = 0; i < p->n; i++) {
+    if (!p->talked[i] && fds[1 + 2 * i].revents != 0) {
+      p->talked[i] = true;
+      atomic_fetch_add(&p->n_talked, 1);
+    }
+  }
+}
+
 static void proxy_main(void *arg) {
   proxy_t *p = arg;
   while (!atomic_load(&p->stop)) {
     int mode = atomic_load(&p->mode);
     while (mode == P_CUT && p->n > 0)
       drop_pair(p, 0);
+    if (mode != P_SWALLOW && atomic_load(&p->n_talked) > 0) {
+      memset(p->talked, 0, sizeof p->talked);
+      atomic_store(&p->n_talked, 0);
+    }
     struct pollfd fds[1 + 2 * MAX_PAIRS] = {{.fd = p->lfd, .events = POLLIN}};
     int nfds = 1;
-    for (int i = 0; mode == P_PASS && i < p->n; i++) {
-      fds[nfds++] = (struct pollfd){.fd = p->client[i], .events = POLLIN};
-      fds[nfds++] = (struct pollfd){.fd = p->server[i], .events = POLLIN};
+    for (int i = 0; mode != P_CUT && i < p->n; i++) { /* a negative fd is not polled */
+      bool pass = mode == P_PASS;
+      fds[nfds++] =
+          (struct pollfd){.fd = pass || !p->talked[i] ? p->client[i] : -1, .events = POLLIN};
+      fds[nfds++] = (struct pollfd){.fd = pass ? p->server[i] : -1, .events = POLLIN};
     }
     if (poll(fds, (nfds_t)nfds, 20) <= 0)
       continue;
+    if (mode == P_SWALLOW)
+      note_talkers(p, fds);
     if (fds[0].revents & POLLIN)
       accept_one(p);
     for (int i = p->n - 1; mode == P_PASS && i >= 0; i--) {
@@ -421,11 +447,61 @@ static void server_hangs_dies_and_comes_back(void **state) {
   schema_reset(false);
 }
 
+/* A burst of queries against a server that stopped answering: the driver works on exactly
+ * max_db_connections connections at once (a burst in one loop turn still gets them all), and
+ * the queries time out. */
+static void burst_uses_max_db_connections(void **state) {
+  (void)state;
+  if (getenv("LD_TEST_PG_URL") == NULL) {
+    if (getenv("LD_REQUIRE_PG") != NULL)
+      fail_msg("LD_REQUIRE_PG is set but LD_TEST_PG_URL is not");
+    skip();
+  }
+  snprintf(g_schema, sizeof g_schema, "ld_pgburst_%d", (int)getpid());
+  schema_reset(true);
+  memset(&g_proxy, 0, sizeof g_proxy);
+  g_proxy.lfd = listener(&g_proxy.port);
+  char url[512];
+  proxy_url(url, sizeof url);
+  assert_int_equal(uv_thread_create(&g_proxy.thread, proxy_main, &g_proxy), 0);
+  opening_t o;
+  assert_int_equal(open_url_with(url, 2, &o), 0);
+  assert_int_equal(o.err, 0);
+  uint64_t took;
+  assert_int_equal(query_once(&took), 0);
+
+  atomic_store(&g_proxy.mode, P_SWALLOW);
+  enum { BURST = 10 };
+  answer_t a[BURST] = {0};
+  ld_archive_query_t q = {.forward = true, .include_data = true};
+  for (int i = 0; i < BURST; i++)
+    assert_int_equal(ld_archive_query(g_a, &q, answered, &a[i]), 0);
+  for (int i = 0; i < BURST; i++) {
+    run_until(&a[i].done, TIMEOUT_MS + 60000);
+    assert_int_equal(a[i].err, LD_ERR_TIMEOUT);
+  }
+  uv_sleep(100); /* the proxy notices the last connection's bytes */
+  assert_int_equal(atomic_load(&g_proxy.n_talked), 2);
+
+  atomic_store(&g_proxy.mode, P_PASS);
+  uv_sleep(TIMEOUT_MS); /* let the threads give up their stuck statements */
+  assert_int_equal(query_once(&took), 0);
+  bool done = false;
+  ld_archive_close(g_a, closed, &done);
+  run_until(&done, 30000);
+  g_a = NULL;
+  atomic_store(&g_proxy.stop, true);
+  uv_thread_join(&g_proxy.thread);
+  close(g_proxy.lfd);
+  schema_reset(false);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(nothing_listens, setup, teardown),
       cmocka_unit_test_setup_teardown(listener_never_answers, setup, teardown),
       cmocka_unit_test_setup_teardown(server_hangs_dies_and_comes_back, setup, teardown),
+      cmocka_unit_test_setup_teardown(burst_uses_max_db_connections, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,8 +31,8 @@
  *
  * Threading: every function must be called from the loop thread given to ld_archive_open, and
  * every callback runs on that loop, never from inside an ld_archive_* call. Drivers do their
- * blocking work off the loop (a worker thread for SQLite, the libuv thread pool and a
- * connection pool for PostgreSQL), so a slow or dead database never stalls the loop: its
+ * blocking work off the loop (a writer and reader threads for SQLite, a thread per busy pooled
+ * connection for PostgreSQL), so a slow or dead database never stalls the loop: its
  * requests fail with LD_ERR_DB (or LD_ERR_TIMEOUT) instead. */
 #ifndef LD_WAKU_ARCHIVE_ARCHIVE_H
 #define LD_WAKU_ARCHIVE_ARCHIVE_H

@@ -1,5 +1,6 @@
 #include "waku/archive/driver.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,4 +168,8 @@ int ld_archive_key_cmp(int64_t ts_a, const uint8_t *hash_a, int64_t ts_b, const 
   if (ts_a != ts_b)
     return ts_a < ts_b ? -1 : 1;
   return memcmp(hash_a, hash_b, LD_WAKU_HASH_LEN);
+}
+
+void ld_archive_driver_yield(void) {
+  sched_yield();
 }

@@ -10,8 +10,9 @@
  * deadline passed is reported to the user as LD_ERR_TIMEOUT by the archive and freed silently
  * when the driver finally completes it.
  *
- * Entry points are called on the loop thread. Drivers do disk and network work elsewhere (the
- * SQLite worker thread, the libuv thread pool) and never block the loop. */
+ * Entry points are called on the loop thread. Drivers do disk and network work on their own
+ * threads (SQLite's writer and readers, PostgreSQL's connection threads) and never block the
+ * loop. */
 #ifndef LD_WAKU_ARCHIVE_DRIVER_H
 #define LD_WAKU_ARCHIVE_DRIVER_H
 
@@ -145,6 +146,12 @@ void ld_archive_job_fail(ld_archive_job_t *job, int err, const char *fmt, ...)
 /* Hands a job back to the archive: thread-safe, never calls the handler directly (the loop
  * runs it on its next turn). */
 void ld_archive_job_complete(ld_archive_driver_t *d, ld_archive_job_t *job);
+
+/* For a driver's own thread that completed a job and goes on to its next one: gives up the core
+ * to the loop the completion woke. When every core is busy with database work the scheduler
+ * would otherwise let the thread run its next job to the end of its time slice (1-3 ms) while
+ * the finished answer, and the node's network, wait for the loop to get a core. */
+void ld_archive_driver_yield(void);
 
 /* ---- drivers -----------------------------------------------------------------------------------
  */

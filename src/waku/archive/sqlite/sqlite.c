@@ -5,7 +5,6 @@
  * there the writer runs the queries too. The loop only queues jobs. Schema version 10 of nwaku
  * (table Message keyed by messageHash, index i_ts), WAL journal, every statement prepared and
  * parameterised. */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -610,14 +609,6 @@ static bool writes(ld_archive_job_kind_t kind) {
          kind == LD_ARCHIVE_JOB_KEEP_NEWEST;
 }
 
-/* The completion just woke the loop thread, which answers the job's caller (and runs the node's
- * network). When every core is busy with queries, the scheduler would otherwise let this thread
- * run the next query to the end of its time slice (1-3 ms) before the loop gets a core: the
- * answer sits finished while that passes. Giving up the core here lets the loop run first. */
-static void yield_to_loop(void) {
-  sched_yield();
-}
-
 static void worker(void *arg) {
   sq_driver_t *s = arg;
   for (;;) {
@@ -636,7 +627,7 @@ static void worker(void *arg) {
     if (s->n_readers > 0 && s->db != NULL && writes(job->kind))
       s->wal_dirty = true;
     ld_archive_job_complete(&s->base, job);
-    yield_to_loop();
+    ld_archive_driver_yield();
   }
 }
 
