@@ -651,7 +651,7 @@ static const entry_t k_entries[] = {
     CFG_U32(
         "storeMaxNumDbConnections", "store-max-num-db-connections", "int", store_max_db_connections,
         1, 1000, "50",
-        "PostgreSQL connections at most (queries at once: also at most 2 per core, at least 4)"),
+        "PostgreSQL connections at most (queries at once: also at most one per core, at least 2)"),
     INERT_BOOL("storeResume", "store-resume", "bool", "false",
                "fetch messages missed while offline at start"),
     INERT_BOOL("storeSync", "store-sync", "bool", "false", "run store sync"),

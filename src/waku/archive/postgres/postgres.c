@@ -18,11 +18,13 @@
 #include "waku/archive/postgres/pgconn.h"
 
 #define LOG_TOPIC "archive"
-/* Queries at once per core of this machine, and at least. More only queue inside the server
- * and stretch every answer: 16 lookups at once on 2 cores answered in p99 39-45 ms, 4 at once in
- * 16-19 ms (bench/RESULTS.md). */
-#define PG_THREADS_PER_CORE 2u
-#define PG_MIN_THREADS 4u
+/* Queries at once per core of this machine, and at least. More only queue inside the server and
+ * stretch every answer: with the server on the same two cores, 16 lookups at once answered in
+ * p99 39-45 ms, 4 at once in 18-25 ms with stalls of 90-700 ms (backends pre-empted while
+ * holding a spinlock make the others back off), 2 at once in 17-20 ms with no stall over 25 ms,
+ * at the same throughput (bench/RESULTS.md). */
+#define PG_THREADS_PER_CORE 1u
+#define PG_MIN_THREADS 2u
 /* Partitions are checked (and the next hour's created) this often. */
 #define PG_PARTITION_CHECK_MS (10u * 60 * 1000)
 
