@@ -8,15 +8,14 @@
 
 #include "base/error.h"
 
-/* Copies topics, payload and meta of a message into one block:
- * pubsub ‖ NUL ‖ content topic ‖ NUL ‖ payload ‖ meta. */
-static void *copy_block(const char *pubsub, size_t plen, const ld_waku_message_t *msg,
-                        ld_waku_message_t *out, const char **pubsub_out, size_t *bytes) {
-  size_t total = plen + 1 + msg->content_topic_len + 1 + msg->payload_len + msg->meta_len;
-  uint8_t *p = malloc(total);
-  if (p == NULL)
-    return NULL;
-  uint8_t *w = p;
+static size_t block_size(size_t plen, const ld_waku_message_t *msg) {
+  return plen + 1 + msg->content_topic_len + 1 + msg->payload_len + msg->meta_len;
+}
+
+/* Copies topics, payload and meta of a message into `w` (block_size bytes):
+ * pubsub ‖ NUL ‖ content topic ‖ NUL ‖ payload ‖ meta; `out` views them. */
+static void fill_block(uint8_t *w, const char *pubsub, size_t plen, const ld_waku_message_t *msg,
+                       ld_waku_message_t *out, const char **pubsub_out) {
   if (plen > 0)
     memcpy(w, pubsub, plen);
   w[plen] = 0;
@@ -42,7 +41,35 @@ static void *copy_block(const char *pubsub, size_t plen, const ld_waku_message_t
   }
   out->version = msg->version;
   out->timestamp = msg->timestamp;
-  *bytes = total;
+}
+
+/* ---- rows of a query result ------------------------------------------------------------------ */
+
+/* Row data lives in chunks of at least this many bytes: a 100-row answer takes a few
+ * allocations instead of one per row (and the loop that frees them a few frees). */
+#define ROWS_CHUNK_BYTES 16384
+
+struct ld_archive_chunk {
+  struct ld_archive_chunk *next;
+  size_t used, cap;
+  uint8_t data[];
+};
+
+/* `bytes` of row data from the newest chunk, or a new one; NULL without memory. */
+static uint8_t *rows_alloc(ld_archive_rows_t *r, size_t bytes) {
+  ld_archive_chunk_t *c = r->chunks;
+  if (c == NULL || c->cap - c->used < bytes) {
+    size_t cap = bytes > ROWS_CHUNK_BYTES ? bytes : ROWS_CHUNK_BYTES;
+    c = malloc(sizeof *c + cap);
+    if (c == NULL)
+      return NULL;
+    c->next = r->chunks;
+    c->used = 0;
+    c->cap = cap;
+    r->chunks = c;
+  }
+  uint8_t *p = c->data + c->used;
+  c->used += bytes;
   return p;
 }
 
@@ -54,10 +81,6 @@ static int rows_grow(ld_archive_rows_t *r) {
   if (rows == NULL)
     return LD_ERR_NOMEM;
   r->rows = rows;
-  void **blocks = realloc(r->blocks, cap * sizeof *blocks);
-  if (blocks == NULL)
-    return LD_ERR_NOMEM;
-  r->blocks = blocks;
   r->cap = cap;
   return 0;
 }
@@ -71,55 +94,40 @@ int ld_archive_rows_add(ld_archive_rows_t *r, const uint8_t hash[LD_WAKU_HASH_LE
   memset(row, 0, sizeof *row);
   memcpy(row->hash, hash, LD_WAKU_HASH_LEN);
   ld_waku_message_init(&row->msg);
-  void *block = NULL;
   if (include_data) {
-    size_t bytes;
-    block = copy_block(pubsub_topic, pubsub_topic_len, msg, &row->msg, &row->pubsub_topic, &bytes);
+    uint8_t *block = rows_alloc(r, block_size(pubsub_topic_len, msg));
     if (block == NULL)
       return LD_ERR_NOMEM;
+    fill_block(block, pubsub_topic, pubsub_topic_len, msg, &row->msg, &row->pubsub_topic);
   }
-  r->blocks[r->n++] = block;
+  r->n++;
   return 0;
 }
 
 void ld_archive_rows_clear(ld_archive_rows_t *r) {
-  for (size_t i = 0; i < r->n; i++)
-    free(r->blocks[i]);
+  while (r->chunks != NULL) {
+    ld_archive_chunk_t *next = r->chunks->next;
+    free(r->chunks);
+    r->chunks = next;
+  }
   free(r->rows);
-  free(r->blocks);
   memset(r, 0, sizeof *r);
 }
 
-typedef struct row_slot {
-  ld_archive_row_t row;
-  void *block;
-} row_slot_t;
-
-static int slot_cmp_up(const void *x, const void *y) {
-  const ld_archive_row_t *a = &((const row_slot_t *)x)->row, *b = &((const row_slot_t *)y)->row;
+static int row_cmp_up(const void *x, const void *y) {
+  const ld_archive_row_t *a = x, *b = y;
   return ld_archive_key_cmp(a->msg.timestamp, a->hash, b->msg.timestamp, b->hash);
 }
 
-static int slot_cmp_down(const void *x, const void *y) {
-  return slot_cmp_up(y, x);
+static int row_cmp_down(const void *x, const void *y) {
+  return row_cmp_up(y, x);
 }
 
 int ld_archive_rows_sort(ld_archive_rows_t *r, bool ascending, size_t keep) {
-  if (r->n > 1) {
-    row_slot_t *slots = malloc(r->n * sizeof *slots);
-    if (slots == NULL)
-      return LD_ERR_NOMEM;
-    for (size_t i = 0; i < r->n; i++)
-      slots[i] = (row_slot_t){r->rows[i], r->blocks[i]};
-    qsort(slots, r->n, sizeof *slots, ascending ? slot_cmp_up : slot_cmp_down);
-    for (size_t i = 0; i < r->n; i++) {
-      r->rows[i] = slots[i].row;
-      r->blocks[i] = slots[i].block;
-    }
-    free(slots);
-  }
-  while (r->n > keep)
-    free(r->blocks[--r->n]);
+  if (r->n > 1)
+    qsort(r->rows, r->n, sizeof *r->rows, ascending ? row_cmp_up : row_cmp_down);
+  if (r->n > keep)
+    r->n = keep; /* the dropped rows' data goes with the container */
   return 0;
 }
 
@@ -137,10 +145,11 @@ int ld_archive_batch_add(ld_archive_batch_t *b, const char *pubsub_topic,
   ld_archive_batch_row_t *row = &b->rows[b->n];
   memset(row, 0, sizeof *row);
   row->pubsub_topic_len = strlen(pubsub_topic);
-  row->block = copy_block(pubsub_topic, row->pubsub_topic_len, msg, &row->msg, &row->pubsub_topic,
-                          &row->bytes);
+  row->bytes = block_size(row->pubsub_topic_len, msg);
+  row->block = malloc(row->bytes);
   if (row->block == NULL)
     return LD_ERR_NOMEM;
+  fill_block(row->block, pubsub_topic, row->pubsub_topic_len, msg, &row->msg, &row->pubsub_topic);
   memcpy(row->hash, hash, LD_WAKU_HASH_LEN);
   row->done = done;
   row->user_data = user_data;

@@ -33,10 +33,11 @@
 
 /* ---- rows of a query result ------------------------------------------------------------------ */
 
-/* Rows in query direction. rows[i]'s views point into blocks[i], which the container owns. */
+/* Rows in query direction. The rows' views point into chunks the container owns. */
+typedef struct ld_archive_chunk ld_archive_chunk_t;
 typedef struct ld_archive_rows {
   ld_archive_row_t *rows;
-  void **blocks;
+  ld_archive_chunk_t *chunks;
   size_t n, cap;
 } ld_archive_rows_t;
 
