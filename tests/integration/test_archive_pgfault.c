@@ -379,23 +379,40 @@ static int insert_once(int i, uint64_t *took) {
   return a.err;
 }
 
-static void server_hangs_dies_and_comes_back(void **state) {
-  (void)state;
+/* An archive on a fresh schema of the LD_TEST_PG_URL server, reached through the proxy (passing
+ * traffic). Skips without a server. */
+static void open_proxied(const char *schema_prefix, uint32_t max_db_connections) {
   if (getenv("LD_TEST_PG_URL") == NULL) {
     if (getenv("LD_REQUIRE_PG") != NULL)
       fail_msg("LD_REQUIRE_PG is set but LD_TEST_PG_URL is not");
     skip();
   }
-  snprintf(g_schema, sizeof g_schema, "ld_pgfault_%d", (int)getpid());
+  snprintf(g_schema, sizeof g_schema, "%s_%d", schema_prefix, (int)getpid());
   schema_reset(true);
+  memset(&g_proxy, 0, sizeof g_proxy);
   g_proxy.lfd = listener(&g_proxy.port);
   char url[512];
   proxy_url(url, sizeof url);
   assert_int_equal(uv_thread_create(&g_proxy.thread, proxy_main, &g_proxy), 0);
-
   opening_t o;
-  assert_int_equal(open_url(url, &o), 0);
+  assert_int_equal(open_url_with(url, max_db_connections, &o), 0);
   assert_int_equal(o.err, 0);
+}
+
+static void close_proxied(void) {
+  bool done = false;
+  ld_archive_close(g_a, closed, &done);
+  run_until(&done, 30000);
+  g_a = NULL;
+  atomic_store(&g_proxy.stop, true);
+  uv_thread_join(&g_proxy.thread);
+  close(g_proxy.lfd);
+  schema_reset(false);
+}
+
+static void server_hangs_dies_and_comes_back(void **state) {
+  (void)state;
+  open_proxied("ld_pgfault", 4);
   uint64_t took;
   assert_int_equal(insert_once(0, &took), 0);
   assert_int_equal(query_once(&took), 0);
@@ -436,15 +453,7 @@ static void server_hangs_dies_and_comes_back(void **state) {
   atomic_store(&g_proxy.mode, P_PASS);
   assert_int_equal(query_once(&took), 0);
   assert_int_equal(insert_once(4, &took), 0);
-
-  bool done = false;
-  ld_archive_close(g_a, closed, &done);
-  run_until(&done, 30000);
-  g_a = NULL;
-  atomic_store(&g_proxy.stop, true);
-  uv_thread_join(&g_proxy.thread);
-  close(g_proxy.lfd);
-  schema_reset(false);
+  close_proxied();
 }
 
 /* A burst of queries against a server that stopped answering: the driver works on exactly
@@ -452,21 +461,7 @@ static void server_hangs_dies_and_comes_back(void **state) {
  * the queries time out. */
 static void burst_uses_max_db_connections(void **state) {
   (void)state;
-  if (getenv("LD_TEST_PG_URL") == NULL) {
-    if (getenv("LD_REQUIRE_PG") != NULL)
-      fail_msg("LD_REQUIRE_PG is set but LD_TEST_PG_URL is not");
-    skip();
-  }
-  snprintf(g_schema, sizeof g_schema, "ld_pgburst_%d", (int)getpid());
-  schema_reset(true);
-  memset(&g_proxy, 0, sizeof g_proxy);
-  g_proxy.lfd = listener(&g_proxy.port);
-  char url[512];
-  proxy_url(url, sizeof url);
-  assert_int_equal(uv_thread_create(&g_proxy.thread, proxy_main, &g_proxy), 0);
-  opening_t o;
-  assert_int_equal(open_url_with(url, 2, &o), 0);
-  assert_int_equal(o.err, 0);
+  open_proxied("ld_pgburst", 2);
   uint64_t took;
   assert_int_equal(query_once(&took), 0);
 
@@ -486,14 +481,7 @@ static void burst_uses_max_db_connections(void **state) {
   atomic_store(&g_proxy.mode, P_PASS);
   uv_sleep(TIMEOUT_MS); /* let the threads give up their stuck statements */
   assert_int_equal(query_once(&took), 0);
-  bool done = false;
-  ld_archive_close(g_a, closed, &done);
-  run_until(&done, 30000);
-  g_a = NULL;
-  atomic_store(&g_proxy.stop, true);
-  uv_thread_join(&g_proxy.thread);
-  close(g_proxy.lfd);
-  schema_reset(false);
+  close_proxied();
 }
 
 int main(void) {

@@ -182,3 +182,40 @@ int ld_archive_key_cmp(int64_t ts_a, const uint8_t *hash_a, int64_t ts_b, const 
 void ld_archive_driver_yield(void) {
   sched_yield();
 }
+
+void ld_archive_jobq_push(ld_archive_jobq_t *q, ld_archive_job_t *job) {
+  job->dnext = NULL;
+  if (q->tail != NULL)
+    q->tail->dnext = job;
+  else
+    q->head = job;
+  q->tail = job;
+  q->n++;
+}
+
+ld_archive_job_t *ld_archive_jobq_pop(ld_archive_jobq_t *q) {
+  ld_archive_job_t *job = q->head;
+  if (job != NULL) {
+    q->head = job->dnext;
+    if (q->head == NULL)
+      q->tail = NULL;
+    q->n--;
+    job->dnext = NULL;
+  }
+  return job;
+}
+
+void ld_archive_jobq_close(ld_archive_jobq_t *q, ld_archive_driver_t *d,
+                           bool (*keep)(const ld_archive_job_t *job)) {
+  ld_archive_jobq_t all = *q;
+  memset(q, 0, sizeof *q);
+  ld_archive_job_t *job;
+  while ((job = ld_archive_jobq_pop(&all)) != NULL) {
+    if (keep != NULL && keep(job)) {
+      ld_archive_jobq_push(q, job);
+      continue;
+    }
+    ld_archive_job_fail(job, LD_ERR_CLOSED, "archive closed");
+    ld_archive_job_complete(d, job);
+  }
+}

@@ -148,6 +148,20 @@ void ld_archive_job_fail(ld_archive_job_t *job, int err, const char *fmt, ...)
  * runs it on its next turn). */
 void ld_archive_job_complete(ld_archive_driver_t *d, ld_archive_job_t *job);
 
+/* A FIFO of jobs linked through `dnext`, for a driver's queues. No locking of its own. */
+typedef struct ld_archive_jobq {
+  ld_archive_job_t *head, *tail;
+  size_t n;
+} ld_archive_jobq_t;
+
+void ld_archive_jobq_push(ld_archive_jobq_t *q, ld_archive_job_t *job);
+/* The oldest job, or NULL when empty. */
+ld_archive_job_t *ld_archive_jobq_pop(ld_archive_jobq_t *q);
+/* Fails with LD_ERR_CLOSED ("archive closed") and completes every job in `q` that `keep` does
+ * not keep (all when `keep` is NULL); the kept ones stay in order. */
+void ld_archive_jobq_close(ld_archive_jobq_t *q, ld_archive_driver_t *d,
+                           bool (*keep)(const ld_archive_job_t *job));
+
 /* For a driver's own thread that completed a job and goes on to its next one: gives up the core
  * to the loop the completion woke. When every core is busy with database work the scheduler
  * would otherwise let the thread run its next job to the end of its time slice (1-3 ms) while

@@ -38,12 +38,11 @@ typedef struct pg_driver {
   /* the job queue and its threads, guarded by qmu */
   uv_mutex_t qmu;
   uv_cond_t qcv;
-  ld_archive_job_t *head, *tail;
+  ld_archive_jobq_t jobs;
   uv_thread_t *threads; /* thread_limit() slots; the first n_threads started */
   unsigned n_threads;
   unsigned n_live;    /* started and not yet returned */
   unsigned n_waiting; /* asleep on qcv */
-  unsigned n_queued;  /* jobs in the queue */
   bool closing;
   ld_archive_job_t *close_job; /* completed by the last thread to return */
 } pg_driver_t;
@@ -314,27 +313,6 @@ static void run_with_connection(pg_driver_t *d, ld_archive_job_t *job) {
 /* ---- the threads ------------------------------------------------------------------------------
  */
 
-static void enqueue_locked(pg_driver_t *d, ld_archive_job_t *job) {
-  d->n_queued++;
-  job->dnext = NULL;
-  if (d->tail != NULL)
-    d->tail->dnext = job;
-  else
-    d->head = job;
-  d->tail = job;
-}
-
-static ld_archive_job_t *dequeue_locked(pg_driver_t *d) {
-  ld_archive_job_t *job = d->head;
-  if (job != NULL) {
-    d->n_queued--;
-    d->head = job->dnext;
-    if (d->head == NULL)
-      d->tail = NULL;
-  }
-  return job;
-}
-
 /* The last thread out closes the pooled connections and completes the close job. */
 static void finish_close(pg_driver_t *d) {
   PGconn *c;
@@ -348,12 +326,12 @@ static void worker(void *arg) {
   pg_driver_t *d = arg;
   for (;;) {
     uv_mutex_lock(&d->qmu);
-    while (d->head == NULL && !d->closing) {
+    while (d->jobs.head == NULL && !d->closing) {
       d->n_waiting++;
       uv_cond_wait(&d->qcv, &d->qmu);
       d->n_waiting--;
     }
-    ld_archive_job_t *job = dequeue_locked(d);
+    ld_archive_job_t *job = ld_archive_jobq_pop(&d->jobs);
     bool last_out = job == NULL && --d->n_live == 0;
     uv_mutex_unlock(&d->qmu);
     if (job == NULL) {
@@ -379,7 +357,7 @@ static unsigned thread_limit(const pg_driver_t *d) {
  * (a burst of jobs in one loop turn finds them still asleep) and the limit allows it. Called
  * with qmu. */
 static int grow_locked(pg_driver_t *d) {
-  if (d->n_queued < d->n_waiting || d->n_threads >= thread_limit(d))
+  if (d->jobs.n < d->n_waiting || d->n_threads >= thread_limit(d))
     return 0;
   if (uv_thread_create(&d->threads[d->n_threads], worker, d) != 0)
     return d->n_threads > 0 ? 0 : LD_ERR_NOMEM; /* the started ones get to the job */
@@ -393,12 +371,16 @@ static int pg_submit(ld_archive_driver_t *base, ld_archive_job_t *job) {
   uv_mutex_lock(&d->qmu);
   int rc = d->closing ? LD_ERR_CLOSED : grow_locked(d);
   if (rc == 0)
-    enqueue_locked(d, job);
+    ld_archive_jobq_push(&d->jobs, job);
   bool wake = rc == 0 && d->n_waiting > 0;
   uv_mutex_unlock(&d->qmu);
   if (wake)
     uv_cond_signal(&d->qcv);
   return rc;
+}
+
+static bool is_insert(const ld_archive_job_t *job) {
+  return job->kind == LD_ARCHIVE_JOB_INSERT;
 }
 
 /* Queued jobs other than inserts fail with LD_ERR_CLOSED; inserts still run. The threads return
@@ -408,27 +390,10 @@ static void pg_close(ld_archive_driver_t *base, ld_archive_job_t *job) {
   uv_mutex_lock(&d->qmu);
   d->closing = true;
   d->close_job = job;
-  ld_archive_job_t *j = d->head, *failed = NULL;
-  d->head = d->tail = NULL;
-  d->n_queued = 0;
-  while (j != NULL) {
-    ld_archive_job_t *next = j->dnext;
-    if (j->kind == LD_ARCHIVE_JOB_INSERT) {
-      enqueue_locked(d, j);
-    } else {
-      j->dnext = failed;
-      failed = j;
-    }
-    j = next;
-  }
+  ld_archive_jobq_close(&d->jobs, base, is_insert);
   bool no_threads = d->n_live == 0;
   uv_cond_broadcast(&d->qcv);
   uv_mutex_unlock(&d->qmu);
-  for (j = failed; j != NULL; j = failed) {
-    failed = j->dnext;
-    ld_archive_job_fail(j, LD_ERR_CLOSED, "archive closed");
-    ld_archive_job_complete(base, j);
-  }
   if (no_threads)
     finish_close(d);
 }

@@ -42,7 +42,7 @@ typedef struct sq_cached {
 typedef struct sq_queue {
   uv_mutex_t mu;
   uv_cond_t cv;
-  ld_archive_job_t *head, *tail;
+  ld_archive_jobq_t jobs;
   bool closing;
   unsigned waiting; /* threads asleep on cv */
 } sq_queue_t;
@@ -576,7 +576,7 @@ static void wait_for_job(sq_driver_t *s, sq_queue_t *q) {
   if (!s->wal_dirty) {
     uv_cond_wait(&q->cv, &q->mu);
   } else if (uv_cond_timedwait(&q->cv, &q->mu, SQ_IDLE_CHECKPOINT_MS * 1000000ull) != 0 &&
-             q->head == NULL && !q->closing) {
+             q->jobs.head == NULL && !q->closing) {
     q->waiting--;
     uv_mutex_unlock(&q->mu);
     idle_checkpoint(s);
@@ -590,14 +590,9 @@ static void wait_for_job(sq_driver_t *s, sq_queue_t *q) {
 static ld_archive_job_t *next_job(sq_driver_t *s) {
   sq_queue_t *q = s->q;
   uv_mutex_lock(&q->mu);
-  while (q->head == NULL && !(s->is_reader && q->closing))
+  while (q->jobs.head == NULL && !(s->is_reader && q->closing))
     wait_for_job(s, q);
-  ld_archive_job_t *job = q->head;
-  if (job != NULL) {
-    q->head = job->dnext;
-    if (q->head == NULL)
-      q->tail = NULL;
-  }
+  ld_archive_job_t *job = ld_archive_jobq_pop(&q->jobs);
   uv_mutex_unlock(&q->mu);
   return job;
 }
@@ -631,15 +626,6 @@ static void worker(void *arg) {
   }
 }
 
-static void enqueue_locked(sq_queue_t *q, ld_archive_job_t *job) {
-  job->dnext = NULL;
-  if (q->tail != NULL)
-    q->tail->dnext = job;
-  else
-    q->head = job;
-  q->tail = job;
-}
-
 /* Queries go to the readers' queue when there are readers, everything else to the writer. The
  * wake-up is sent after the unlock (the queues live as long as the driver), so the woken thread
  * does not wake into a held mutex, and only when a thread sleeps. */
@@ -649,11 +635,15 @@ static int sq_submit(ld_archive_driver_t *d, ld_archive_job_t *job) {
   uv_mutex_lock(&q->mu);
   bool closing = q->closing, wake = !closing && q->waiting > 0;
   if (!closing)
-    enqueue_locked(q, job);
+    ld_archive_jobq_push(&q->jobs, job);
   uv_mutex_unlock(&q->mu);
   if (wake)
     uv_cond_signal(&q->cv);
   return closing ? LD_ERR_CLOSED : 0;
+}
+
+static bool kept_at_close(const ld_archive_job_t *job) {
+  return job->kind == LD_ARCHIVE_JOB_INSERT || job->kind == LD_ARCHIVE_JOB_OPEN;
 }
 
 /* Queued jobs other than inserts fail with LD_ERR_CLOSED; inserts still commit. */
@@ -662,25 +652,8 @@ static void sq_close(ld_archive_driver_t *d, ld_archive_job_t *job) {
   sq_queue_t *q = &s->wq;
   uv_mutex_lock(&q->mu);
   q->closing = true;
-  ld_archive_job_t *j = q->head, *keep_head = NULL, *keep_tail = NULL;
-  while (j != NULL) {
-    ld_archive_job_t *next = j->dnext;
-    j->dnext = NULL;
-    if (j->kind == LD_ARCHIVE_JOB_INSERT || j->kind == LD_ARCHIVE_JOB_OPEN) {
-      if (keep_tail != NULL)
-        keep_tail->dnext = j;
-      else
-        keep_head = j;
-      keep_tail = j;
-    } else {
-      ld_archive_job_fail(j, LD_ERR_CLOSED, "archive closed");
-      ld_archive_job_complete(d, j);
-    }
-    j = next;
-  }
-  q->head = keep_head;
-  q->tail = keep_tail;
-  enqueue_locked(q, job);
+  ld_archive_jobq_close(&q->jobs, d, kept_at_close);
+  ld_archive_jobq_push(&q->jobs, job);
   uv_cond_signal(&q->cv);
   uv_mutex_unlock(&q->mu);
 }
@@ -692,16 +665,9 @@ static void stop_readers(sq_driver_t *s) {
     return;
   uv_mutex_lock(&s->rq.mu);
   s->rq.closing = true;
-  ld_archive_job_t *j = s->rq.head;
-  s->rq.head = s->rq.tail = NULL;
+  ld_archive_jobq_close(&s->rq.jobs, &s->base, NULL);
   uv_cond_broadcast(&s->rq.cv);
   uv_mutex_unlock(&s->rq.mu);
-  while (j != NULL) {
-    ld_archive_job_t *next = j->dnext;
-    ld_archive_job_fail(j, LD_ERR_CLOSED, "archive closed");
-    ld_archive_job_complete(&s->base, j);
-    j = next;
-  }
   for (size_t i = 0; i < s->n_readers; i++) {
     uv_thread_join(&s->readers[i]->thread);
     free(s->readers[i]->path);
@@ -801,7 +767,7 @@ int ld_archive_sqlite_open(const ld_archive_driver_t *env, const char *target,
     queue_destroy(&s->wq);
     goto fail;
   }
-  enqueue_locked(&s->wq, open_job);
+  ld_archive_jobq_push(&s->wq.jobs, open_job);
   start_readers(s);
   if (uv_thread_create(&s->thread, worker, s) != 0) {
     stop_readers(s);

@@ -1,5 +1,5 @@
-/* The containers drivers fill: query rows (data packed in shared chunks, sorted and cut in
- * place) and write batches. */
+/* The containers drivers use: query rows (data packed in shared chunks, sorted and cut in
+ * place), write batches and job queues. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -138,11 +138,34 @@ static void batch_rows_own_their_copies(void **state) {
   ld_archive_batch_clear(&b);
 }
 
+static void job_queue_is_first_in_first_out(void **state) {
+  (void)state;
+  ld_archive_job_t jobs[5];
+  memset(jobs, 0, sizeof jobs);
+  ld_archive_jobq_t q = {0};
+  assert_null(ld_archive_jobq_pop(&q));
+  for (int i = 0; i < 3; i++)
+    ld_archive_jobq_push(&q, &jobs[i]);
+  assert_int_equal(q.n, 3);
+  assert_ptr_equal(ld_archive_jobq_pop(&q), &jobs[0]);
+  ld_archive_jobq_push(&q, &jobs[3]);
+  assert_ptr_equal(ld_archive_jobq_pop(&q), &jobs[1]);
+  assert_ptr_equal(ld_archive_jobq_pop(&q), &jobs[2]);
+  assert_ptr_equal(ld_archive_jobq_pop(&q), &jobs[3]);
+  assert_int_equal(q.n, 0);
+  assert_null(ld_archive_jobq_pop(&q));
+  ld_archive_jobq_push(&q, &jobs[4]); /* usable again once emptied */
+  assert_ptr_equal(ld_archive_jobq_pop(&q), &jobs[4]);
+  assert_null(q.head);
+  assert_null(q.tail);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rows_keep_their_data_through_sort_and_cut),
       cmocka_unit_test(rows_without_data_keep_hashes_only),
       cmocka_unit_test(batch_rows_own_their_copies),
+      cmocka_unit_test(job_queue_is_first_in_first_out),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
