@@ -469,20 +469,20 @@ static void pg_copy(PGconn *c, size_t n) {
   pg_must(c, "ANALYZE messages; ANALYZE messages_lookup");
 }
 
+/* The benchmark's partitions (of messages and of messages_lookup) in pg_tables. */
+#define PG_PARTITIONS                                                                              \
+  "FROM pg_tables WHERE schemaname = '" PG_SCHEMA "' AND tablename ~ '^(messages|lookup)_-?[0-9]'"
+
 /* Drops the benchmark's schema; its partitions first, 60 per transaction (a month of hourly
  * partitions in one DROP … CASCADE outgrows the server's lock table). */
 static void pg_drop_schema(PGconn *c) {
   for (;;) {
     char left[32];
-    pg_text(c,
-            "SELECT count(*) FROM pg_tables WHERE schemaname = '" PG_SCHEMA
-            "' AND tablename ~ '^(messages|lookup)_-?[0-9]'",
-            left, sizeof left);
+    pg_text(c, "SELECT count(*) " PG_PARTITIONS, left, sizeof left);
     if (strtol(left, NULL, 10) == 0)
       break;
     pg_must(c, "SET client_min_messages = warning; DO $$DECLARE r record; BEGIN FOR r IN SELECT "
-               "tablename FROM pg_tables WHERE schemaname = '" PG_SCHEMA
-               "' AND tablename ~ '^(messages|lookup)_-?[0-9]' LIMIT 60 LOOP EXECUTE "
+               "tablename " PG_PARTITIONS " LIMIT 60 LOOP EXECUTE "
                "format('DROP TABLE IF EXISTS " PG_SCHEMA ".%I', r.tablename); END LOOP; END$$");
   }
   pg_must(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS " PG_SCHEMA " CASCADE");

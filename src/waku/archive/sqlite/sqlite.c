@@ -1,6 +1,6 @@
 /* sqlite://: the embedded driver. One writer thread owns the read-write connection and runs
- * every job but queries in order; queries go round-robin to SQ_READERS reader threads, each with
- * its own read-only connection (WAL lets them read while the writer commits), so concurrent
+ * every job but queries in order; queries wait in one queue for SQ_READERS reader threads, each
+ * with its own read-only connection (WAL lets them read while the writer commits), so concurrent
  * store clients are not served one after another. An in-memory database has one connection, so
  * there the writer runs the queries too. The loop only queues jobs. Schema version 10 of nwaku
  * (table Message keyed by messageHash, index i_ts), WAL journal, every statement prepared and
