@@ -616,6 +616,80 @@ static void hash_lookups(void **state) {
   check_hash_lookups(filter_set());
 }
 
+/* Keys that share their first bytes (a hash is the caller's to give): each lookup returns exactly
+ * the rows whose whole hash matches, alone or together, and a key that only shares the prefix
+ * finds nothing. */
+static void hash_lookups_with_shared_prefixes(void **state) {
+  (void)state;
+  open_with(NULL);
+  msg_t m[3];
+  for (int i = 0; i < 3; i++) {
+    make_msg(&m[i], i, T0 + i * SEC, PUBSUB_A, k_ct[0]);
+    memset(m[i].hash, 0xc3, 8);
+    m[i].hash[31] = (uint8_t)i;
+  }
+  store_all(m, 3);
+  uint8_t hashes[4][LD_WAKU_HASH_LEN];
+  for (int i = 0; i < 3; i++) {
+    answer_t *a;
+    memcpy(hashes[0], m[i].hash, LD_WAKU_HASH_LEN);
+    ld_archive_query_t q = {.forward = true,
+                            .include_data = true,
+                            .hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])hashes,
+                            .n_hashes = 1};
+    a = query(&q);
+    assert_int_equal(a->err, 0);
+    assert_int_equal(a->n, 1);
+    assert_memory_equal(a->rows[0].hash, m[i].hash, LD_WAKU_HASH_LEN);
+    assert_int_equal(a->rows[0].payload_len, strlen(m[i].payload));
+  }
+  memcpy(hashes[0], m[2].hash, LD_WAKU_HASH_LEN);
+  hashes[0][31] = 9; /* the prefix of all three, stored under none */
+  memcpy(hashes[1], m[0].hash, LD_WAKU_HASH_LEN);
+  memcpy(hashes[2], m[2].hash, LD_WAKU_HASH_LEN);
+  ld_archive_query_t q = {.forward = true,
+                          .include_data = true,
+                          .hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])hashes,
+                          .n_hashes = 1};
+  answer_t *a = query(&q);
+  assert_int_equal(a->err, 0);
+  assert_int_equal(a->n, 0);
+  q.n_hashes = 3;
+  a = query(&q);
+  assert_int_equal(a->n, 2);
+  assert_memory_equal(a->rows[0].hash, m[0].hash, LD_WAKU_HASH_LEN);
+  assert_memory_equal(a->rows[1].hash, m[2].hash, LD_WAKU_HASH_LEN);
+}
+
+/* Messages deleted by retention are not found; stored again, they are, under the same hash. */
+static void hash_lookups_after_retention_and_restore(void **state) {
+  (void)state;
+  g_now = T0 + 100 * SEC;
+  open_with_policies("time:60");
+  enum { N = 40 };
+  msg_t m[N];
+  for (int i = 0; i < N; i++) /* the first 5 are older than a minute */
+    make_msg(&m[i], i, T0 + (35 + i) * SEC, PUBSUB_A, k_ct[i % 3]);
+  store_all(m, N);
+  retention_now();
+  assert_true(count() == N - 5);
+  for (int i = 0; i < N; i++)
+    if (present(&m[i]) != (i >= 5))
+      fail_msg("message %d %s", i, i >= 5 ? "deleted" : "kept");
+  store_all(m, 5);
+  for (int i = 0; i < N; i++)
+    if (!present(&m[i]))
+      fail_msg("message %d not found after it was stored again", i);
+  /* most of them go now (on SQLite the key map is rebuilt), and some come back */
+  g_now += 30 * SEC;
+  retention_now();
+  assert_true(count() == 5);
+  store_all(m, 10);
+  for (int i = 0; i < N; i++)
+    if (present(&m[i]) != (i < 10 || i >= 35))
+      fail_msg("message %d %s", i, i < 10 || i >= 35 ? "not found" : "found");
+}
+
 static void query_argument_errors(void **state) {
   (void)state;
   open_with(NULL);
@@ -1024,6 +1098,45 @@ static void migrates_nwaku_version_9(void **state) {
   sqlite3_close(db);
 }
 
+/* Rows another connection writes to the file while the archive is open: after the archive's
+ * next write, lookups by hash find the rows it added and not the ones it deleted. */
+static void lookups_follow_another_writer(void **state) {
+  (void)state;
+  open_with(NULL);
+  msg_t m[4];
+  for (int i = 0; i < 4; i++)
+    make_msg(&m[i], i, T0 + i * SEC, PUBSUB_A, k_ct[0]);
+  store_all(m, 2);
+  assert_true(present(&m[0]));
+  sqlite3 *db = sqlite_raw();
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "INSERT INTO Message (messageHash, pubsubTopic, "
+                                      "contentTopic, payload, version, timestamp, meta) "
+                                      "VALUES (?, ?, ?, ?, 0, ?, NULL)",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_blob(st, 1, m[2].hash, LD_WAKU_HASH_LEN, SQLITE_STATIC);
+  sqlite3_bind_blob(st, 2, PUBSUB_A, (int)strlen(PUBSUB_A), SQLITE_STATIC);
+  sqlite3_bind_blob(st, 3, k_ct[0], (int)strlen(k_ct[0]), SQLITE_STATIC);
+  sqlite3_bind_blob(st, 4, m[2].payload, (int)strlen(m[2].payload), SQLITE_STATIC);
+  sqlite3_bind_int64(st, 5, m[2].m.timestamp);
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  assert_int_equal(
+      sqlite3_prepare_v2(db, "DELETE FROM Message WHERE messageHash = ?", -1, &st, NULL),
+      SQLITE_OK);
+  sqlite3_bind_blob(st, 1, m[0].hash, LD_WAKU_HASH_LEN, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  store_all(&m[3], 1);
+  assert_false(present(&m[0]));
+  assert_true(present(&m[1]));
+  assert_true(present(&m[2]));
+  assert_true(present(&m[3]));
+}
+
 static void refuses_unknown_versions(void **state) {
   (void)state;
   sqlite3 *db = sqlite_raw();
@@ -1291,6 +1404,8 @@ static const struct CMUnitTest k_suite[] = {
     SUITE_TEST(topics_that_postgres_cannot_hold),
     SUITE_TEST(content_pubsub_and_time_filters),
     SUITE_TEST(hash_lookups),
+    SUITE_TEST(hash_lookups_with_shared_prefixes),
+    SUITE_TEST(hash_lookups_after_retention_and_restore),
     SUITE_TEST(query_argument_errors),
     SUITE_TEST(pagination_over_10000_messages),
     SUITE_TEST(many_queries_in_flight),
@@ -1305,6 +1420,7 @@ static const struct CMUnitTest k_suite[] = {
 static const struct CMUnitTest k_sqlite_only[] = {
     SUITE_TEST(migrates_an_empty_file),
     SUITE_TEST(migrates_nwaku_version_9),
+    SUITE_TEST(lookups_follow_another_writer),
     SUITE_TEST(refuses_unknown_versions),
 };
 

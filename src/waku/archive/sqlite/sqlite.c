@@ -4,7 +4,8 @@
  * store clients are not served one after another. An in-memory database has one connection, so
  * there the writer runs the queries too. The loop only queues jobs. Schema version 10 of nwaku
  * (table Message keyed by messageHash, index i_ts), WAL journal, every statement prepared and
- * parameterised. */
+ * parameterised. Hash lookups find rows by rowid through the writer's in-memory key map
+ * (keymap.h), and through the messageHash index when the map cannot answer. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "waku/archive/driver.h"
+#include "waku/archive/sqlite/keymap.h"
 #include "waku/archive/sqlite/sqlite_schema.h"
 
 #define LOG_TOPIC "archive"
@@ -63,7 +65,10 @@ typedef struct sq_driver {
   struct sq_driver *readers[SQ_READERS];
   size_t n_readers;
   bool is_reader;
-  bool wal_dirty; /* writer: WAL frames written since the last checkpoint */
+  bool wal_dirty;        /* writer: WAL frames written since the last checkpoint */
+  ld_sq_keymap_t keymap; /* writer: hash → rowid candidates, shared with the readers */
+  ld_sq_keymap_t *keys;  /* the writer's key map, for every thread */
+  int64_t data_version;  /* writer: PRAGMA data_version when the map was built */
 } sq_driver_t;
 
 /* ---- statements ---------------------------------------------------------------------------- */
@@ -127,6 +132,49 @@ static int scalar(sq_driver_t *s, const char *sql, int64_t arg, bool has_arg, in
   return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : LD_ERR_DB;
 }
 
+/* ---- the key map --------------------------------------------------------------------------- */
+
+/* Writer: the key map built anew from every row. A table without rowids (written by nwaku) or a
+ * failure leaves it unusable, and lookups use the messageHash index. */
+static void keys_rebuild(sq_driver_t *s) {
+  int64_t rows = 0, version = 0;
+  ld_sq_keytab_t t = {0};
+  sqlite3_stmt *st = NULL;
+  bool ok = scalar(s, "PRAGMA data_version", 0, false, &version) == 0 &&
+            scalar(s, "SELECT count(*) FROM Message", 0, false, &rows) == 0 &&
+            ld_sq_keytab_init(&t, (size_t)rows) == 0 &&
+            sqlite3_prepare_v2(s->db, "SELECT rowid, messageHash FROM Message", -1, &st, NULL) ==
+                SQLITE_OK;
+  int rc = SQLITE_DONE;
+  while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (sqlite3_column_bytes(st, 1) == LD_WAKU_HASH_LEN &&
+        ld_sq_keytab_put(&t, sqlite3_column_blob(st, 1), sqlite3_column_int64(st, 0)) != 0)
+      ok = false;
+  sqlite3_finalize(st);
+  s->data_version = version;
+  if (ok && rc == SQLITE_DONE) {
+    ld_sq_keymap_replace(&s->keymap, &t);
+    return;
+  }
+  ld_sq_keytab_free(&t);
+  ld_sq_keymap_invalidate(&s->keymap);
+  LD_DEBUG(LOG_TOPIC, "sqlite: hash lookups use the messageHash index (%s)", sqlite3_errmsg(s->db));
+}
+
+/* Writer, before a write: another connection that wrote to the file since the map was built
+ * makes the writer rebuild it. */
+static void keys_follow_other_writers(sq_driver_t *s) {
+  int64_t version;
+  if (scalar(s, "PRAGMA data_version", 0, false, &version) == 0 && version != s->data_version)
+    keys_rebuild(s);
+}
+
+/* Writer, after a committed delete of n rows. */
+static void keys_deleted(sq_driver_t *s, uint64_t n) {
+  if (ld_sq_keymap_note_deleted(&s->keymap, n))
+    keys_rebuild(s);
+}
+
 /* ---- inserts ------------------------------------------------------------------------------- */
 
 static void bind_blob(sqlite3_stmt *st, int i, const void *p, size_t n) {
@@ -176,14 +224,16 @@ static keyed_row_t *key_order(ld_archive_batch_t *b) {
 
 static void run_insert(sq_driver_t *s, ld_archive_job_t *job) {
   keyed_row_t *order = key_order(&job->batch);
-  if (order == NULL) {
+  ld_sq_keyrow_t *added = malloc((job->batch.n + 1) * sizeof *added);
+  size_t n_added = 0;
+  if (order == NULL || added == NULL) {
     ld_archive_job_fail(job, LD_ERR_NOMEM, "out of memory");
-    return;
+    goto done;
   }
+  keys_follow_other_writers(s);
   if (exec(s, "BEGIN IMMEDIATE") != 0) {
     db_fail(s, job, "begin");
-    free(order);
-    return;
+    goto done;
   }
   for (size_t i = 0; i < job->batch.n; i++) {
     ld_archive_batch_row_t *row = order[i].row;
@@ -191,29 +241,51 @@ static void run_insert(sq_driver_t *s, ld_archive_job_t *job) {
     if (rc == LD_ERR_DB) {
       db_fail(s, job, "insert");
       exec(s, "ROLLBACK");
-      free(order);
-      return;
+      goto done;
     }
     row->result = rc;
+    if (rc == 1)
+      added[n_added++] = (ld_sq_keyrow_t){row->hash, sqlite3_last_insert_rowid(s->db)};
   }
-  free(order);
   if (exec(s, "COMMIT") != 0) {
     db_fail(s, job, "commit");
     exec(s, "ROLLBACK");
+    goto done;
   }
+  /* before the batch is acknowledged: a lookup after the acknowledgement finds its rows */
+  if (ld_sq_keymap_put(&s->keymap, added, n_added) != 0)
+    LD_WARN(LOG_TOPIC, "sqlite: hash lookups use the messageHash index from now on (key map)");
+done:
+  free(added);
+  free(order);
 }
 
 /* ---- queries ------------------------------------------------------------------------------- */
 
-/* The WHERE/ORDER shape of a query; values are bound, never written into the text. */
-static int build_sql(const ld_archive_query_t *q, bool with_ts, ld_buf_t *b) {
+/* Rows a hash lookup asks for by rowid: the key map's candidates, sorted by rowid. */
+typedef struct sq_rowids {
+  const ld_sq_candidate_t *c;
+  size_t n;
+} sq_rowids_t;
+
+/* The column of the rowid in a query by rowid. */
+static int rowid_column(const ld_archive_query_t *q, bool with_ts) {
+  return q->include_data ? 7 : with_ts ? 2 : 1;
+}
+
+/* The WHERE/ORDER shape of a query; values are bound, never written into the text. A lookup by
+ * rowid (by_rowid) has LD_ARCHIVE_MAX_HASHES rowid slots (the unused ones stay NULL) and returns
+ * the rowid after the other columns. */
+static int build_sql(const ld_archive_query_t *q, bool with_ts, bool by_rowid, ld_buf_t *b) {
   const char *cols = q->include_data
                          ? "SELECT messageHash, pubsubTopic, contentTopic, payload, version, "
-                           "timestamp, meta FROM Message"
-                     : with_ts ? "SELECT messageHash, timestamp FROM Message"
-                               : "SELECT messageHash FROM Message";
+                           "timestamp, meta"
+                     : with_ts ? "SELECT messageHash, timestamp"
+                               : "SELECT messageHash";
+  const char *from = by_rowid ? ", rowid FROM Message" : " FROM Message";
   const char *sep = " WHERE ";
   int rc = ld_buf_append(b, cols, strlen(cols));
+  rc |= ld_buf_append(b, from, strlen(from));
 #define ADD(text)                                                                                  \
   do {                                                                                             \
     rc |= ld_buf_append(b, sep, strlen(sep));                                                      \
@@ -235,8 +307,8 @@ static int build_sql(const ld_archive_query_t *q, bool with_ts, ld_buf_t *b) {
   if (q->has_time_end)
     ADD("timestamp <= ?");
   if (q->n_hashes > 0) {
-    ADD("messageHash IN (?");
-    for (size_t i = 1; i < q->n_hashes; i++)
+    ADD(by_rowid ? "rowid IN (?" : "messageHash IN (?");
+    for (size_t i = 1; i < (by_rowid ? LD_ARCHIVE_MAX_HASHES : q->n_hashes); i++)
       rc |= ld_buf_append(b, ", ?", 3);
     rc |= ld_buf_append(b, ")", 1);
   }
@@ -249,7 +321,8 @@ static int build_sql(const ld_archive_query_t *q, bool with_ts, ld_buf_t *b) {
   return rc != 0 ? LD_ERR_NOMEM : 0;
 }
 
-static void bind_query(sqlite3_stmt *st, const ld_archive_query_t *q, int64_t cursor_ts) {
+static void bind_query(sqlite3_stmt *st, const ld_archive_query_t *q, int64_t cursor_ts,
+                       const sq_rowids_t *by_rowid) {
   int i = 1;
   if (q->has_cursor) {
     sqlite3_bind_int64(st, i++, cursor_ts);
@@ -263,7 +336,9 @@ static void bind_query(sqlite3_stmt *st, const ld_archive_query_t *q, int64_t cu
     sqlite3_bind_int64(st, i++, q->time_start);
   if (q->has_time_end)
     sqlite3_bind_int64(st, i++, q->time_end);
-  for (size_t k = 0; k < q->n_hashes; k++)
+  for (size_t k = 0; by_rowid != NULL && k < by_rowid->n; k++)
+    sqlite3_bind_int64(st, i++, by_rowid->c[k].rowid);
+  for (size_t k = 0; by_rowid == NULL && k < q->n_hashes; k++)
     bind_blob(st, i++, q->hashes[k], LD_WAKU_HASH_LEN);
   if (q->n_hashes == 0)
     sqlite3_bind_int64(st, i, q->limit);
@@ -309,19 +384,45 @@ static int cursor_ts(sq_driver_t *s, const uint8_t *hash, int64_t *ts) {
   return rc == SQLITE_DONE ? LD_ERR_NOT_FOUND : LD_ERR_DB;
 }
 
-/* Runs one statement of query shape `q` and appends its rows to the job. */
+/* A row found by rowid is one asked for: a candidate with its rowid names the row's hash (the
+ * rowid may belong to another message than the map's entry had in mind). */
+static bool asked_for(sqlite3_stmt *st, int rowid_col, const ld_archive_query_t *q,
+                      const sq_rowids_t *r) {
+  if (sqlite3_column_bytes(st, 0) != LD_WAKU_HASH_LEN)
+    return false;
+  const uint8_t *hash = sqlite3_column_blob(st, 0);
+  int64_t rowid = sqlite3_column_int64(st, rowid_col);
+  size_t lo = 0, hi = r->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->c[mid].rowid < rowid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (; lo < r->n && r->c[lo].rowid == rowid; lo++)
+    if (memcmp(q->hashes[r->c[lo].hash_index], hash, LD_WAKU_HASH_LEN) == 0)
+      return true;
+  return false;
+}
+
+/* Runs one statement of query shape `q` (hashes by rowid when by_rowid is not NULL) and appends
+ * its rows to the job. */
 static int run_one(sq_driver_t *s, ld_archive_job_t *job, const ld_archive_query_t *q, int64_t ts,
-                   bool with_ts) {
+                   bool with_ts, const sq_rowids_t *by_rowid) {
   ld_buf_t sql;
   ld_buf_init(&sql);
-  sqlite3_stmt *st = build_sql(q, with_ts, &sql) == 0 ? cached(s, (const char *)sql.data) : NULL;
+  sqlite3_stmt *st =
+      build_sql(q, with_ts, by_rowid != NULL, &sql) == 0 ? cached(s, (const char *)sql.data) : NULL;
   ld_buf_clear(&sql);
   if (st == NULL)
     return db_fail(s, job, "prepare");
-  bind_query(st, q, ts);
+  bind_query(st, q, ts, by_rowid);
+  int rowid_col = rowid_column(q, with_ts);
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    if (read_row(st, job, with_ts) != 0) {
+    if ((by_rowid == NULL || asked_for(st, rowid_col, q, by_rowid)) &&
+        read_row(st, job, with_ts) != 0) {
       sqlite3_reset(st);
       ld_archive_job_fail(job, LD_ERR_NOMEM, "out of memory");
       return LD_ERR_NOMEM;
@@ -358,10 +459,30 @@ static void run_merged(sq_driver_t *s, ld_archive_job_t *job, int64_t ts) {
     if (seen_before(q, i))
       continue;
     one.content_topics = &q->content_topics[i];
-    if (run_one(s, job, &one, ts, true) != 0)
+    if (run_one(s, job, &one, ts, true, NULL) != 0)
       return;
   }
   sort_rows(job);
+}
+
+static int by_rowid(const void *x, const void *y) {
+  int64_t a = ((const ld_sq_candidate_t *)x)->rowid, b = ((const ld_sq_candidate_t *)y)->rowid;
+  return a < b ? -1 : a > b;
+}
+
+/* A hash lookup through the key map: one B-tree descent per hash instead of two. Returns 0 (the
+ * rows are in the job), LD_ERR_UNSUPPORTED when the map cannot answer (unusable, or more
+ * candidates than rowid slots) and nothing was done, or the error the job failed with. */
+static int run_by_rowid(sq_driver_t *s, ld_archive_job_t *job, int64_t ts) {
+  const ld_archive_query_t *q = &job->query;
+  ld_sq_candidate_t c[LD_ARCHIVE_MAX_HASHES];
+  sq_rowids_t r = {c, 0};
+  if (ld_sq_keymap_find(s->keys, q->hashes, q->n_hashes, c, LD_ARCHIVE_MAX_HASHES, &r.n) != 0)
+    return LD_ERR_UNSUPPORTED;
+  if (r.n == 0)
+    return 0; /* none of them is stored */
+  qsort(c, r.n, sizeof *c, by_rowid);
+  return run_one(s, job, q, ts, true, &r);
 }
 
 static void run_query(sq_driver_t *s, ld_archive_job_t *job) {
@@ -377,12 +498,15 @@ static void run_query(sq_driver_t *s, ld_archive_job_t *job) {
     return;
   }
   if (q->n_hashes > 0) {
-    if (run_one(s, job, q, ts, true) == 0)
+    rc = run_by_rowid(s, job, ts);
+    if (rc == LD_ERR_UNSUPPORTED)
+      rc = run_one(s, job, q, ts, true, NULL);
+    if (rc == 0)
       sort_rows(job);
   } else if (q->n_content_topics > 1) {
     run_merged(s, job, ts);
   } else {
-    run_one(s, job, q, ts, false);
+    run_one(s, job, q, ts, false, NULL);
   }
 }
 
@@ -390,18 +514,22 @@ static void run_query(sq_driver_t *s, ld_archive_job_t *job) {
 
 static void run_delete_older(sq_driver_t *s, ld_archive_job_t *job) {
   int64_t unused;
+  keys_follow_other_writers(s);
   if (scalar(s, "DELETE FROM Message WHERE timestamp < ?", job->ts, true, &unused) != 0) {
     db_fail(s, job, "delete");
     return;
   }
   job->value = (uint64_t)sqlite3_changes64(s->db);
+  keys_deleted(s, job->value);
 }
 
 static void run_keep_newest(sq_driver_t *s, ld_archive_job_t *job) {
+  keys_follow_other_writers(s);
   if (job->n == 0) {
     if (exec(s, "DELETE FROM Message") != 0)
       db_fail(s, job, "delete");
     job->value = (uint64_t)sqlite3_changes64(s->db);
+    keys_deleted(s, job->value);
     return;
   }
   sqlite3_stmt *st = cached(s, "SELECT timestamp, messageHash FROM Message "
@@ -432,9 +560,12 @@ static void run_keep_newest(sq_driver_t *s, ld_archive_job_t *job) {
   bind_blob(del, 2, hash, LD_WAKU_HASH_LEN);
   rc = sqlite3_step(del);
   sqlite3_reset(del);
-  if (rc != SQLITE_DONE)
+  if (rc != SQLITE_DONE) {
     db_fail(s, job, "delete");
+    return;
+  }
   job->value = (uint64_t)sqlite3_changes64(s->db);
+  keys_deleted(s, job->value);
 }
 
 /* Bytes of the pages in use (freed pages are reused, so they do not count). */
@@ -486,8 +617,11 @@ static void run_open(sq_driver_t *s, ld_archive_job_t *job) {
                          "ON CONFLICT (messageHash) DO NOTHING",
                          -1, SQLITE_PREPARE_PERSISTENT, &s->insert_st, NULL) != SQLITE_OK ||
       sqlite3_prepare_v3(s->db, "SELECT timestamp FROM Message WHERE messageHash = ?", -1,
-                         SQLITE_PREPARE_PERSISTENT, &s->cursor_st, NULL) != SQLITE_OK)
+                         SQLITE_PREPARE_PERSISTENT, &s->cursor_st, NULL) != SQLITE_OK) {
     db_fail(s, job, "prepare");
+    return;
+  }
+  keys_rebuild(s);
 }
 
 static void db_close(sq_driver_t *s) {
@@ -689,6 +823,7 @@ static sq_driver_t *reader_new(sq_driver_t *s) {
   r->base = s->base;
   r->is_reader = true;
   r->q = &s->rq;
+  r->keys = &s->keymap;
   if (uv_thread_create(&r->thread, worker, r) != 0) {
     free(r->path);
     free(r);
@@ -731,6 +866,7 @@ static void sq_free(ld_archive_driver_t *d) {
   stop_readers(s);
   queue_destroy(&s->wq);
   queue_destroy(&s->rq);
+  ld_sq_keymap_destroy(&s->keymap);
   free(s->path);
   free(s);
 }
@@ -761,10 +897,16 @@ int ld_archive_sqlite_open(const ld_archive_driver_t *env, const char *target,
   s->base = *env;
   s->base.ops = &sq_ops;
   s->q = &s->wq;
-  if (queue_init(&s->wq) != 0)
+  s->keys = &s->keymap;
+  if (ld_sq_keymap_init(&s->keymap) != 0)
     goto fail;
+  if (queue_init(&s->wq) != 0) {
+    ld_sq_keymap_destroy(&s->keymap);
+    goto fail;
+  }
   if (queue_init(&s->rq) != 0) {
     queue_destroy(&s->wq);
+    ld_sq_keymap_destroy(&s->keymap);
     goto fail;
   }
   ld_archive_jobq_push(&s->wq.jobs, open_job);
@@ -773,6 +915,7 @@ int ld_archive_sqlite_open(const ld_archive_driver_t *env, const char *target,
     stop_readers(s);
     queue_destroy(&s->rq);
     queue_destroy(&s->wq);
+    ld_sq_keymap_destroy(&s->keymap);
     goto fail;
   }
   *out = &s->base;
