@@ -102,16 +102,20 @@ int ld_archive__submit(ld_archive_t *a, ld_archive_job_t *job, uint64_t timeout_
 }
 
 /* The wake-up is sent under the lock: once the loop has taken a job from the list, the thread
- * that completed it no longer touches the archive (close relies on it). */
+ * that completed it no longer touches the archive (close relies on it). Only the job that finds
+ * the list empty sends it: the loop takes the whole list when it wakes, and every wake-up costs
+ * the loop a spin while the sender is inside uv_async_send. */
 static void push_done(ld_archive_t *a, ld_archive_job_t *job) {
   job->next = NULL;
   uv_mutex_lock(&a->done_mu);
+  bool was_empty = a->done_head == NULL;
   if (a->done_tail != NULL)
     a->done_tail->next = job;
   else
     a->done_head = job;
   a->done_tail = job;
-  uv_async_send(&a->async);
+  if (was_empty)
+    uv_async_send(&a->async);
   uv_mutex_unlock(&a->done_mu);
 }
 
