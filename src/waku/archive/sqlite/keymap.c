@@ -41,14 +41,18 @@ static void place(ld_sq_keytab_t *t, uint64_t e) {
   t->used++;
 }
 
+/* Slots for `expected` entries with room to grow: at most half of them in use. */
 static size_t slots_for(size_t expected) {
   size_t n = MIN_SLOTS;
-  while (n / 2 < expected && n < ((size_t)1 << (sizeof(size_t) * 8 - 2)))
+  while (n / 2 < expected)
     n *= 2;
   return n;
 }
 
 int ld_sq_keytab_init(ld_sq_keytab_t *t, size_t expected) {
+  *t = (ld_sq_keytab_t){0};
+  if (expected > LD_SQ_KEYMAP_MAX_ENTRIES)
+    return LD_ERR_LIMIT;
   size_t n = slots_for(expected);
   t->slots = calloc(n, sizeof *t->slots);
   t->mask = n - 1;
@@ -63,8 +67,9 @@ void ld_sq_keytab_free(ld_sq_keytab_t *t) {
 
 /* A copy of `t` with twice its slots (or more, to hold `extra` entries more without growing). */
 static int grown(const ld_sq_keytab_t *t, size_t extra, ld_sq_keytab_t *out) {
-  if (ld_sq_keytab_init(out, t->used + extra) != 0)
-    return LD_ERR_NOMEM;
+  int rc = ld_sq_keytab_init(out, t->used + extra);
+  if (rc != 0)
+    return rc;
   for (size_t i = 0; i <= t->mask; i++)
     if (t->slots[i] != 0)
       place(out, t->slots[i]);
@@ -84,8 +89,9 @@ int ld_sq_keytab_put(ld_sq_keytab_t *t, const uint8_t hash[LD_WAKU_HASH_LEN], in
     return LD_ERR_INVALID_ARG;
   if (t->used + 1 > FULL_AT(t->mask + 1)) {
     ld_sq_keytab_t bigger;
-    if (grown(t, 1, &bigger) != 0)
-      return LD_ERR_NOMEM;
+    int rc = grown(t, 1, &bigger);
+    if (rc != 0)
+      return rc;
     ld_sq_keytab_free(t);
     *t = bigger;
   }
@@ -133,9 +139,10 @@ int ld_sq_keymap_put(ld_sq_keymap_t *m, const ld_sq_keyrow_t *rows, size_t n) {
   /* only this thread changes the table, so it may read it without the lock */
   if (m->tab.used + n > FULL_AT(m->tab.mask + 1)) {
     ld_sq_keytab_t bigger;
-    if (grown(&m->tab, n, &bigger) != 0) {
+    int rc = grown(&m->tab, n, &bigger);
+    if (rc != 0) {
       ld_sq_keymap_invalidate(m);
-      return LD_ERR_NOMEM;
+      return rc;
     }
     ld_sq_keytab_t old = swap_table(m, &bigger, true);
     ld_sq_keytab_free(&old);

@@ -31,6 +31,8 @@
 
 /* Rowids the map can hold: 1 … 2^36 − 1. */
 #define LD_SQ_KEYMAP_MAX_ROWID ((1ll << 36) - 1)
+/* Entries at most (the table is then 512 MB); a larger archive looks hashes up in the index. */
+#define LD_SQ_KEYMAP_MAX_ENTRIES ((size_t)1 << 25)
 
 /* A table of entries: the map's, or one the writer builds before putting it in place. */
 typedef struct ld_sq_keytab {
@@ -64,11 +66,13 @@ int ld_sq_keymap_init(ld_sq_keymap_t *m);
 /* Frees the entries and the lock. */
 void ld_sq_keymap_destroy(ld_sq_keymap_t *m);
 
-/* An empty table sized for `expected` entries without growing. Returns 0 or LD_ERR_NOMEM. */
+/* An empty table sized for `expected` entries without growing. Returns 0, LD_ERR_LIMIT when
+ * `expected` passes LD_SQ_KEYMAP_MAX_ENTRIES, or LD_ERR_NOMEM. */
 int ld_sq_keytab_init(ld_sq_keytab_t *t, size_t expected);
 
 /* Adds (hash, rowid) to a table nobody else reads yet, doubling it past 3/4 full. Returns 0,
- * LD_ERR_INVALID_ARG for a rowid outside 1 … LD_SQ_KEYMAP_MAX_ROWID or LD_ERR_NOMEM. */
+ * LD_ERR_INVALID_ARG for a rowid outside 1 … LD_SQ_KEYMAP_MAX_ROWID, LD_ERR_LIMIT past
+ * LD_SQ_KEYMAP_MAX_ENTRIES or LD_ERR_NOMEM. */
 int ld_sq_keytab_put(ld_sq_keytab_t *t, const uint8_t hash[LD_WAKU_HASH_LEN], int64_t rowid);
 
 void ld_sq_keytab_free(ld_sq_keytab_t *t);
@@ -77,9 +81,9 @@ void ld_sq_keytab_free(ld_sq_keytab_t *t);
  * empty); the map becomes complete with no stale entries. */
 void ld_sq_keymap_replace(ld_sq_keymap_t *m, ld_sq_keytab_t *t);
 
-/* Writer: adds the entries of n committed rows. On failure (LD_ERR_INVALID_ARG, LD_ERR_NOMEM)
- * the map is marked incomplete. Growth rehashes outside the lock, so readers wait only for the
- * swap and the n additions. */
+/* Writer: adds the entries of n committed rows. On failure (LD_ERR_INVALID_ARG, LD_ERR_LIMIT,
+ * LD_ERR_NOMEM) the map is marked incomplete. Growth rehashes outside the lock, so readers wait
+ * only for the swap and the n additions. */
 int ld_sq_keymap_put(ld_sq_keymap_t *m, const ld_sq_keyrow_t *rows, size_t n);
 
 /* Writer: `n` rows were deleted; their entries go stale. True when stale entries now pass a

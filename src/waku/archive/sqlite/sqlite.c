@@ -134,31 +134,46 @@ static int scalar(sq_driver_t *s, const char *sql, int64_t arg, bool has_arg, in
 
 /* ---- the key map --------------------------------------------------------------------------- */
 
+/* Fills `t` with every row's entry: 0, or why the map cannot be made (for the log). */
+static const char *keys_fill(sq_driver_t *s, ld_sq_keytab_t *t) {
+  int64_t rows = 0;
+  if (scalar(s, "SELECT count(*) FROM Message", 0, false, &rows) != 0)
+    return sqlite3_errmsg(s->db);
+  int rc = ld_sq_keytab_init(t, (size_t)rows);
+  if (rc != 0)
+    return rc == LD_ERR_LIMIT ? "too many messages to map" : "out of memory";
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(s->db, "SELECT rowid, messageHash FROM Message", -1, &st, NULL) !=
+      SQLITE_OK)
+    return sqlite3_errmsg(s->db); /* no rowid: a table written by nwaku */
+  while (rc == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rc = 0;
+    if (sqlite3_column_bytes(st, 1) == LD_WAKU_HASH_LEN)
+      rc = ld_sq_keytab_put(t, sqlite3_column_blob(st, 1), sqlite3_column_int64(st, 0));
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE          ? NULL
+         : rc == LD_ERR_INVALID_ARG ? "a rowid out of range"
+         : rc == LD_ERR_LIMIT       ? "too many messages to map"
+         : rc == LD_ERR_NOMEM       ? "out of memory"
+                                    : sqlite3_errmsg(s->db);
+}
+
 /* Writer: the key map built anew from every row. A table without rowids (written by nwaku) or a
  * failure leaves it unusable, and lookups use the messageHash index. */
 static void keys_rebuild(sq_driver_t *s) {
-  int64_t rows = 0, version = 0;
-  ld_sq_keytab_t t = {0};
-  sqlite3_stmt *st = NULL;
-  bool ok = scalar(s, "PRAGMA data_version", 0, false, &version) == 0 &&
-            scalar(s, "SELECT count(*) FROM Message", 0, false, &rows) == 0 &&
-            ld_sq_keytab_init(&t, (size_t)rows) == 0 &&
-            sqlite3_prepare_v2(s->db, "SELECT rowid, messageHash FROM Message", -1, &st, NULL) ==
-                SQLITE_OK;
-  int rc = SQLITE_DONE;
-  while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW)
-    if (sqlite3_column_bytes(st, 1) == LD_WAKU_HASH_LEN &&
-        ld_sq_keytab_put(&t, sqlite3_column_blob(st, 1), sqlite3_column_int64(st, 0)) != 0)
-      ok = false;
-  sqlite3_finalize(st);
-  s->data_version = version;
-  if (ok && rc == SQLITE_DONE) {
+  int64_t version = 0;
+  if (scalar(s, "PRAGMA data_version", 0, false, &version) == 0)
+    s->data_version = version;
+  ld_sq_keytab_t t;
+  const char *why = keys_fill(s, &t);
+  if (why == NULL) {
     ld_sq_keymap_replace(&s->keymap, &t);
     return;
   }
   ld_sq_keytab_free(&t);
   ld_sq_keymap_invalidate(&s->keymap);
-  LD_DEBUG(LOG_TOPIC, "sqlite: hash lookups use the messageHash index (%s)", sqlite3_errmsg(s->db));
+  LD_INFO(LOG_TOPIC, "sqlite: hash lookups use the messageHash index (%s)", why);
 }
 
 /* Writer, before a write: another connection that wrote to the file since the map was built

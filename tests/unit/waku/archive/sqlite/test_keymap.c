@@ -161,8 +161,9 @@ static void additions_grow_the_map(void **state) {
   ld_sq_keymap_destroy(&m);
 }
 
-/* A rowid the entries cannot hold makes the map untrusted until it is rebuilt. */
-static void an_unmappable_rowid_turns_the_map_off(void **state) {
+/* A rowid the entries cannot hold makes the map untrusted until it is rebuilt; a table past
+ * LD_SQ_KEYMAP_MAX_ENTRIES is not made at all. */
+static void unmappable_rows_turn_the_map_off(void **state) {
   (void)state;
   ld_sq_keymap_t m;
   complete_map(&m, 10);
@@ -175,6 +176,9 @@ static void an_unmappable_rowid_turns_the_map_off(void **state) {
   assert_int_equal(ld_sq_keymap_find(&m, h, 1, c, 4, &n), LD_ERR_UNSUPPORTED);
   row.rowid = 0;
   ld_sq_keytab_t t;
+  /* a table too big to keep in memory is refused before it is allocated */
+  assert_int_equal(ld_sq_keytab_init(&t, LD_SQ_KEYMAP_MAX_ENTRIES + 1), LD_ERR_LIMIT);
+  assert_null(t.slots);
   assert_int_equal(ld_sq_keytab_init(&t, 1), 0);
   assert_int_equal(ld_sq_keytab_put(&t, h[0], 0), LD_ERR_INVALID_ARG);
   assert_int_equal(ld_sq_keytab_put(&t, h[0], LD_SQ_KEYMAP_MAX_ROWID), 0);
@@ -210,7 +214,7 @@ int main(void) {
       cmocka_unit_test(finds_every_row_through_growth),
       cmocka_unit_test(shared_tags_give_every_candidate),
       cmocka_unit_test(additions_grow_the_map),
-      cmocka_unit_test(an_unmappable_rowid_turns_the_map_off),
+      cmocka_unit_test(unmappable_rows_turn_the_map_off),
       cmocka_unit_test(stale_entries_ask_for_a_rebuild),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
