@@ -895,6 +895,77 @@ static void many_queries_in_flight(void **state) {
   }
 }
 
+/* Hash lookups in flight together (on SQLite two readers and the writer's key map, on PostgreSQL
+ * several connections): each answer holds exactly its own hashes' rows, in its direction and page
+ * size, also where the lookups share hashes or ask for unknown ones. */
+enum { CL_MSGS = 240, CL_QUERIES = 24 };
+static msg_t *g_cl_msgs;
+
+static int by_ts_then_hash(const void *x, const void *y) {
+  const msg_t *a = g_cl_msgs + *(const int *)x, *b = g_cl_msgs + *(const int *)y;
+  if (a->m.timestamp != b->m.timestamp)
+    return a->m.timestamp < b->m.timestamp ? -1 : 1;
+  return memcmp(a->hash, b->hash, LD_WAKU_HASH_LEN);
+}
+
+static void concurrent_hash_lookups(void **state) {
+  (void)state;
+  open_with(NULL);
+  msg_t *m = calloc(CL_MSGS, sizeof *m);
+  g_cl_msgs = m;
+  for (int i = 0; i < CL_MSGS; i++) /* timestamps repeat: ties go by hash */
+    make_msg(&m[i], i, T0 + (i % 60) * SEC, PUBSUB_A, k_ct[i % 3]);
+  store_all(m, CL_MSGS);
+  answer_t *a = calloc(CL_QUERIES, sizeof *a);
+  uint8_t(*hashes)[LD_ARCHIVE_MAX_HASHES][LD_WAKU_HASH_LEN] = calloc(CL_QUERIES, sizeof *hashes);
+  int(*asked)[LD_ARCHIVE_MAX_HASHES] = calloc(CL_QUERIES, sizeof *asked);
+  size_t n_asked[CL_QUERIES];
+  for (int k = 0; k < CL_QUERIES; k++) {
+    size_t n = 0;
+    for (int i = 0; i < LD_ARCHIVE_MAX_HASHES; i++) {
+      int idx = (k * 37 + i * 7) % CL_MSGS; /* overlapping sets of stored messages */
+      if (i % 10 == 9) {
+        memset(hashes[k][i], 0xe0 + k, LD_WAKU_HASH_LEN); /* not stored */
+        continue;
+      }
+      memcpy(hashes[k][i], m[idx].hash, LD_WAKU_HASH_LEN);
+      bool dup = false;
+      for (size_t j = 0; j < n; j++)
+        dup |= asked[k][j] == idx;
+      if (!dup)
+        asked[k][n++] = idx;
+    }
+    n_asked[k] = n;
+    ld_archive_query_t q = {.forward = k % 2 == 0,
+                            .include_data = true,
+                            .limit = (uint32_t)(k % 3 == 0 ? 100 : 15 + k),
+                            .hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])hashes[k],
+                            .n_hashes = LD_ARCHIVE_MAX_HASHES};
+    assert_int_equal(ld_archive_query(g_a, &q, answered, &a[k]), 0);
+  }
+  for (int k = 0; k < CL_QUERIES; k++) {
+    run_until(&a[k].done);
+    assert_int_equal(a[k].err, 0);
+    qsort(asked[k], n_asked[k], sizeof asked[k][0], by_ts_then_hash);
+    size_t limit = k % 3 == 0 ? 100 : 15 + (size_t)k;
+    size_t want = n_asked[k] < limit ? n_asked[k] : limit;
+    size_t first = k % 2 == 0 ? 0 : n_asked[k] - want; /* backward: the newest, ascending */
+    assert_int_equal(a[k].n, want);
+    assert_int_equal(a[k].has_cursor, n_asked[k] > limit);
+    for (size_t r = 0; r < want; r++) {
+      const msg_t *e = &m[asked[k][first + r]];
+      assert_memory_equal(a[k].rows[r].hash, e->hash, LD_WAKU_HASH_LEN);
+      assert_true(a[k].rows[r].ts == e->m.timestamp);
+      assert_int_equal(a[k].rows[r].payload_len, strlen(e->payload));
+      assert_memory_equal(a[k].rows[r].payload, e->payload, strlen(e->payload));
+    }
+  }
+  free(asked);
+  free(hashes);
+  free(a);
+  free(m);
+}
+
 /* ---- retention ------------------------------------------------------------------------------ */
 
 /* 10 messages in each of six hours: hour k, minute j. */
@@ -1409,6 +1480,7 @@ static const struct CMUnitTest k_suite[] = {
     SUITE_TEST(query_argument_errors),
     SUITE_TEST(pagination_over_10000_messages),
     SUITE_TEST(many_queries_in_flight),
+    SUITE_TEST(concurrent_hash_lookups),
     SUITE_TEST(time_retention),
     SUITE_TEST(capacity_retention),
     SUITE_TEST(size_retention),
