@@ -134,8 +134,8 @@ void ld_sq_keymap_invalidate(ld_sq_keymap_t *m) {
 }
 
 int ld_sq_keymap_put(ld_sq_keymap_t *m, const ld_sq_keyrow_t *rows, size_t n) {
-  if (!m->complete)
-    return 0; /* nothing to keep up to date until the writer rebuilds it */
+  if (!m->complete || n == 0)
+    return 0; /* nothing to add, or nothing to keep up to date until the writer rebuilds it */
   /* only this thread changes the table, so it may read it without the lock */
   if (m->tab.used + n > FULL_AT(m->tab.mask + 1)) {
     ld_sq_keytab_t bigger;

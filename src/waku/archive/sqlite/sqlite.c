@@ -480,7 +480,7 @@ static void run_merged(sq_driver_t *s, ld_archive_job_t *job, int64_t ts) {
   sort_rows(job);
 }
 
-static int by_rowid(const void *x, const void *y) {
+static int cmp_rowid(const void *x, const void *y) {
   int64_t a = ((const ld_sq_candidate_t *)x)->rowid, b = ((const ld_sq_candidate_t *)y)->rowid;
   return a < b ? -1 : a > b;
 }
@@ -496,7 +496,7 @@ static int run_by_rowid(sq_driver_t *s, ld_archive_job_t *job, int64_t ts) {
     return LD_ERR_UNSUPPORTED;
   if (r.n == 0)
     return 0; /* none of them is stored */
-  qsort(c, r.n, sizeof *c, by_rowid);
+  qsort(c, r.n, sizeof *c, cmp_rowid);
   return run_one(s, job, q, ts, true, &r);
 }
 
