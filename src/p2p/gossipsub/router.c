@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/hashmap.h"
 #include "p2p/gossipsub/router_internal.h"
 
 /* ---- randomness (xoshiro256**, seeded through splitmix64) ---------------------------------- */
@@ -644,7 +645,9 @@ int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *da
   if (t == NULL || ld_gs_mcache_put(&r->mcache, id, topic, data, len, &m) != 0) {
     return LD_ERR_NOMEM;
   }
-  ld_gs_idset_add_h(&r->seen, id, h, now_ms + r->p.seen_ttl_ms, (now_ms << 2) | GS_SEEN_ACCEPTED);
+  uint32_t tag = gs_topic_tag(topic);
+  ld_gs_idset_add_h(&r->seen, id, h, now_ms + r->p.seen_ttl_ms,
+                    gs_seen_decided(GS_SEEN_ACCEPTED, 0, tag));
   t->stats.published++;
   size_t n = publish_targets(r, t, now_ms), sent = 0;
   for (size_t i = 0; i < n; i++) {
@@ -653,8 +656,29 @@ int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *da
       sent++;
     }
   }
+  ld_gs_idset_entry_t *e = ld_gs_idset_find_h(&r->seen, id, h);
+  if (e != NULL) {
+    e->value = gs_seen_decided(GS_SEEN_ACCEPTED, sent, tag);
+  }
   gs_flush(r);
   return (int)sent;
+}
+
+uint32_t gs_topic_tag(const char *topic) {
+  return (uint32_t)ld_hash_bytes(topic, strlen(topic));
+}
+
+int ld_gs_router_seen_reach(const ld_gs_router_t *r, const char *topic,
+                            const uint8_t id[LD_GS_MSG_ID_LEN], uint64_t now_ms) {
+  if (topic == NULL || id == NULL) {
+    return LD_ERR_INVALID_ARG;
+  }
+  const ld_gs_idset_entry_t *e = ld_gs_idset_find(&r->seen, id, LD_GS_MSG_ID_LEN);
+  if (e == NULL || e->expiry <= now_ms || (e->value & 3) != GS_SEEN_ACCEPTED ||
+      (uint32_t)(e->value >> 32) != gs_topic_tag(topic)) {
+    return LD_ERR_NOT_FOUND;
+  }
+  return (int)gs_seen_reach(e->value);
 }
 
 /* ---- introspection ------------------------------------------------------------------------- */

@@ -280,6 +280,15 @@ bool ld_gs_router_subscribed(const ld_gs_router_t *r, const char *topic);
 int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *data, size_t len,
                          uint64_t now_ms);
 
+/* How many peers a message this router has seen reached, when it was accepted on `topic`: one
+ * we published (the peers it was sent to), or one we received and accepted (the peers that
+ * delivered it before it was validated, and those it was forwarded to or that said IDONTWANT).
+ * Returns that count (≥ 0, at most 65535) while the ID is in the seen cache (seen_ttl_ms);
+ * LD_ERR_NOT_FOUND when it is not, or was seen on another topic, is still being validated, or
+ * was rejected or ignored; LD_ERR_INVALID_ARG for NULL arguments. */
+int ld_gs_router_seen_reach(const ld_gs_router_t *r, const char *topic,
+                            const uint8_t id[LD_GS_MSG_ID_LEN], uint64_t now_ms);
+
 /* Computes the message ID (SHA-256 of data). */
 void ld_gs_msg_id(const uint8_t *data, size_t len, uint8_t id[LD_GS_MSG_ID_LEN]);
 

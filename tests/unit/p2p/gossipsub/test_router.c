@@ -1003,6 +1003,48 @@ static void publish_results_and_errors(void **state) {
   net_free(net);
 }
 
+static int reach_of(const node_t *n, const char *topic, const char *data, uint64_t now) {
+  uint8_t id[32];
+  ld_gs_msg_id((const uint8_t *)data, strlen(data), id);
+  return ld_gs_router_seen_reach(n->r, topic, id, now);
+}
+
+/* The seen cache remembers how many peers an accepted message reached on its topic: the peers we
+ * published it to, or those that delivered it and those it was forwarded to; nothing for one
+ * still being validated, rejected, seen on another topic, or past the seen TTL. */
+static void seen_reach_counts_the_peers_a_message_reached(void **state) {
+  (void)state;
+  net_t *net = net_new(4, 0, 16);
+  link_nodes(net, 0, 1, LD_GS_PROTO_WAKU_RELAY);
+  link_nodes(net, 1, 2, LD_GS_PROTO_WAKU_RELAY);
+  link_nodes(net, 1, 3, LD_GS_PROTO_WAKU_RELAY);
+  subscribe_all(net, T);
+  tick(net, 2);
+  node_t *src = &net->nodes[0], *mid = &net->nodes[1], *leaf = &net->nodes[2];
+  assert_int_equal(ld_gs_router_publish(src->r, T, (const uint8_t *)"m1", 2, net->now), 1);
+  assert_int_equal(reach_of(src, T, "m1", net->now), 1);
+  assert_int_equal(reach_of(src, "/waku/2/rs/1/1", "m1", net->now), LD_ERR_NOT_FOUND);
+  assert_int_equal(reach_of(src, T, "never", net->now), LD_ERR_NOT_FOUND);
+  assert_int_equal(reach_of(mid, T, "m1", net->now), LD_ERR_NOT_FOUND); /* not arrived yet */
+  net_run(net);
+  assert_int_equal(reach_of(mid, T, "m1", net->now), 3);  /* from 0, forwarded to 2 and 3 */
+  assert_int_equal(reach_of(leaf, T, "m1", net->now), 1); /* from 1, nobody else to send to */
+  assert_int_equal(reach_of(mid, T, "m1", net->now + P.seen_ttl_ms), LD_ERR_NOT_FOUND);
+
+  mid->defer = true;
+  ld_gs_router_publish(src->r, T, (const uint8_t *)"m2", 2, net->now);
+  ld_gs_router_publish(src->r, T, (const uint8_t *)"m3", 2, net->now);
+  net_run(net);
+  assert_int_equal(mid->n_deferred, 2);
+  assert_int_equal(reach_of(mid, T, "m2", net->now), LD_ERR_NOT_FOUND); /* being validated */
+  ld_gs_router_validated(mid->r, mid->deferred[0], LD_GS_REJECT, net->now);
+  ld_gs_router_validated(mid->r, mid->deferred[1], LD_GS_ACCEPT, net->now);
+  assert_int_equal(reach_of(mid, T, "m2", net->now), LD_ERR_NOT_FOUND);
+  assert_int_equal(reach_of(mid, T, "m3", net->now), 3);
+  assert_int_equal(ld_gs_router_seen_reach(mid->r, NULL, NULL, net->now), LD_ERR_INVALID_ARG);
+  net_free(net);
+}
+
 /* Messages awaiting validation are capped by bytes: beyond the cap a new one is dropped, and
  * room comes back as validations finish. */
 static void pending_validations_are_capped_by_bytes(void **state) {
@@ -1227,6 +1269,7 @@ int main(void) {
       cmocka_unit_test_setup(strict_no_sign_rejections, setup),
       cmocka_unit_test_setup(malformed_rpcs_are_named_and_end_in_disconnect, setup),
       cmocka_unit_test_setup(publish_results_and_errors, setup),
+      cmocka_unit_test_setup(seen_reach_counts_the_peers_a_message_reached, setup),
       cmocka_unit_test_setup(validation_is_asynchronous, setup),
       cmocka_unit_test_setup(pending_validations_are_capped_by_bytes, setup),
       cmocka_unit_test_setup(unsubscribe_prunes_with_backoff, setup),
