@@ -381,12 +381,30 @@ static enum MHD_Result queue(ld_http_request_t *r) {
   return res;
 }
 
+static bool head_too_large(struct MHD_Connection *conn) {
+  const union MHD_ConnectionInfo *info =
+      mhd()->get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  return info != NULL && info->header_size > LD_HTTPD_MAX_HEAD;
+}
+
+/* nwaku's answer to a head over its limit: 431, empty text/plain body, connection closed. */
+static void refuse_head(ld_http_request_t *r) {
+  prepare(r, 431, "");
+  if (r->status == 431)
+    mhd()->add_response_header(r->response, MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
 static enum MHD_Result on_first_call(ld_httpd_t *h, struct MHD_Connection *conn, const char *method,
                                      const char *url, void **con_cls) {
   ld_http_request_t *r = request_new(h, conn, method, url);
   if (r == NULL)
     return MHD_NO;
   *con_cls = r;
+  if (head_too_large(conn)) {
+    LD_DEBUG(h->topic, "Request head over %u bytes: 431", LD_HTTPD_MAX_HEAD);
+    refuse_head(r);
+    return queue(r);
+  }
   check_cors(h, r);
   if (r->response == NULL && content_length_too_large(h, conn))
     prepare(r, 413, "Request body too large");

@@ -11,8 +11,10 @@
  *
  * Requests. Each request reaches the handler once, with its whole body (at most `max_body`
  * bytes: a larger Content-Length is answered 413 before the body is read, and a chunked body
- * that grows beyond the cap closes the connection). The request path is handed over raw, with
- * its percent-encoding intact, so that routes can split it into segments before decoding.
+ * that grows beyond the cap closes the connection). A head over LD_HTTPD_MAX_HEAD bytes is
+ * answered 431 with an empty text/plain body and the connection closed, as nwaku does. The request
+ * path is handed over raw, with its percent-encoding intact, so that routes can split it into
+ * segments before decoding.
  *
  * CORS follows nwaku's --rest-allow-origin: with no allowed origin configured no CORS header is
  * ever added. Otherwise a request with one Origin header that matches gets
@@ -33,9 +35,13 @@
 #define LD_HTTPD_DEFAULT_MAX_BODY (1024u * 1024u) /* request body bytes */
 #define LD_HTTPD_DEFAULT_MAX_CONNECTIONS 64       /* open connections, suspended ones included */
 #define LD_HTTPD_DEFAULT_TIMEOUT_S 30             /* idle connection timeout */
-#define LD_HTTPD_DEFAULT_HEADER_MEMORY                                                             \
-  (64u * 1024u)                                     /* per-connection memory for the request line  \
-                                                       and headers (nwaku allows 64 KiB) */
+/* Bytes of a request head (request line, headers, the empty line) accepted: nwaku's, whose
+ * chronos server answers a longer head 431 with an empty text/plain body and closes. */
+#define LD_HTTPD_MAX_HEAD (64u * 1024u)
+/* Per-connection memory of libmicrohttpd, which holds the head and what it parses of it: room
+ * for a head of LD_HTTPD_MAX_HEAD (longer ones are refused by the check above, or by
+ * libmicrohttpd itself, with 431 too). */
+#define LD_HTTPD_DEFAULT_HEADER_MEMORY (3u * LD_HTTPD_MAX_HEAD)
 #define LD_HTTPD_MAX_ORIGINS 16                     /* allowed-origin patterns */
 #define LD_HTTPD_MAX_ORIGIN_LEN 256                 /* longer Origin values never match */
 #define LD_HTTPD_MAX_RESPONSE (64u * 1024u * 1024u) /* response body bytes */

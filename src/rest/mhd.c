@@ -23,6 +23,7 @@ static const ld_dynlib_sym_t SYMS[] = {
     SYM(get_daemon_info, "MHD_get_daemon_info"),
     SYM(lookup_connection_value, "MHD_lookup_connection_value"),
     SYM(get_connection_values, "MHD_get_connection_values"),
+    SYM(get_connection_info, "MHD_get_connection_info"),
     SYM(suspend_connection, "MHD_suspend_connection"),
     SYM(resume_connection, "MHD_resume_connection"),
     SYM(create_response_from_buffer, "MHD_create_response_from_buffer"),
