@@ -674,8 +674,14 @@ int ld_gs_router_seen_reach(const ld_gs_router_t *r, const char *topic,
     return LD_ERR_INVALID_ARG;
   }
   const ld_gs_idset_entry_t *e = ld_gs_idset_find(&r->seen, id, LD_GS_MSG_ID_LEN);
-  if (e == NULL || e->expiry <= now_ms || (e->value & 3) != GS_SEEN_ACCEPTED ||
-      (uint32_t)(e->value >> 32) != gs_topic_tag(topic)) {
+  if (e == NULL || e->expiry <= now_ms) {
+    return LD_ERR_NOT_FOUND;
+  }
+  if ((e->value & 3) == GS_SEEN_PENDING) {
+    const gs_pending_t *pv = ld_hashmap_get_u64(r->pending, e->value >> 2);
+    return pv != NULL && strcmp(pv->topic, topic) == 0 ? (int)pv->n_deliverers : LD_ERR_NOT_FOUND;
+  }
+  if ((e->value & 3) != GS_SEEN_ACCEPTED || (uint32_t)(e->value >> 32) != gs_topic_tag(topic)) {
     return LD_ERR_NOT_FOUND;
   }
   return (int)gs_seen_reach(e->value);

@@ -280,12 +280,13 @@ bool ld_gs_router_subscribed(const ld_gs_router_t *r, const char *topic);
 int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *data, size_t len,
                          uint64_t now_ms);
 
-/* How many peers a message this router has seen reached, when it was accepted on `topic`: one
- * we published (the peers it was sent to), or one we received and accepted (the peers that
- * delivered it before it was validated, and those it was forwarded to or that said IDONTWANT).
+/* How many peers a message this router has seen on `topic` reached: one we published (the
+ * peers it was sent to), one we received and accepted (the peers that delivered it before it was
+ * validated, and those it was forwarded to or that said IDONTWANT), or one we received and are
+ * still validating (the peers that delivered it so far: they have it whatever our verdict).
  * Returns that count (≥ 0, at most 65535) while the ID is in the seen cache (seen_ttl_ms);
- * LD_ERR_NOT_FOUND when it is not, or was seen on another topic, is still being validated, or
- * was rejected or ignored; LD_ERR_INVALID_ARG for NULL arguments. */
+ * LD_ERR_NOT_FOUND when it is not, or was seen on another topic, or was rejected or ignored;
+ * LD_ERR_INVALID_ARG for NULL arguments. */
 int ld_gs_router_seen_reach(const ld_gs_router_t *r, const char *topic,
                             const uint8_t id[LD_GS_MSG_ID_LEN], uint64_t now_ms);
 

@@ -215,7 +215,7 @@ void ld_lightpush_server_get_stats(const ld_lightpush_server_t *srv,
  * N bytes" → LD_ERR_TOO_LARGE, "signed shard validation failed" → LD_ERR_BAD_SIGNATURE, other
  * refusals "validator failed" → LD_ERR_MALFORMED), then ld_relay_publish (its errors returned
  * unchanged: LD_ERR_INVALID_ARG, LD_ERR_TOO_LARGE with nwaku's size text, …).
- * A message the relay has already seen and accepted on this topic (it arrived by relay just
+ * A message the relay has already seen on this topic and not refused (it arrived by relay just
  * before the push) is answered as published, with the peers it reached (ld_relay_seen_reach):
  * 200 with that relay_peer_count (v2: is_success), where nwaku v0.36 answers 420 "Dropping
  * already-seen message" (v2: not_published_to_any_peer). Other already-seen messages:
