@@ -9,8 +9,9 @@
 //    handler (nwaku reads request heads up to 64 KiB); a head of 64 KiB + 1 byte is answered
 //    431 with an empty text/plain body;
 //  - two light nodes push the same message to two of our service nodes (relay peers of each
-//    other) at once, or one after the other once it has been relayed: both succeed (a deviation:
-//    nwaku answers the second 420 "Dropping already-seen message");
+//    other) at once, or one after the other once it has been relayed, also through the second
+//    node's REST light push: both succeed (a deviation: nwaku answers the second 420 "Dropping
+//    already-seen message");
 //  - a js-waku node of another cluster reads our metadata before the node disconnects it.
 //
 // Skipped when LD_BIN is unset.
@@ -31,7 +32,7 @@ import { withTimeout } from './lib/jspeer.mjs';
 import {
   LIGHTPUSH_CODEC, LIGHTPUSH_V2_CODEC, Protocols, createLight, startServiceNode, wakuLog,
 } from './lib/lightnode.mjs';
-import { startRelayNode } from './lib/relaynode.mjs';
+import { restMessageJson, startRelayNode } from './lib/relaynode.mjs';
 import { createRelayPeer, shardTopic } from './lib/wakupeer.mjs';
 
 const NODE = nodePath();
@@ -316,6 +317,20 @@ describe('light push of a message the node has just received by relay', { skip: 
     const second = await push(l2, msg, { useLegacy: true });
     assert.deepEqual(second.result, { successes: [b.peerId], failures: [] });
   });
+
+  it('REST POST /lightpush/v3/message on B of a message B has just received by relay: 200, relayPeerCount 1',
+    { timeout: STEP_MS }, async () => {
+      const msg = newMessage('to A, then over B\'s REST');
+      const first = await push(l1, msg);
+      assert.deepEqual(first.result, { successes: [a.peerId], failures: [] });
+      await b.waitHashLogged(first.hash);
+      const body = `{"pubsubTopic":${JSON.stringify(TOPIC)},"message":${restMessageJson({
+        payload: msg.payload, contentTopic: msg.contentTopic, meta: msg.meta,
+        timestamp: BigInt(msg.timestamp.getTime()) * 1_000_000n })}}`;
+      const r = await b.rest.request('POST', '/lightpush/v3/message', body);
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.json, { relayPeerCount: 1 });
+    });
 
   it('both light nodes push the same message at once: both succeed, ten times over', { timeout: STEP_MS },
     async () => {
