@@ -53,8 +53,7 @@ typedef struct split {
   ld_sync_fp_t fp;
 } split_t;
 
-/* ---- small helpers ----------------------------------------------------------------------------
- */
+/* ---- small helpers --------------------------------------------------------------------------- */
 
 /* Tops the spares up; LD_ERR_NOMEM leaves the tree as it was (spares are kept). */
 static int reserve(ld_sync_tree_t *t) {
@@ -175,8 +174,7 @@ static ld_sync_id_t node_first_key(const void *node, int height) {
   return height == 0 ? ((const leaf_t *)node)->item[0] : ((const inode_t *)node)->key[0];
 }
 
-/* ---- insert -----------------------------------------------------------------------------------
- */
+/* ---- insert ---------------------------------------------------------------------------------- */
 
 static void split_fill(split_t *sp, void *right, int height) {
   sp->right = right;
@@ -357,8 +355,7 @@ int ld_sync_tree_insert(ld_sync_tree_t *t, const ld_sync_id_t *id) {
   return 0;
 }
 
-/* ---- remove and rebalance ---------------------------------------------------------------------
- */
+/* ---- remove and rebalance -------------------------------------------------------------------- */
 
 static bool underfull(const void *node, int height) {
   return node_fill(node, height) < (height == 0 ? LEAF_MIN : NODE_MIN);
@@ -486,8 +483,7 @@ int ld_sync_tree_remove(ld_sync_tree_t *t, const ld_sync_id_t *id) {
   return 0;
 }
 
-/* ---- prune ------------------------------------------------------------------------------------
- */
+/* ---- prune ----------------------------------------------------------------------------------- */
 
 /* Removes every item < key under `node`; returns how many. */
 static uint64_t drop_prefix(ld_sync_tree_t *t, void *node, int height, const ld_sync_id_t *key) {
@@ -549,8 +545,7 @@ uint64_t ld_sync_tree_prune(ld_sync_tree_t *t, int64_t before) {
   return removed;
 }
 
-/* ---- queries ----------------------------------------------------------------------------------
- */
+/* ---- queries --------------------------------------------------------------------------------- */
 
 /* Count and XOR of the items < key (inclusive: ≤ key). At each level the shorter side of the
  * node is summed and the node's known total gives the other. */
@@ -668,8 +663,7 @@ size_t ld_sync_tree_memory(const ld_sync_tree_t *t) {
   return sizeof *t + t->n_leaves * sizeof(leaf_t) + t->n_inodes * sizeof(inode_t);
 }
 
-/* ---- life cycle and the set interface ---------------------------------------------------------
- */
+/* ---- life cycle and the set interface -------------------------------------------------------- */
 
 int ld_sync_tree_new(ld_sync_tree_t **out) {
   ld_sync_tree_t *t = calloc(1, sizeof *t);
@@ -715,8 +709,7 @@ ld_sync_set_t ld_sync_tree_set(ld_sync_tree_t *t) {
   return s;
 }
 
-/* ---- invariants (tests) -----------------------------------------------------------------------
- */
+/* ---- invariants (tests) ---------------------------------------------------------------------- */
 
 typedef struct check {
   const leaf_t *expect_leaf; /* the next leaf in chain order */

@@ -32,8 +32,7 @@ static ld_sync_id_t random_id(int64_t time) {
   return id;
 }
 
-/* ---- the model: a sorted array ----------------------------------------------------------------
- */
+/* ---- the model: a sorted array --------------------------------------------------------------- */
 
 typedef struct model {
   ld_sync_id_t *v;
