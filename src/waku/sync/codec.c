@@ -174,7 +174,7 @@ size_t ld_sync_payload_encoded_len(const ld_sync_payload_t *p) {
     if (r->type == LD_SYNC_RANGE_FINGERPRINT)
       len += LD_SYNC_FP_LEN;
     else if (r->type == LD_SYNC_RANGE_ITEM_SET)
-      len += items_len(&p->items[r->first_item], r->n_items);
+      len += items_len(ld_sync_range_items(p, r), r->n_items);
   }
   return len;
 }
@@ -222,7 +222,7 @@ static void put_range(uint8_t **w, const ld_sync_payload_t *p, const ld_sync_ran
   if (r->type == LD_SYNC_RANGE_FINGERPRINT)
     put_bytes(w, r->fingerprint, LD_SYNC_FP_LEN);
   else if (r->type == LD_SYNC_RANGE_ITEM_SET)
-    put_items(w, &p->items[r->first_item], r->n_items, r->reconciled);
+    put_items(w, ld_sync_range_items(p, r), r->n_items, r->reconciled);
 }
 
 int ld_sync_payload_encode(const ld_sync_payload_t *p, ld_buf_t *out) {

@@ -125,6 +125,12 @@ int ld_sync_payload_add_fingerprint(ld_sync_payload_t *p, const ld_sync_id_t *up
 int ld_sync_payload_add_item_set(ld_sync_payload_t *p, const ld_sync_id_t *upper,
                                  const ld_sync_id_t *items, size_t n, bool reconciled);
 
+/* The items of an ITEM_SET range (NULL when it has none). */
+static inline const ld_sync_id_t *ld_sync_range_items(const ld_sync_payload_t *p,
+                                                      const ld_sync_range_t *r) {
+  return r->n_items > 0 ? p->items + r->first_item : NULL;
+}
+
 /* Lower bound of range i as a receiver sees it: (start time or range i−1's upper time, zero
  * hash). */
 ld_sync_id_t ld_sync_payload_lower(const ld_sync_payload_t *p, size_t i);

@@ -378,7 +378,7 @@ static void answer_range(answer_t *a, const ld_sync_payload_t *in, size_t i) {
   else if (range->type == LD_SYNC_RANGE_FINGERPRINT)
     answer_fingerprint(a, &a->lower, hi, range->fingerprint);
   else
-    answer_item_set(a, &a->lower, hi, &in->items[range->first_item], range->n_items,
+    answer_item_set(a, &a->lower, hi, ld_sync_range_items(in, range), range->n_items,
                     range->reconciled);
 }
 

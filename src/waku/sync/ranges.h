@@ -21,14 +21,14 @@
  *     item sets answered with all our items in the range, its edge cases: a range L < 8 ns long
  *     that must split is dropped from the answer; a range before our first or after our last
  *     item answers an item set with an empty reconciled set and without recording differences).
- *   ld_sync_policy_default (this engine's): ranges split at item quantiles (the set's `nth`), so
- *     that every sub-range holds the same number of items however bursty the traffic, into 16
- *     sub-ranges with threshold 2; the session's first payload is already split; an item set is
- *     answered with Skip when the peer holds everything we do not lack, else with just the items
- *     of theirs we hold (what the peer needs to find what we lack; our own extras we push
- *     anyway), so an answer is never larger than the item set it answers. Ranges that end before
- *     `window_start` are skipped (what nwaku's preProcessPayload means to do; its loop tests the
- *     wrong range type and never does).
+ *   ld_sync_policy_default (this engine's): ranges split at item quantiles (the set's `nth`),
+ *     so that every sub-range holds the same number of items however bursty the traffic, into
+ *     16 sub-ranges with threshold 2; the session's first payload is already split; an item set
+ *     is answered with Skip when the peer holds everything we do not lack, else with just the
+ *     items of theirs we hold (what the peer needs to find what we lack; our own extras we push
+ *     anyway), so an answer is never larger than the item set it answers. Ranges that end
+ *     before `window_start` are skipped (what nwaku's preProcessPayload means to do; its loop
+ *     tests the wrong range type and never does).
  * bench/sync.c measures both (bench/RESULTS.md, "Store-sync engine").
  *
  * Bounds: the answer stays within `limits` (bytes, ranges, items); a range whose answer does not

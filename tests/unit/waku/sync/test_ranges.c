@@ -564,16 +564,17 @@ static void quantile_splits(void **state) {
   ld_sync_payload_init(&out);
   fp_payload(&theirs, &lo, &hi, &in);
   answer(&ours, &in, &out);
-  assert_int_equal(out.n_ranges, 16);
+  assert_int_equal(out.n_ranges, LD_SYNC_DEFAULT_PARTITIONS);
   for (size_t i = 0; i < out.n_ranges; i++) {
     ld_sync_id_t l = ld_sync_payload_lower(&out, i);
     ld_sync_summary_t s;
     ld_sync_tree_summary(ours.tree, &l, &out.ranges[i].upper, &s);
-    assert_true(s.count >= 10100 / 16 - 1 && s.count <= 10100 / 16 + 2);
+    assert_true(s.count >= 10100 / LD_SYNC_DEFAULT_PARTITIONS - 1 &&
+                s.count <= 10100 / LD_SYNC_DEFAULT_PARTITIONS + 2);
     assert_int_equal(out.ranges[i].type, LD_SYNC_RANGE_FINGERPRINT);
   }
   assert_int_equal(out.start.time, 0);
-  assert_int_equal(out.ranges[15].upper.time, hour);
+  assert_int_equal(out.ranges[LD_SYNC_DEFAULT_PARTITIONS - 1].upper.time, hour);
   /* nwaku's time slices for comparison: one slice holds nearly all of it */
   side_t nw;
   side_init(&nw, true, 0, 0);
@@ -688,7 +689,7 @@ static void old_ranges_and_caps(void **state) {
   answer(&s, &in, &out);
   assert_int_equal(out.ranges[0].type, LD_SYNC_RANGE_SKIP);
   assert_int_equal(out.ranges[0].upper.time, 5000);
-  assert_int_equal(out.n_ranges, 17);
+  assert_int_equal(out.n_ranges, 1 + LD_SYNC_DEFAULT_PARTITIONS);
   assert_int_equal(s.r.abandoned, 0);
   /* room for a few ranges only */
   s.r.window_start = INT64_MIN;
