@@ -29,8 +29,23 @@
  * complete (ld_sync_session_complete), every item that was in our set inside the window before
  * the session started and is not in `have` is in the peer's set too: a range either matched
  * fingerprints, or the peer saw our items and answered Skip (it lacked none) or told us what it
- * holds. XOR fingerprints do not resist a peer that forges them, so presence counts towards
- * confirmation only from several distinct peers.
+ * holds. Two caveats: a responder with skip_old_ranges answers Skip for ranges that end before
+ * its own window, so count presence only for items newer than the window start plus the clock
+ * skew one tolerates (recent sends are); and XOR fingerprints do not resist a peer that forges
+ * them, so presence counts towards confirmation only from several distinct peers.
+ *
+ * Wiring (next stage):
+ *   store nodes (store-sync, --store-sync*): one tree per shard, filled from the archive at start
+ *     over [now − range, now] and fed by archive inserts; a `scope` callback answering with the
+ *     view over the shards of a scope; every --store-sync-interval a session with a random peer
+ *     that serves LD_SYNC_RECONCILIATION_PROTOCOL (ENR capability bit 4, identify), in nwaku's
+ *     window (this config's defaults); prune every interval, first at half an interval (nwaku).
+ *   Network Reliability Service: one tree per subscribed content topic, fed by the relay fan-out
+ *     (non-ephemeral messages after validation) over the rolling window (default 7 min,
+ *     window_start/end accordingly), pruned on a timer; sessions with a few mesh peers (light
+ *     nodes: their service peers) on a timer and on reconnection, content_topics = {topic};
+ *     what a peer lacks is pushed from the recent-message cache, what we lack arrives by its
+ *     push, is validated (transfer.h) and surfaces as an ordinary received message.
  *
  * Memory of one session at the default caps (codec.h, ranges.h): the decoded received payload
  * (≤ 32,768 ranges × 96 bytes + 127,100 items × 40 bytes ≈ 8.2 MB), the answer (the same caps:
