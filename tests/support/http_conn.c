@@ -60,17 +60,24 @@ static long content_length(const char *head, size_t head_len) {
   return -1;
 }
 
-/* Whether buf holds a whole response; then stores its status and drops it from the buffer. */
-static bool take_response(hconn_t *c) {
-  char *end = memmem(c->buf, c->len, "\r\n\r\n", 4);
+bool hconn_parse_response(const char *buf, size_t len, int *status, size_t *used) {
+  const char *end = memmem(buf, len, "\r\n\r\n", 4);
   if (end == NULL)
     return false;
-  size_t head_len = (size_t)(end - c->buf) + 4;
-  long body = content_length(c->buf, head_len);
-  if (body < 0 || c->len < head_len + (size_t)body)
+  size_t head_len = (size_t)(end - buf) + 4;
+  long body = content_length(buf, head_len);
+  if (body < 0 || len < head_len + (size_t)body)
     return false;
-  c->status = strncmp(c->buf, "HTTP/1.", 7) == 0 ? atoi(c->buf + 9) : 0;
-  size_t used = head_len + (size_t)body;
+  *status = len > 9 && strncmp(buf, "HTTP/1.", 7) == 0 ? atoi(buf + 9) : 0;
+  *used = head_len + (size_t)body;
+  return true;
+}
+
+/* Whether buf holds a whole response; then stores its status and drops it from the buffer. */
+static bool take_response(hconn_t *c) {
+  size_t used = 0;
+  if (!hconn_parse_response(c->buf, c->len, &c->status, &used))
+    return false;
   memmove(c->buf, c->buf + used, c->len - used);
   c->len -= used;
   return true;

@@ -50,6 +50,10 @@ void hconn_close(hconn_t *c);
 size_t hconn_wait_all(uv_loop_t *loop, hconn_t *conns, size_t n, hconn_state_t *states,
                       uint64_t ms);
 
+/* Whether buf[0..len) starts with a whole response (head and Content-Length body). Then stores
+ * its status (0 when the status line is not HTTP/1.x) and its length in *used, and returns true. */
+bool hconn_parse_response(const char *buf, size_t len, int *status, size_t *used);
+
 /* Raises this process's RLIMIT_NOFILE soft limit (and the hard one when allowed) to at least
  * `n`. Returns 0, or -1 when the system does not allow that many descriptors. */
 int hconn_raise_fd_limit(size_t n);
