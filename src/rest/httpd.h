@@ -42,9 +42,10 @@
 #define LD_HTTPD_DEFAULT_MAX_BODY (1024u * 1024u) /* request body bytes */
 /* Open connections, suspended ones included. nwaku's REST server (nim-presto on chronos'
  * HttpServer, maxConnections -1) has no cap of its own and takes connections until the process
- * runs out of descriptors — a few hundred to about a thousand at the usual 1024-file limit. We
- * take as many, with memory bounded: libmicrohttpd reserves header_memory per connection but
- * touches only what a request uses (bench/RESULTS.md, "Behaviour fixes"). */
+ * runs out of descriptors: about a thousand at the usual 1024-file limit. We take as many. Memory:
+ * a connection that has served a request keeps its header_memory resident (libmicrohttpd zeroes
+ * its whole pool between keep-alive requests), as chronos keeps a 64 KiB header buffer per
+ * connection: 1024 busy keep-alive clients cost about 64 MiB (bench/RESULTS.md). */
 #define LD_HTTPD_DEFAULT_MAX_CONNECTIONS 1024
 #define LD_HTTPD_DEFAULT_TIMEOUT_S 30 /* idle or half-received connection timeout */
 #define LD_HTTPD_DEFAULT_HEADER_MEMORY                                                             \
