@@ -24,8 +24,8 @@
 #include "rest/httpd.h"
 
 #define STEP_MS 20000
-#define HOLD_MS 60000  /* for all of a server's clients to be answered (sanitizers, shared cores)  \
-                        */
+/* for all of a server's clients to be answered (sanitizers, shared cores) */
+#define HOLD_MS 60000
 #define ANSWER_MS 1000 /* the bound the servers must meet once a slot is free */
 #define PARTIAL_HEAD "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 
