@@ -983,6 +983,8 @@ static void publish_results_and_errors(void **state) {
   ld_gs_router_t *r = net->nodes[0].r;
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"a", 1, net->now), 0); /* nobody */
   subscribe_all(net, T);
+  /* published to nobody, so not seen: it goes out once there are peers */
+  assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"a", 1, net->now), 2);
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"b", 1, net->now), 2);
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"b", 1, net->now), LD_ERR_EXISTS);
   assert_int_equal(ld_gs_router_publish(r, "", (const uint8_t *)"c", 1, net->now),
@@ -992,6 +994,7 @@ static void publish_results_and_errors(void **state) {
                    LD_ERR_TOO_LARGE);
   free(big);
   net_run(net);
+  assert_true(delivered(&net->nodes[1], (const uint8_t *)"a", 1));
   assert_true(delivered(&net->nodes[1], (const uint8_t *)"b", 1));
   assert_int_equal(ld_gs_router_subscribe(r, T, net->now), LD_ERR_EXISTS);
   assert_int_equal(ld_gs_router_unsubscribe(r, "/other", net->now), LD_ERR_NOT_FOUND);
