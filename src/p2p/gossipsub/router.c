@@ -335,6 +335,10 @@ static bool eligible(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, gs_sel_t se
   return gs_score(r, p, now) >= min_score;
 }
 
+bool gs_may_graft(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, uint64_t now) {
+  return eligible(r, t, p, GS_SEL_GRAFT, 0, now);
+}
+
 /* Fills r->cand with the eligible subscribers of `t` in random order; returns their number. */
 size_t gs_select(ld_gs_router_t *r, gs_topic_t *t, gs_sel_t sel, double min_score, uint64_t now) {
   if (!cand_reserve(r, t->peers.n)) {
