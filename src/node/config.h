@@ -59,7 +59,8 @@
 /* Options accepted and checked but without effect yet (their subsystem does not exist). */
 #define LD_NODE_MAX_INERT 128
 
-/* The service peers the node's clients use (--storenode, --filternode, --lightpushnode). */
+/* The service peers the node's clients use (--storenode, --filternode, --lightpushnode); the node
+ * dials them at start and keeps them connected (node.h). */
 typedef enum ld_node_service {
   LD_NODE_SERVICE_STORE = 0,
   LD_NODE_SERVICE_FILTER,

@@ -19,6 +19,7 @@ static const ld_dynlib_sym_t SYMS[] = {
     SYM(start_daemon, "MHD_start_daemon"),
     SYM(stop_daemon, "MHD_stop_daemon"),
     SYM(run, "MHD_run"),
+    SYM(add_connection, "MHD_add_connection"),
     SYM(get_timeout, "MHD_get_timeout"),
     SYM(get_daemon_info, "MHD_get_daemon_info"),
     SYM(lookup_connection_value, "MHD_lookup_connection_value"),

@@ -336,6 +336,10 @@ static bool eligible(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, gs_sel_t se
   return gs_score(r, p, now) >= min_score;
 }
 
+bool gs_may_graft(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, uint64_t now) {
+  return eligible(r, t, p, GS_SEL_GRAFT, 0, now);
+}
+
 /* Fills r->cand with the eligible subscribers of `t` in random order; returns their number. */
 size_t gs_select(ld_gs_router_t *r, gs_topic_t *t, gs_sel_t sel, double min_score, uint64_t now) {
   if (!cand_reserve(r, t->peers.n)) {
@@ -641,15 +645,23 @@ int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *da
     return LD_ERR_EXISTS;
   }
   gs_topic_t *t = gs_topic_get(r, topic, strlen(topic));
+  if (t == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  size_t n = publish_targets(r, t, now_ms), sent = 0;
+  if (n == 0) {
+    /* nim-libp2p: "No peers for topic, skipping publish", before the message is cached or
+     * seen, so that the same message can be published once there are peers */
+    return 0;
+  }
   ld_gs_cmsg_t *m = NULL;
-  if (t == NULL || ld_gs_mcache_put(&r->mcache, id, topic, data, len, &m) != 0) {
+  if (ld_gs_mcache_put(&r->mcache, id, topic, data, len, &m) != 0) {
     return LD_ERR_NOMEM;
   }
   uint32_t tag = gs_topic_tag(topic);
   ld_gs_idset_add_h(&r->seen, id, h, now_ms + r->p.seen_ttl_ms,
                     gs_seen_decided(GS_SEEN_ACCEPTED, 0, tag));
   t->stats.published++;
-  size_t n = publish_targets(r, t, now_ms), sent = 0;
   for (size_t i = 0; i < n; i++) {
     if (wants(r->cand[i], id, h)) {
       gs_queue_msg(r, r->cand[i], t, t->name, m->data, m->len);

@@ -276,7 +276,9 @@ bool ld_gs_router_subscribed(const ld_gs_router_t *r, const char *topic);
 /* Publishes `data` on `topic` (StrictNoSign). Returns the number of peers it was sent to (>= 0);
  * LD_ERR_EXISTS when a message with the same ID was seen already, LD_ERR_TOO_LARGE when the RPC
  * would exceed max_rpc_size, LD_ERR_INVALID_ARG for an empty topic. The message goes into the
- * message cache and the seen cache; `deliver` is not called for it (ld_gs_msg_id gives its ID). */
+ * message cache and the seen cache, unless there is no peer to publish it to (0, as nim-libp2p:
+ * the same message can be published again once there are peers); `deliver` is not called for it
+ * (ld_gs_msg_id gives its ID). */
 int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *data, size_t len,
                          uint64_t now_ms);
 

@@ -157,6 +157,9 @@ typedef enum {
   GS_SEL_FANOUT,         /* not in fanout, score >= publish threshold */
 } gs_sel_t;
 size_t gs_select(ld_gs_router_t *r, gs_topic_t *t, gs_sel_t sel, double min_score, uint64_t now);
+/* True when `p` may join the mesh of `t` now: a gossipsub peer, not direct, not leaving, not in
+ * the mesh yet, not held back by a PRUNE backoff, score >= 0 (GS_SEL_GRAFT's rule). */
+bool gs_may_graft(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, uint64_t now);
 /* Tops the fanout of `t` up to D peers above the publish threshold. */
 void gs_fanout_fill(ld_gs_router_t *r, gs_topic_t *t, uint64_t now);
 

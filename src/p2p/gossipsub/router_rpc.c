@@ -51,7 +51,20 @@ static void malformed(ld_gs_router_t *r, gs_peer_t *p) {
 
 /* ---- subscriptions ------------------------------------------------------------------------- */
 
-static void peer_subscribe(ld_gs_router_t *r, gs_peer_t *p, const ProtobufCBinaryData *name) {
+/* A new subscriber of a topic whose mesh is below D_lo joins the mesh at once (as rust-libp2p
+ * does) instead of at the next heartbeat, so that what is published meanwhile reaches it. */
+static void graft_if_mesh_short(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, uint64_t now) {
+  if (!t->subscribed || t->mesh.n >= r->p.d_lo || !gs_may_graft(r, t, p, now)) {
+    return;
+  }
+  gs_mesh_add(r, t, p, now);
+  if (gs_peers_has(&t->mesh, p)) {
+    gs_send_graft(r, t, p);
+  }
+}
+
+static void peer_subscribe(ld_gs_router_t *r, gs_peer_t *p, const ProtobufCBinaryData *name,
+                           uint64_t now) {
   if (p->n_topics >= LD_GS_MAX_TOPICS_PER_PEER) {
     r->stats.ctrl_dropped++;
     return;
@@ -61,9 +74,14 @@ static void peer_subscribe(ld_gs_router_t *r, gs_peer_t *p, const ProtobufCBinar
     r->stats.ctrl_dropped++;
     return;
   }
-  if (peer_topics_add(p, t) && gs_peers_add(&t->peers, p) != 0) {
-    peer_topics_del(p, t);
+  if (!peer_topics_add(p, t)) {
+    return;
   }
+  if (gs_peers_add(&t->peers, p) != 0) {
+    peer_topics_del(p, t);
+    return;
+  }
+  graft_if_mesh_short(r, t, p, now);
 }
 
 static void peer_unsubscribe(ld_gs_router_t *r, gs_peer_t *p, const ProtobufCBinaryData *name,
@@ -85,7 +103,7 @@ static void handle_subs(ld_gs_router_t *r, gs_peer_t *p, const ld_gs_rpc_t *rpc,
       continue;
     }
     if (s->has_subscribe && s->subscribe) {
-      peer_subscribe(r, p, &s->topicid);
+      peer_subscribe(r, p, &s->topicid, now);
     } else {
       peer_unsubscribe(r, p, &s->topicid, now);
     }

@@ -983,6 +983,8 @@ static void publish_results_and_errors(void **state) {
   ld_gs_router_t *r = net->nodes[0].r;
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"a", 1, net->now), 0); /* nobody */
   subscribe_all(net, T);
+  /* published to nobody, so not seen: it goes out once there are peers */
+  assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"a", 1, net->now), 2);
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"b", 1, net->now), 2);
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"b", 1, net->now), LD_ERR_EXISTS);
   assert_int_equal(ld_gs_router_publish(r, "", (const uint8_t *)"c", 1, net->now),
@@ -992,6 +994,7 @@ static void publish_results_and_errors(void **state) {
                    LD_ERR_TOO_LARGE);
   free(big);
   net_run(net);
+  assert_true(delivered(&net->nodes[1], (const uint8_t *)"a", 1));
   assert_true(delivered(&net->nodes[1], (const uint8_t *)"b", 1));
   assert_int_equal(ld_gs_router_subscribe(r, T, net->now), LD_ERR_EXISTS);
   assert_int_equal(ld_gs_router_unsubscribe(r, "/other", net->now), LD_ERR_NOT_FOUND);
@@ -1165,12 +1168,22 @@ static void fanout_without_flood_publish(void **state) {
   assert_int_equal(ld_gs_router_publish(net->nodes[0].r, T, (const uint8_t *)"f2", 2, net->now),
                    (int)P.d);
   net_run(net);
+  size_t fanout = 0; /* only node 0's fanout peers have the messages yet */
+  for (int i = 1; i < N; i++) {
+    fanout += delivered(&net->nodes[i], (const uint8_t *)"f1", 2);
+  }
+  assert_int_equal(fanout, P.d);
   tick(net, 1);
   assert_true(ld_gs_router_subscribed(net->nodes[0].r, T) == false);
-  /* joining takes the fanout peers into the mesh */
+  /* joining takes the fanout peers into the mesh; the others, whose meshes are empty, graft
+   * node 0 as soon as its SUBSCRIBE arrives; the heartbeat trims the mesh back below D_hi */
   ld_gs_router_subscribe(net->nodes[0].r, T, net->now);
   net_run(net);
-  assert_int_equal(ld_gs_router_mesh_size(net->nodes[0].r, T), P.d);
+  for (int i = 1; i < N; i++) {
+    assert_true(ld_gs_router_in_mesh(net->nodes[0].r, T, (ld_gs_peer_t)i));
+  }
+  tick(net, 1);
+  assert_in_range(ld_gs_router_mesh_size(net->nodes[0].r, T), P.d_lo, P.d_hi);
   net_free(net);
   P = saved;
 }
@@ -1228,6 +1241,54 @@ static void direct_peers_are_flooded_and_never_grafted(void **state) {
   net_free(net);
 }
 
+/* A peer that subscribes to a topic whose mesh is below D_lo joins the mesh with the SUBSCRIBE,
+ * not at the next heartbeat: a message published right after it reaches it through the mesh
+ * (flood publish off, so only mesh peers get it). A full mesh takes no one, nor does a peer in
+ * PRUNE backoff. */
+static void new_subscriber_is_grafted_at_once(void **state) {
+  (void)state;
+  P.flood_publish = false;
+  net_t *net = net_new(1, 6, 19);
+  ld_gs_router_t *r = net->nodes[0].r;
+  for (int i = 1; i <= 6; i++) {
+    link_nodes(net, 0, i, LD_GS_PROTO_WAKU_RELAY);
+  }
+  ld_gs_router_subscribe(r, T, net->now);
+  net_run(net);
+  size_t mark = net->nodes[1].n_inbox;
+  raw_join(net, 1, 0, T, false);
+  assert_true(ld_gs_router_in_mesh(r, T, 1));
+  assert_int_equal(inbox_tally(&net->nodes[1], 0, mark).grafts, 1);
+  assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"at once", 7, net->now), 1);
+  net_run(net);
+  assert_int_equal(inbox_tally(&net->nodes[1], 0, mark).msgs, 1);
+
+  for (int i = 2; i <= 4; i++) { /* up to D_lo */
+    raw_join(net, i, 0, T, false);
+  }
+  assert_int_equal(ld_gs_router_mesh_peers(r, T, NULL, 0), P.d_lo);
+  mark = net->nodes[5].n_inbox;
+  raw_join(net, 5, 0, T, false); /* mesh at D_lo: the heartbeat decides */
+  assert_false(ld_gs_router_in_mesh(r, T, 5));
+  assert_int_equal(inbox_tally(&net->nodes[5], 0, mark).grafts, 0);
+
+  ld_gs_out_t o; /* peer 1 leaves with PRUNE and comes back within its backoff */
+  ld_gs_out_init(&o);
+  ld_gs_out_prune(&o, T, true, 60);
+  assert_int_equal(raw_send(net, 1, 0, &o), 0);
+  ld_gs_out_clear(&o);
+  assert_false(ld_gs_router_in_mesh(r, T, 1));
+  ld_gs_out_init(&o);
+  ld_gs_out_sub(&o, T, false);
+  assert_int_equal(raw_send(net, 1, 0, &o), 0);
+  ld_gs_out_clear(&o);
+  mark = net->nodes[1].n_inbox;
+  raw_join(net, 1, 0, T, false);
+  assert_false(ld_gs_router_in_mesh(r, T, 1));
+  assert_int_equal(inbox_tally(&net->nodes[1], 0, mark).grafts, 0);
+  net_free(net);
+}
+
 static void params_are_checked(void **state) {
   (void)state;
   ld_gs_params_t p;
@@ -1277,6 +1338,7 @@ int main(void) {
       cmocka_unit_test_setup(fanout_without_flood_publish, setup),
       cmocka_unit_test_setup(output_respects_the_rpc_cap, setup),
       cmocka_unit_test_setup(direct_peers_are_flooded_and_never_grafted, setup),
+      cmocka_unit_test_setup(new_subscriber_is_grafted_at_once, setup),
       cmocka_unit_test_setup(params_are_checked, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
