@@ -1,14 +1,15 @@
 /* The narrow crypto interface of liblogosdelivery. Everything here comes from packaged
- * libraries: libsodium (X25519, Ed25519, randomness), libsecp256k1 (secp256k1 keys and ECDSA)
- * and OpenSSL (SHA-256, HMAC-SHA256, ChaCha20-Poly1305). ChaCha20-Poly1305 comes from OpenSSL
- * for speed: its assembly seals 64 KiB frames about 2.5 times as fast as libsodium's.
+ * libraries: libsodium (X25519, Ed25519, randomness), libsecp256k1 (secp256k1 keys, ECDSA, ECDH)
+ * and OpenSSL (SHA-256, HMAC-SHA256, HKDF-SHA256, ChaCha20-Poly1305, AES-128-CTR/GCM).
+ * ChaCha20-Poly1305 comes from OpenSSL for speed: its assembly seals 64 KiB frames about 2.5 times
+ * as fast as libsodium's.
  *
  * All functions are thread-safe once ld_crypto_init has returned. Functions returning int give
  * 0 on success or a negative LD_ERR_* code. Functions returning void cannot fail on valid
  * arguments; if the libraries cannot be initialised or run out of memory they abort the process
  * rather than return unhashed, unencrypted or non-random output.
  *
- * SHA-256, HMAC-SHA256 and ChaCha20-Poly1305 keep reusable OpenSSL contexts per calling thread
+ * SHA-256, HMAC-SHA256, ChaCha20-Poly1305 and AES keep reusable OpenSSL contexts per calling thread
  * (created on first use, freed when the thread exits), so the one-shot hashes and the AEAD do
  * not set up a context per call. */
 #ifndef LD_CRYPTO_CRYPTO_H
@@ -30,6 +31,13 @@
 #define LD_SECP256K1_PUBLIC_LEN 33 /* compressed SEC1 */
 #define LD_SECP256K1_UNCOMPRESSED_LEN 65
 #define LD_SECP256K1_DER_MAX 72
+#define LD_SECP256K1_COMPACT_LEN 64 /* r ‖ s */
+#define LD_AES128_KEY_LEN 16
+#define LD_AES_BLOCK_LEN 16
+#define LD_AES_GCM_NONCE_LEN 12
+#define LD_AES_GCM_TAG_LEN 16
+/* Longest AES-GCM plaintext or additional data taken here (OpenSSL's int lengths). */
+#define LD_AES_GCM_MAX_LEN ((size_t)1 << 30)
 
 /* Initialises the libraries (sodium_init, the secp256k1 context). Idempotent and safe to call
  * from several threads; every other function calls it on first use as well. */
@@ -63,6 +71,12 @@ void ld_sha256_clear(ld_sha256_ctx_t *ctx);
  * hashed first, as the RFC says. */
 void ld_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
                     uint8_t out[LD_SHA256_LEN]);
+
+/* HKDF-SHA256 (RFC 5869): Extract(salt, ikm) then Expand(prk, info) into out[0..outlen).
+ * `salt`, `ikm` and `info` may be NULL when their length is 0. LD_ERR_INVALID_ARG when outlen
+ * is 0 or above 255 × 32; LD_ERR_NOMEM or LD_ERR_CRYPTO when OpenSSL fails. */
+int ld_hkdf_sha256(const uint8_t *salt, size_t saltlen, const uint8_t *ikm, size_t ikmlen,
+                   const uint8_t *info, size_t infolen, uint8_t *out, size_t outlen);
 
 /* ---- randomness ------------------------------------------------------------------------- */
 
@@ -101,6 +115,29 @@ void ld_chachapoly_encrypt(const uint8_t key[LD_CHACHAPOLY_KEY_LEN], uint64_t no
 int ld_chachapoly_decrypt(const uint8_t key[LD_CHACHAPOLY_KEY_LEN], uint64_t nonce,
                           const uint8_t *ad, size_t adlen, const uint8_t *in, size_t len,
                           uint8_t *out);
+
+/* ---- AES-128 ----------------------------------------------------------------------------- */
+
+/* AES-128 in counter mode (the 16-byte `iv` is the initial counter block, incremented as a
+ * 128-bit big-endian integer, as OpenSSL and NIST SP 800-38A do): out = in XOR keystream.
+ * Encryption and decryption are the same operation. `out` may equal `in`; len ≤ INT_MAX. */
+void ld_aes128_ctr(const uint8_t key[LD_AES128_KEY_LEN], const uint8_t iv[LD_AES_BLOCK_LEN],
+                   const uint8_t *in, size_t len, uint8_t *out);
+
+/* AES-128-GCM with a 12-byte nonce and a 16-byte tag. `out` receives len + 16 bytes
+ * (ciphertext ‖ tag) and may equal `in`. `ad` and `in` may be NULL when their length is 0;
+ * len and adlen are at most LD_AES_GCM_MAX_LEN (more aborts). */
+void ld_aes128_gcm_encrypt(const uint8_t key[LD_AES128_KEY_LEN],
+                           const uint8_t nonce[LD_AES_GCM_NONCE_LEN], const uint8_t *ad,
+                           size_t adlen, const uint8_t *in, size_t len, uint8_t *out);
+
+/* Opens `in[0..len)` (ciphertext ‖ tag) into `out` (len − 16 bytes, may equal `in`, may be NULL
+ * when len is 16). LD_ERR_DECRYPT when len < 16, a length exceeds LD_AES_GCM_MAX_LEN or the tag
+ * does not verify (the len − 16 bytes of `out` are then zeroed); LD_ERR_NOMEM (or
+ * ld_crypto_init's error) when the thread's context cannot be created. */
+int ld_aes128_gcm_decrypt(const uint8_t key[LD_AES128_KEY_LEN],
+                          const uint8_t nonce[LD_AES_GCM_NONCE_LEN], const uint8_t *ad,
+                          size_t adlen, const uint8_t *in, size_t len, uint8_t *out);
 
 /* ---- Ed25519 ---------------------------------------------------------------------------- */
 
@@ -145,5 +182,21 @@ int ld_secp256k1_verify(const uint8_t *pub, size_t publen, const void *msg, size
 /* ECDH as libsecp256k1 defines it: SHA-256 of the compressed shared point. */
 int ld_secp256k1_ecdh(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
                       size_t publen, uint8_t out[32]);
+
+/* ECDH as discv5 defines it: the shared point secret × pub itself, compressed (02/03 ‖ X,
+ * 33 bytes), unhashed. Errors as ld_secp256k1_ecdh. */
+int ld_secp256k1_ecdh_point(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
+                            size_t publen, uint8_t out[LD_SECP256K1_PUBLIC_LEN]);
+
+/* ECDSA over a 32-byte digest the caller computed (RFC 6979 nonces, low S), written as the
+ * 64-byte compact r ‖ s. LD_ERR_BAD_KEY for an invalid secret. */
+int ld_secp256k1_sign_digest(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
+                             const uint8_t digest[32], uint8_t sig[LD_SECP256K1_COMPACT_LEN]);
+
+/* Verifies a compact r ‖ s signature over a 32-byte digest with a 33- or 65-byte SEC1 key.
+ * High-S signatures are refused (as go-ethereum and nim-eth refuse them). 0 when valid,
+ * LD_ERR_BAD_SIGNATURE (also for r or s out of range) or LD_ERR_BAD_KEY. */
+int ld_secp256k1_verify_digest(const uint8_t *pub, size_t publen, const uint8_t digest[32],
+                               const uint8_t sig[LD_SECP256K1_COMPACT_LEN]);
 
 #endif

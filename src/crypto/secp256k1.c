@@ -1,6 +1,7 @@
 #include <secp256k1.h>
 #include <secp256k1_ecdh.h>
 #include <sodium.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "crypto/crypto.h"
@@ -127,4 +128,65 @@ int ld_secp256k1_ecdh(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8
     return LD_ERR_BAD_KEY;
   }
   return 0;
+}
+
+/* secp256k1_ecdh hash callback that keeps the shared point itself, compressed: 02/03 ‖ X. */
+static int copy_compressed_point(unsigned char *out, const unsigned char *x32,
+                                 const unsigned char *y32, void *data) {
+  (void)data;
+  out[0] = (unsigned char)(0x02 | (y32[31] & 1));
+  memcpy(out + 1, x32, 32);
+  return 1;
+}
+
+int ld_secp256k1_ecdh_point(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
+                            size_t publen, uint8_t out[LD_SECP256K1_PUBLIC_LEN]) {
+  secp256k1_pubkey pk;
+  int rc = ld_crypto_init();
+  if (rc != 0) {
+    return rc;
+  }
+  const secp256k1_context *ctx = ld_crypto_secp256k1();
+  rc = parse_public(ctx, pub, publen, &pk);
+  if (rc != 0) {
+    return rc;
+  }
+  if (!secp256k1_ecdh(ctx, out, &pk, secret, copy_compressed_point, NULL)) {
+    return LD_ERR_BAD_KEY;
+  }
+  return 0;
+}
+
+int ld_secp256k1_sign_digest(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
+                             const uint8_t digest[32], uint8_t sig[64]) {
+  secp256k1_ecdsa_signature s;
+  int rc = ld_crypto_init();
+  if (rc != 0) {
+    return rc;
+  }
+  const secp256k1_context *ctx = ld_crypto_secp256k1();
+  if (!secp256k1_ecdsa_sign(ctx, &s, digest, secret, NULL, NULL)) {
+    return LD_ERR_BAD_KEY;
+  }
+  secp256k1_ecdsa_signature_serialize_compact(ctx, sig, &s);
+  return 0;
+}
+
+int ld_secp256k1_verify_digest(const uint8_t *pub, size_t publen, const uint8_t digest[32],
+                               const uint8_t sig[64]) {
+  secp256k1_pubkey pk;
+  secp256k1_ecdsa_signature s;
+  int rc = ld_crypto_init();
+  if (rc != 0) {
+    return rc;
+  }
+  const secp256k1_context *ctx = ld_crypto_secp256k1();
+  rc = parse_public(ctx, pub, publen, &pk);
+  if (rc != 0) {
+    return rc;
+  }
+  if (!secp256k1_ecdsa_signature_parse_compact(ctx, &s, sig)) {
+    return LD_ERR_BAD_SIGNATURE;
+  }
+  return secp256k1_ecdsa_verify(ctx, &s, digest, &pk) ? 0 : LD_ERR_BAD_SIGNATURE;
 }
