@@ -102,15 +102,18 @@ static int read_body(ld_cursor_t *c, ld_discv5_msg_t *m) {
   return LD_ERR_UNSUPPORTED;
 }
 
+void ld_discv5_msg_init(ld_discv5_msg_t *m, ld_discv5_msg_type_t type) {
+  size_t tail = offsetof(ld_discv5_msg_t, distances) + sizeof m->distances;
+  memset(m, 0, offsetof(ld_discv5_msg_t, distances));
+  memset((uint8_t *)m + tail, 0, sizeof *m - tail);
+  m->type = type;
+}
+
 int ld_discv5_msg_decode(ld_discv5_msg_t *m, const uint8_t *pt, size_t len) {
   ld_cursor_t c, body;
   if (len == 0)
     return LD_ERR_TRUNCATED;
-  memset(m, 0, offsetof(ld_discv5_msg_t, distances));
-  m->total = 0;
-  m->enrs = m->protocol = m->payload = NULL;
-  m->enrs_len = m->protocol_len = m->payload_len = 0;
-  m->type = (ld_discv5_msg_type_t)pt[0];
+  ld_discv5_msg_init(m, (ld_discv5_msg_type_t)pt[0]);
   if (pt[0] < LD_DISCV5_PING || pt[0] > LD_DISCV5_TALKRESP)
     return LD_ERR_UNSUPPORTED;
   ld_cursor_init(&c, pt + 1, len - 1);

@@ -63,6 +63,9 @@ typedef struct ld_discv5_msg {
   size_t payload_len;
 } ld_discv5_msg_t;
 
+/* Clears every field of `m` but the distances array (n_distances 0) and sets its type. */
+void ld_discv5_msg_init(ld_discv5_msg_t *m, ld_discv5_msg_type_t type);
+
 /* Decodes a message plaintext. Errors: LD_ERR_TRUNCATED (empty, or the list runs past the end),
  * LD_ERR_MALFORMED (not the type's list, wrong item count or kind, an item running past the end
  * of its list, a request-id longer than 8
