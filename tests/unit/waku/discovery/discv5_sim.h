@@ -142,7 +142,12 @@ static inline void sim_event(void *ud, ld_discv5_event_t *ev) {
     n->sim->on_event(n, ev);
 }
 
-/* The record of node i: a deterministic key, `ip`/`udp` of its address (or of `announce`). */
+/* Extra record fields for node i (NULL: none). */
+typedef void (*sim_enr_fn)(size_t i, ld_enr_builder_t *b);
+static sim_enr_fn g_sim_enr_fields;
+
+/* The record of node i: a deterministic key, `ip`/`udp` of its address (or of `announce`), and
+ * what g_sim_enr_fields adds. */
 static inline int sim_make_enr(size_t i, uint64_t seed, const ld_discv5_addr_t *announce,
                                ld_privkey_t *key, ld_enr_t *enr) {
   uint8_t secret[32];
@@ -155,6 +160,8 @@ static inline int sim_make_enr(size_t i, uint64_t seed, const ld_discv5_addr_t *
   ld_enr_builder_init(&b, 1);
   ld_enr_builder_set_ip4(&b, announce->ip);
   ld_enr_builder_set_uint(&b, "udp", announce->port);
+  if (g_sim_enr_fields != NULL)
+    g_sim_enr_fields(i, &b);
   return ld_enr_builder_sign(&b, key, enr);
 }
 
