@@ -25,6 +25,10 @@ static void print_usage(void) {
          "      [--page-size N] [--backward] [--no-data] [--all]\n"
          "                                              query a store v3 node; messages as\n"
          "                                              JSON lines, then {\"cursor\": …}\n"
+         "  logosdelivery discv5 [--discv5-bootstrap-node ENR]... [--discv5-udp-port N]\n"
+         "      [--protocol-id d5waku|discv5] [--cluster-id C --shard S...] [--count N]\n"
+         "                                              run discv5 alone; sessions, discovered\n"
+         "                                              records and matching peers as JSON lines\n"
          "  logosdelivery --version\n\n"
          "  `<command> --help` lists a command's flags.\n\n"
          "exit codes of send, subscribe and query (canary: 0-6):\n"
@@ -62,5 +66,7 @@ int ld_app_main(int argc, char **argv) {
     return ld_app_subscribe(argc - 2, argv + 2);
   if (argc > 1 && strcmp(argv[1], "query") == 0)
     return ld_app_query(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "discv5") == 0)
+    return ld_app_discv5(argc - 2, argv + 2);
   return ld_app_run_node(argc - 1, argv + 1);
 }

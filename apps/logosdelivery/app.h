@@ -30,6 +30,12 @@ int ld_app_subscribe(int argc, char **argv);
  * `send` (LD_EXIT_SERVICE: the store answered with an error status). */
 int ld_app_query(int argc, char **argv);
 
+/* `logosdelivery discv5 [flags]`: a discv5 node alone (UDP, the Waku search loop), printing its
+ * sessions, discovered records and matching peers as JSON lines until SIGINT/SIGTERM, --count
+ * peers or --timeout (exit 0). LD_EXIT_USAGE for bad flags or a record that cannot be built,
+ * LD_CANARY_EXIT_OTHER when the UDP port is taken. */
+int ld_app_discv5(int argc, char **argv);
+
 enum {
   LD_EXIT_OK = 0,
   LD_EXIT_USAGE = 1,
