@@ -19,6 +19,7 @@ void ld_discv5_config_default(ld_discv5_config_t *cfg) {
   cfg->max_requests = 256;
   cfg->max_lookups = 16;
   cfg->max_rate_entries = 4096;
+  cfg->max_verified = 512;
   cfg->request_timeout_ms = 4000;
   cfg->handshake_timeout_ms = 2000;
   cfg->revalidate_max_ms = 10000;
@@ -79,7 +80,7 @@ static void arm_revalidation(ld_discv5_t *d, uint64_t now) {
 
 static bool maps_ok(const ld_discv5_t *d) {
   return d->sessions && d->challenges && d->by_nonce && d->by_response && d->handshakes &&
-         d->rates && d->votes && d->table;
+         d->rates && d->votes && d->verified && d->table;
 }
 
 ld_discv5_t *ld_discv5_new(const ld_discv5_config_t *cfg, const ld_discv5_callbacks_t *cb, void *ud,
@@ -118,6 +119,7 @@ ld_discv5_t *ld_discv5_new(const ld_discv5_config_t *cfg, const ld_discv5_callba
   d->handshakes = ld_hashmap_new(16);
   d->rates = ld_hashmap_new(64);
   d->votes = ld_hashmap_new(16);
+  d->verified = ld_hashmap_new(64);
   if (!maps_ok(d) || ld_discv5_arm(d, &d->refresh_timer, now_ms + cfg->refresh_interval_ms) != 0) {
     ld_discv5_free(d);
     return NULL;
@@ -150,6 +152,7 @@ void ld_discv5_free(ld_discv5_t *d) {
   ld_hashmap_free(d->handshakes, free);
   ld_hashmap_free(d->rates, free);
   ld_hashmap_free(d->votes, free);
+  ld_hashmap_free(d->verified, free);
   ld_discv5_table_free(d->table);
   free(d);
 }
@@ -336,6 +339,76 @@ bool ld_discv5_rate_allow(ld_discv5_t *d, char kind, const ld_discv5_addr_t *a, 
     return false;
   e->milli_tokens -= 1000;
   return true;
+}
+
+/* ---- verified records (LRU) ----------------------------------------------------------------- */
+
+static void ver_unlink(ld_discv5_t *d, verified_t *v) {
+  if (v->prev)
+    v->prev->next = v->next;
+  else
+    d->ver_head = v->next;
+  if (v->next)
+    v->next->prev = v->prev;
+  else
+    d->ver_tail = v->prev;
+  v->prev = v->next = NULL;
+}
+
+static void ver_push_front(ld_discv5_t *d, verified_t *v) {
+  v->next = d->ver_head;
+  if (d->ver_head)
+    d->ver_head->prev = v;
+  d->ver_head = v;
+  if (d->ver_tail == NULL)
+    d->ver_tail = v;
+}
+
+static const ld_discv5_node_t *verified_get(ld_discv5_t *d, const uint8_t *rec, size_t len) {
+  verified_t *v = ld_hashmap_get(d->verified, rec, len);
+  if (v != NULL && v != d->ver_head) {
+    ver_unlink(d, v);
+    ver_push_front(d, v);
+  }
+  return v != NULL ? &v->node : NULL;
+}
+
+static void verified_put(ld_discv5_t *d, const ld_discv5_node_t *n) {
+  verified_t *v;
+  if (d->cfg.max_verified == 0)
+    return;
+  if (ld_hashmap_size(d->verified) >= d->cfg.max_verified) {
+    v = d->ver_tail;
+    ver_unlink(d, v);
+    ld_hashmap_remove(d->verified, v->node.enr, v->node.enr_len);
+  } else if ((v = malloc(sizeof *v)) == NULL) {
+    return;
+  }
+  v->node = *n;
+  v->node.seen = v->node.bootstrap = false;
+  v->prev = v->next = NULL;
+  if (ld_hashmap_put(d->verified, v->node.enr, v->node.enr_len, v, NULL) != 0) {
+    free(v);
+    return;
+  }
+  ver_push_front(d, v);
+}
+
+int ld_discv5_check_record(ld_discv5_t *d, const uint8_t *rec, size_t len, ld_enr_t *enr,
+                           ld_discv5_node_t *n) {
+  const ld_discv5_node_t *known = ld_discv5_table_find_record(d->table, rec, len);
+  if (known == NULL)
+    known = verified_get(d, rec, len);
+  if (known != NULL) {
+    *n = *known;
+    return ld_enr_decode_verified(enr, rec, len);
+  }
+  int rc = ld_enr_decode(enr, rec, len);
+  if (rc == 0)
+    rc = ld_discv5_node_from_enr(n, enr);
+  if (rc == 0)
+    verified_put(d, n);
+  return rc;
 }
 
 /* ---- our record ----------------------------------------------------------------------------- */

@@ -42,9 +42,12 @@
  * Memory, bounded by the configuration: the table (max_table_nodes × ~430 B), sessions
  * (max_sessions × ~150 B), outstanding challenges (max_challenges × ~200 B), requests in flight
  * (max_requests × (~250 B + the message, ≤ 1.2 KB)), lookups (max_lookups × ~8 KB), rate-limit
- * entries (max_rate_entries × ~64 B) and IP votes (LD_DISCV5_MAX_VOTES × ~80 B). Defaults: about
- * 2.6 MB for a full table, 40 KB of sessions, 200 KB of challenges, 370 KB of requests, 130 KB
- * of lookups, 256 KB of rate-limit entries. Nothing grows with traffic beyond these caps.
+ * entries (max_rate_entries × ~64 B), verified records (max_verified × ~800 B) and IP votes
+ * (LD_DISCV5_MAX_VOTES × ~80 B). Defaults: about 4.5 MB for a full table, 40 KB of sessions,
+ * 200 KB of challenges, 370 KB of requests, 130 KB of lookups, 256 KB of rate-limit entries,
+ * 400 KB of verified records. Nothing grows with traffic beyond these caps.
+ * - Cost: checking a record's signature is most of a lookup's CPU; a record the table holds, or
+ *   one of the last max_verified verified, is recognised by its bytes and not checked again.
  *
  * Threading: one thread at a time (the node's loop). Callbacks run synchronously inside the call
  * that triggers them. `send` must not call into the engine. `event` may call the request
@@ -86,6 +89,7 @@ typedef struct ld_discv5_config {
   size_t max_requests;
   size_t max_lookups;
   size_t max_rate_entries;
+  size_t max_verified;           /* records whose signature check is remembered */
   uint32_t request_timeout_ms;   /* from the first send to the (last) answer */
   uint32_t handshake_timeout_ms; /* how long a WHOAREYOU challenge stays valid */
   uint32_t revalidate_max_ms;    /* liveness pings every 0..this */
@@ -101,7 +105,8 @@ typedef struct ld_discv5_config {
 } ld_discv5_config_t;
 
 /* nim-eth's and nwaku's values: protocol "d5waku", bits-per-hop 1, IP limits 2/10, 256
- * sessions, 1024 challenges, 256 requests in flight, 16 lookups, 4096 rate-limit entries,
+ * sessions, 1024 challenges, 256 requests in flight, 16 lookups, 4096 rate-limit entries, 512
+ * verified records,
  * response timeout 4 s, handshake timeout 2 s, revalidation within 10 s, ping back within 5 s,
  * refresh every 5 min, no auto-update, 10 votes checked every 5 min, 20 WHOAREYOU/s burst 40
  * and 20 FINDNODE/s burst 40 per IP, seed 0. key and enr NULL: set them. */

@@ -136,6 +136,13 @@ typedef struct rate_entry {
   struct rate_entry *prev, *next; /* LRU */
 } rate_entry_t;
 
+/* A record verified lately (NODES answers repeat the same records): skips the signature check
+ * and the node ID computation when it comes again, byte for byte. LRU of max_verified. */
+typedef struct verified {
+  ld_discv5_node_t node; /* its bytes are the key */
+  struct verified *prev, *next;
+} verified_t;
+
 typedef struct vote {
   ld_discv5_addr_t addr;
   uint64_t expiry;
@@ -170,6 +177,9 @@ struct ld_discv5 {
   /* rate limits: kind ‖ IP → rate_entry_t, LRU list */
   ld_hashmap_t *rates;
   rate_entry_t *rate_head, *rate_tail;
+  /* verified records: record bytes → verified_t, LRU list */
+  ld_hashmap_t *verified;
+  verified_t *ver_head, *ver_tail;
   /* PONG address votes: node ID → vote_t */
   ld_hashmap_t *votes;
   uint64_t next_majority_check;
@@ -190,6 +200,12 @@ int ld_discv5_send_message(ld_discv5_t *d, const uint8_t *id, const ld_discv5_ad
                            const uint8_t *pt, size_t pt_len);
 /* Takes one token of `kind` ('W', 'F') for the IP of `a`; false when none is left. */
 bool ld_discv5_rate_allow(ld_discv5_t *d, char kind, const ld_discv5_addr_t *a, uint64_t now);
+/* A record from the network, decoded and checked once: from the table or the verified cache
+ * when its bytes are known (no signature check), else verified and remembered. Fills `enr` and
+ * `n` (seen and bootstrap as the table has them, else false). ld_enr_decode's errors, or
+ * LD_ERR_NOT_FOUND for a record without a discv5 endpoint. */
+int ld_discv5_check_record(ld_discv5_t *d, const uint8_t *rec, size_t len, ld_enr_t *enr,
+                           ld_discv5_node_t *n);
 void ld_discv5_vote(ld_discv5_t *d, const uint8_t *node_id, const ld_discv5_addr_t *observed,
                     uint64_t now);
 int ld_discv5_arm(ld_discv5_t *d, timed_t *tm, uint64_t deadline);

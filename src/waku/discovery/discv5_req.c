@@ -393,13 +393,11 @@ static bool already_seen(const request_t *r, const uint8_t *id) {
   return false;
 }
 
-/* One record of a NODES answer to r: verified, with an endpoint, at a requested distance from
- * the responder, not a duplicate, at a plausible address. */
-static int check_record(const request_t *r, const uint8_t *rec, size_t len, ld_enr_t *enr,
-                        ld_discv5_node_t *n) {
-  int rc = ld_enr_decode(enr, rec, len);
-  if (rc == 0)
-    rc = ld_discv5_node_from_enr(n, enr);
+/* One record of a NODES answer to r: verified (or known byte for byte), with an endpoint, at a
+ * requested distance from the responder, not a duplicate, at a plausible address. */
+static int check_record(ld_discv5_t *d, const request_t *r, const uint8_t *rec, size_t len,
+                        ld_enr_t *enr, ld_discv5_node_t *n) {
+  int rc = ld_discv5_check_record(d, rec, len, enr, n);
   if (rc != 0)
     return rc;
   if (!valid_ip(&r->addr, &n->addr))
@@ -442,7 +440,7 @@ static void on_nodes(ld_discv5_t *d, request_t *r, const ld_discv5_msg_t *m, uin
       continue;
     }
     r->processed++;
-    if (check_record(r, rec, len, &enr, &n) != 0) {
+    if (check_record(d, r, rec, len, &enr, &n) != 0) {
       d->stats.nodes_records_dropped++;
       continue;
     }

@@ -133,6 +133,7 @@ struct ld_discv5_table {
   uint8_t extra_bits[LD_DISCV5_BUCKETS]; /* sub-buckets of distance d: 2^extra_bits[d - 1] */
   kbucket_t *buckets[LD_DISCV5_BUCKETS]; /* allocated on first use */
   ld_hashmap_t *by_id;                   /* node ID → entry_t */
+  ld_hashmap_t *by_record;               /* the record's bytes → entry_t */
   ld_hashmap_t *ip_counts;               /* public IP → entries (uintptr_t) */
   size_t n_members, n_repl;
 };
@@ -166,8 +167,9 @@ ld_discv5_table_t *ld_discv5_table_new(const uint8_t local_id[LD_DISCV5_NODE_ID_
   for (int d = 1; d <= LD_DISCV5_BUCKETS; d++)
     t->extra_bits[d - 1] = extra_bits_for(d, cfg->bits_per_hop);
   t->by_id = ld_hashmap_new(64);
+  t->by_record = ld_hashmap_new(64);
   t->ip_counts = ld_hashmap_new(16);
-  if (t->by_id == NULL || t->ip_counts == NULL) {
+  if (t->by_id == NULL || t->by_record == NULL || t->ip_counts == NULL) {
     ld_discv5_table_free(t);
     return NULL;
   }
@@ -178,6 +180,7 @@ void ld_discv5_table_free(ld_discv5_table_t *t) {
   if (t == NULL)
     return;
   ld_hashmap_free(t->by_id, free);
+  ld_hashmap_free(t->by_record, NULL);
   ld_hashmap_free(t->ip_counts, NULL);
   for (int i = 0; i < LD_DISCV5_BUCKETS; i++)
     free(t->buckets[i]);
@@ -252,6 +255,17 @@ static bool ip_allowed(const ld_discv5_table_t *t, const kbucket_t *b, const ld_
 
 /* ---- entries ---- */
 
+/* Indexes e's record bytes (a failure only costs a later verification). */
+static void index_record(ld_discv5_table_t *t, entry_t *e) {
+  if (e->node.enr_len > 0)
+    ld_hashmap_put(t->by_record, e->node.enr, e->node.enr_len, e, NULL);
+}
+
+static void unindex_record(ld_discv5_table_t *t, const entry_t *e) {
+  if (e->node.enr_len > 0 && ld_hashmap_get(t->by_record, e->node.enr, e->node.enr_len) == e)
+    ld_hashmap_remove(t->by_record, e->node.enr, e->node.enr_len);
+}
+
 static entry_t *new_entry(ld_discv5_table_t *t, const ld_discv5_node_t *n, bool replacement) {
   entry_t *e = malloc(sizeof *e);
   if (e == NULL)
@@ -262,6 +276,7 @@ static entry_t *new_entry(ld_discv5_table_t *t, const ld_discv5_node_t *n, bool 
     free(e);
     return NULL;
   }
+  index_record(t, e);
   ip_adjust(t, &n->addr, 1);
   if (replacement)
     t->n_repl++;
@@ -272,6 +287,7 @@ static entry_t *new_entry(ld_discv5_table_t *t, const ld_discv5_node_t *n, bool 
 
 static void drop_entry(ld_discv5_table_t *t, entry_t *e) {
   ld_hashmap_remove(t->by_id, e->node.id, LD_DISCV5_NODE_ID_LEN);
+  unindex_record(t, e);
   ip_adjust(t, &e->node.addr, -1);
   if (e->replacement)
     t->n_repl--;
@@ -304,10 +320,12 @@ static int update_entry(ld_discv5_table_t *t, entry_t *e, const ld_discv5_node_t
     return LD_DISCV5_IP_LIMIT;
   bool seen = e->node.seen, bootstrap = e->node.bootstrap;
   ip_adjust(t, &e->node.addr, -1);
+  unindex_record(t, e);
   e->node = *n;
   e->node.seen = seen;
   e->node.bootstrap = bootstrap;
   ip_adjust(t, &e->node.addr, 1);
+  index_record(t, e);
   return LD_DISCV5_UPDATED;
 }
 
@@ -348,6 +366,12 @@ int ld_discv5_table_add(ld_discv5_table_t *t, const ld_discv5_node_t *n) {
     return LD_ERR_NOMEM;
   b->nodes[b->n++] = e;
   return LD_DISCV5_ADDED;
+}
+
+const ld_discv5_node_t *ld_discv5_table_find_record(const ld_discv5_table_t *t, const uint8_t *raw,
+                                                    size_t len) {
+  entry_t *e = len > 0 ? ld_hashmap_get(t->by_record, raw, len) : NULL;
+  return e != NULL ? &e->node : NULL;
 }
 
 static entry_t *member(ld_discv5_table_t *t, const uint8_t *id) {

@@ -25,7 +25,8 @@
  * exempt.
  *
  * Memory: at most max_nodes entries (members and replacements) of sizeof(ld_discv5_node_t)
- * (~430 bytes) each, plus the ID and IP indexes; ld_discv5_table_add refuses more with
+ * (~430 bytes) each, plus the ID, record and IP indexes (the record index keeps a copy of each
+ * record's bytes, ≤ 300); ld_discv5_table_add refuses more with
  * LD_ERR_LIMIT. With bits-per-hop 1 the buckets alone hold at most 256 × (16 + 8) = 6,144.
  * Not thread-safe: one thread (the engine's). */
 #ifndef LD_WAKU_DISCOVERY_DISCV5_TABLE_H
@@ -129,6 +130,11 @@ int ld_discv5_table_add(ld_discv5_table_t *t, const ld_discv5_node_t *n);
 /* The member with `id` (not a replacement), or NULL. Valid until the table changes. */
 ld_discv5_node_t *ld_discv5_table_get(ld_discv5_table_t *t,
                                       const uint8_t id[LD_DISCV5_NODE_ID_LEN]);
+
+/* The member or replacement whose record is exactly raw[0..len), or NULL: a record already
+ * verified, which NODES answers repeat all the time. Valid until the table changes. */
+const ld_discv5_node_t *ld_discv5_table_find_record(const ld_discv5_table_t *t, const uint8_t *raw,
+                                                    size_t len);
 
 /* Marks a member as having answered: seen, moved to the head of its bucket. No-op otherwise. */
 void ld_discv5_table_set_seen(ld_discv5_table_t *t, const uint8_t id[LD_DISCV5_NODE_ID_LEN]);

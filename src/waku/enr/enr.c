@@ -84,7 +84,17 @@ static bool is_v4(const ld_enr_t *enr) {
   return id != NULL && n == 2 && memcmp(id, "v4", 2) == 0;
 }
 
-static int decode_body(ld_enr_t *enr, ld_cursor_t *body) {
+/* The key of a record whose signature was checked before: only copied. */
+static int take_v4_key(ld_enr_t *enr) {
+  size_t n;
+  const uint8_t *pub = ld_enr_get(enr, "secp256k1", &n);
+  if (pub == NULL || n != LD_SECP256K1_PUBLIC_LEN)
+    return LD_ERR_BAD_KEY;
+  memcpy(enr->pubkey, pub, n);
+  return 0;
+}
+
+static int decode_body(ld_enr_t *enr, ld_cursor_t *body, bool verify) {
   const uint8_t *sig;
   size_t sig_len;
   int rc = ld_rlp_read_string(body, &sig, &sig_len);
@@ -102,10 +112,10 @@ static int decode_body(ld_enr_t *enr, ld_cursor_t *body) {
   if (sig_len != LD_ENR_SIG_LEN)
     return LD_ERR_BAD_SIGNATURE;
   memcpy(enr->signature, sig, LD_ENR_SIG_LEN);
-  return verify_v4(enr, content, content_len);
+  return verify ? verify_v4(enr, content, content_len) : take_v4_key(enr);
 }
 
-int ld_enr_decode(ld_enr_t *enr, const uint8_t *data, size_t len) {
+static int decode(ld_enr_t *enr, const uint8_t *data, size_t len, bool verify) {
   if (enr == NULL || (data == NULL && len > 0))
     return LD_ERR_INVALID_ARG;
   if (len > LD_ENR_MAX_SIZE)
@@ -122,7 +132,15 @@ int ld_enr_decode(ld_enr_t *enr, const uint8_t *data, size_t len) {
     return rc == LD_ERR_TRUNCATED ? rc : LD_ERR_MALFORMED;
   if (!ld_cursor_empty(&c))
     return LD_ERR_MALFORMED;
-  return decode_body(enr, &body);
+  return decode_body(enr, &body, verify);
+}
+
+int ld_enr_decode(ld_enr_t *enr, const uint8_t *data, size_t len) {
+  return decode(enr, data, len, true);
+}
+
+int ld_enr_decode_verified(ld_enr_t *enr, const uint8_t *data, size_t len) {
+  return decode(enr, data, len, false);
 }
 
 int ld_enr_parse_text(ld_enr_t *enr, const char *text) {

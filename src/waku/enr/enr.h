@@ -82,6 +82,11 @@ typedef struct ld_enr {
  * failure. */
 int ld_enr_decode(ld_enr_t *enr, const uint8_t *data, size_t len);
 
+/* ld_enr_decode without the signature check, for bytes that ld_enr_decode accepted before,
+ * byte for byte (a cache of verified records: discv5 receives the same records over and over,
+ * and the check costs a secp256k1 verification). Never for bytes of unknown origin. */
+int ld_enr_decode_verified(ld_enr_t *enr, const uint8_t *data, size_t len);
+
 /* Decodes the text form: "enr:" followed by base64url (unpadded, or correctly padded). Text
  * longer than LD_ENR_TEXT_PARSE_MAX or not in that form is LD_ERR_BAD_ENCODING; then as
  * ld_enr_decode. `text` is NUL-terminated. */

@@ -715,6 +715,25 @@ static void node_record(void **state) {
   assert_int_equal(ld_enr_build_node(&enr, &key, &cfg), LD_ERR_INVALID_ARG);
 }
 
+/* decode_verified: the same fields as decode, every structural check, no signature check. */
+static void decode_verified_skips_only_the_signature(void **state) {
+  (void)state;
+  ld_enr_t enr, trusted;
+  parse_ok(&enr, EIP778);
+  assert_int_equal(ld_enr_decode_verified(&trusted, enr.raw, enr.len), 0);
+  assert_int_equal(trusted.len, enr.len);
+  assert_true(trusted.seq == enr.seq);
+  assert_int_equal(trusted.n_pairs, enr.n_pairs);
+  assert_memory_equal(trusted.pubkey, enr.pubkey, sizeof enr.pubkey);
+  assert_memory_equal(trusted.signature, enr.signature, sizeof enr.signature);
+  uint8_t raw[LD_ENR_MAX_SIZE];
+  memcpy(raw, enr.raw, enr.len);
+  raw[10] ^= 1; /* a signature byte */
+  assert_int_equal(ld_enr_decode(&trusted, raw, enr.len), LD_ERR_BAD_SIGNATURE);
+  assert_int_equal(ld_enr_decode_verified(&trusted, raw, enr.len), 0);
+  assert_int_equal(ld_enr_decode_verified(&trusted, raw, enr.len - 1), LD_ERR_TRUNCATED);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(eip778_example),
@@ -730,6 +749,7 @@ int main(void) {
       cmocka_unit_test(shard_encodings),
       cmocka_unit_test(multiaddrs_key_rules),
       cmocka_unit_test(node_record),
+      cmocka_unit_test(decode_verified_skips_only_the_signature),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
