@@ -69,7 +69,7 @@ struct ld_node {
 
   ld_hashmap_t *peer_conns; /* peer ID bytes → live connection count (uintptr_t) */
 
-  ld_archive_t *archive; /* once open */
+  ld_archive_t *archive; /* from the mount on (it takes work while it opens); NULL once gone */
   bool archive_opening;
   int archive_stage; /* fan-out handles, 0 when not added */
   int filter_stage;

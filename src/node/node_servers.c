@@ -213,7 +213,7 @@ static int start_metrics(ld_node_t *node) {
   ld_node_metrics_set_relay(node->node_metrics, node->relay);
   ld_service_metrics_sources_t ss;
   memset(&ss, 0, sizeof ss);
-  ss.archive = node->archive;
+  ss.archive = node->archive_opening ? NULL : node->archive; /* set once open */
   ss.store = node->store;
   ss.lightpush = node->lightpush;
   ss.filter = node->filter;

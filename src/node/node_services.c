@@ -13,11 +13,13 @@
 /* ---- archive and store ------------------------------------------------------------------------
  */
 
+/* The archive takes messages from its mount on, while it opens too (it writes them once open);
+ * none is dropped without a word. */
 static void archive_stage(const ld_fanout_message_t *m, void *user_data) {
   ld_node_t *node = user_data;
-  if (node->archive == NULL)
-    return;
-  int rc = ld_archive_handle_message(node->archive, m->pubsub_topic, m->msg, m->hash, NULL, NULL);
+  int rc = node->archive != NULL ? ld_archive_handle_message(node->archive, m->pubsub_topic, m->msg,
+                                                             m->hash, NULL, NULL)
+                                 : LD_ERR_CLOSED;
   if (rc < 0)
     LD_WARN(TOPIC, "archive refused a message on %s: %s", m->pubsub_topic, ld_errname(rc));
 }
@@ -34,6 +36,7 @@ static void on_archive_open(ld_archive_t *a, int err, const char *why, void *use
   ld_node_t *node = user_data;
   node->archive_opening = false;
   if (err != 0) {
+    node->archive = NULL; /* gone */
     LD_ERROR(TOPIC, "Cannot open the archive %s: %s (%s)", node->cfg.store_db_url,
              why != NULL ? why : ld_strerror(err), ld_errname(err));
     if (node->state == NODE_STOPPING) {
@@ -48,7 +51,6 @@ static void on_archive_open(ld_archive_t *a, int err, const char *why, void *use
     ld_archive_close(a, ld_node_pending_done, node);
     return;
   }
-  node->archive = a;
   if (node->service_metrics != NULL)
     ld_service_metrics_set_archive(node->service_metrics, a);
   LD_INFO(TOPIC, "Archive open (%s driver)", ld_archive_driver_name(a));
@@ -67,13 +69,15 @@ static int open_archive(ld_node_t *node) {
   }
   ac.n_policies = (size_t)n;
   ac.max_db_connections = node->cfg.store_max_db_connections;
-  int rc = ld_archive_open(node->loop, &ac, on_archive_open, node);
+  int rc = ld_archive_open_early(node->loop, &ac, on_archive_open, node, &node->archive);
   if (rc != 0)
     return rc;
   node->archive_opening = true;
   return 0;
 }
 
+/* The archive takes messages and store queries at once, before its database is open, and holds
+ * them until it is (a large archive takes a while to open). */
 static int mount_store(ld_node_t *node) {
   int rc = open_archive(node);
   if (rc != 0)
@@ -274,15 +278,15 @@ void ld_node_services_stop(ld_node_t *node) {
   if (node->filter_stage > 0)
     ld_fanout_remove(node->fanout, node->filter_stage);
   node->archive_stage = node->filter_stage = 0;
-  if (node->archive != NULL) {
-    if (node->service_metrics != NULL)
-      ld_service_metrics_set_archive(node->service_metrics, NULL);
+  if (node->archive != NULL && node->service_metrics != NULL)
+    ld_service_metrics_set_archive(node->service_metrics, NULL);
+  if (node->archive_opening) {
+    node->pending++; /* on_archive_open closes it and completes this */
+  } else if (node->archive != NULL) {
     node->pending++;
     ld_archive_close(node->archive, ld_node_pending_done, node);
-    node->archive = NULL;
-  } else if (node->archive_opening) {
-    node->pending++; /* on_archive_open closes it and completes this */
   }
+  node->archive = NULL;
 }
 
 void ld_node_services_free(ld_node_t *node) {

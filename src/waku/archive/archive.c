@@ -1,5 +1,6 @@
 /* The archive core: lifecycle, jobs and their deadlines, ingest checks and write batching,
  * queries, counts and figures. Retention runs in retention.c. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #define DEFAULT_MAX_DB_CONNECTIONS 50u
 #define DEFAULT_MEMORY_CAPACITY 100000u
 #define ARCHIVE_HANDLES 5
+#define OPENING_HELD_POLL_MS 5
 
 static void flush_pending(ld_archive_t *a, bool all);
 static void release_reads(ld_archive_t *a);
@@ -759,6 +761,33 @@ static void start_held(ld_archive_t *a) {
   release_reads(a);
 }
 
+static void finish_open(ld_archive_t *a) {
+  a->state = LD_ARCHIVE_ST_OPEN;
+  start_held(a);
+  ld_archive__retention_start_timer(a, 0);
+  uint32_t every = a->drv->ops->maintain_interval_ms;
+  if (a->drv->ops->maintain != NULL && every > 0)
+    uv_timer_start(&a->maintain_timer, on_maintain_timer, every, every);
+  ld_archive_open_fn cb = a->open_cb;
+  a->open_cb = NULL;
+  cb(a, 0, "", a->cb_data);
+}
+
+/* ld_archive_hold_opening: archives whose database is open wait here (on the maintenance timer,
+ * which starts only once open) until the hold is lifted. */
+static atomic_bool g_opening_held;
+
+void ld_archive_hold_opening(bool held) {
+  atomic_store(&g_opening_held, held);
+}
+
+static void on_opening_held(uv_timer_t *t) {
+  if (atomic_load(&g_opening_held))
+    return;
+  uv_timer_stop(t);
+  finish_open(t->data);
+}
+
 static void open_done(ld_archive_job_t *job) {
   ld_archive_t *a = job->owner;
   int err = job->err;
@@ -772,15 +801,11 @@ static void open_done(ld_archive_job_t *job) {
     return;
   }
   ld_archive__job_free(job);
-  a->state = LD_ARCHIVE_ST_OPEN;
-  start_held(a);
-  ld_archive__retention_start_timer(a, 0);
-  uint32_t every = a->drv->ops->maintain_interval_ms;
-  if (a->drv->ops->maintain != NULL && every > 0)
-    uv_timer_start(&a->maintain_timer, on_maintain_timer, every, every);
-  ld_archive_open_fn cb = a->open_cb;
-  a->open_cb = NULL;
-  cb(a, 0, "", a->cb_data);
+  if (atomic_load(&g_opening_held)) {
+    uv_timer_start(&a->maintain_timer, on_opening_held, OPENING_HELD_POLL_MS, OPENING_HELD_POLL_MS);
+    return;
+  }
+  finish_open(a);
 }
 
 void ld_archive_config_default(ld_archive_config_t *cfg) {

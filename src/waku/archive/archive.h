@@ -272,4 +272,12 @@ typedef struct ld_archive_stats {
 
 void ld_archive_stats(const ld_archive_t *a, ld_archive_stats_t *out);
 
+/* ---- tests ----------------------------------------------------------------------------------- */
+
+/* For tests of what a node does while its archive opens (a large archive, a long migration):
+ * while `held` is true, every archive of the process whose database has opened waits before it
+ * reports the open and starts the work it took meanwhile; lifting the hold lets them go on
+ * within a few milliseconds. Off unless a test sets it. Any thread. */
+void ld_archive_hold_opening(bool held);
+
 #endif
