@@ -116,6 +116,9 @@ static void on_archive_open(ld_archive_t *a, int err, const char *why, void *use
       ld_node_pending_done(node);
       return;
     }
+    if (node->archive_stage > 0) /* reported once here rather than for every message */
+      ld_fanout_remove(node->fanout, node->archive_stage);
+    node->archive_stage = 0;
     ld_event_node_failure_t ev = {"archive", err, why != NULL ? why : ld_strerror(err)};
     ld_broker_publish(node->broker, LD_EVENT_NODE_FAILURE, &ev);
     return;
