@@ -159,14 +159,19 @@ void ld_bloom_insert(ld_bloom_t *b, const void *item, size_t len) {
   b->n_items++;
 }
 
+bool ld_bloom_positions_set(const ld_bloom_params_t *p, const uint8_t *bytes,
+                            const uint32_t *positions) {
+  for (uint32_t i = 0; i < p->k; i++)
+    if ((bytes[bit_byte(positions[i])] & bit_mask(positions[i])) == 0)
+      return false;
+  return true;
+}
+
 bool ld_bloom_lookup_bytes(const ld_bloom_params_t *p, const uint8_t *bytes, const void *item,
                            size_t len) {
   uint32_t pos[LD_BLOOM_MAX_K];
   ld_bloom_positions(p, item, len, pos);
-  for (uint32_t i = 0; i < p->k; i++)
-    if ((bytes[bit_byte(pos[i])] & bit_mask(pos[i])) == 0)
-      return false;
-  return true;
+  return ld_bloom_positions_set(p, bytes, pos);
 }
 
 bool ld_bloom_lookup(const ld_bloom_t *b, const void *item, size_t len) {

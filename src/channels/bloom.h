@@ -75,6 +75,11 @@ static inline bool ld_bloom_bytes_fit(const ld_bloom_params_t *p, size_t len) {
 /* The k bit positions of `item` (out has room for p->k values). */
 void ld_bloom_positions(const ld_bloom_params_t *p, const void *item, size_t len, uint32_t *out);
 
+/* True when the k bits at `positions` (from ld_bloom_positions) are all set in serialised bytes
+ * of the parameters `p` (exactly p->bytes long): a lookup with the hashing done beforehand. */
+bool ld_bloom_positions_set(const ld_bloom_params_t *p, const uint8_t *bytes,
+                            const uint32_t *positions);
+
 /* js-waku's hashN(item, n, max_value): (|H(item)| mod max + n · (|H(item ‖ " b")| mod max)) mod
  * max, max > 0. Exposed for the test vectors. */
 uint32_t ld_bloom_hash_n(const void *item, size_t len, uint32_t n, uint32_t max_value);

@@ -220,7 +220,8 @@ static int missing_add(ld_sds_t *s, const ld_sds_history_entry_t *dep) {
     return LD_ERR_NOMEM;
   }
   s->stats.missing++;
-  return sds_emit_entry(s, LD_SDS_EV_MISSING, &m->entry);
+  int rc = m->t_req <= s->now ? schedule_repair_sync(s) : 0; /* T_min 0: due at once */
+  return rc != 0 ? rc : sds_emit_entry(s, LD_SDS_EV_MISSING, &m->entry);
 }
 
 int sds_missing_postpone(ld_sds_t *s, const char *id, size_t id_len) {

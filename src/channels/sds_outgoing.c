@@ -206,21 +206,12 @@ static int acknowledge(ld_sds_t *s, out_entry_t *o, uint32_t bloom_hits) {
   return rc;
 }
 
-static bool bloom_holds(const ld_sds_t *s, const uint8_t *bytes, const out_entry_t *o) {
-  for (uint32_t i = 0; i < s->bloom.params.k; i++) {
-    uint32_t h = o->positions[i];
-    if ((bytes[(size_t)(h / 64) * 8 + (7 - (h % 64) / 8)] & (1u << (h % 8))) == 0)
-      return false;
-  }
-  return true;
-}
-
 static int review_bloom(ld_sds_t *s, const uint8_t *bytes) {
   int rc = 0;
   out_entry_t *next;
   for (out_entry_t *o = s->out_head; o != NULL && rc == 0; o = next) {
     next = o->next;
-    if (!bloom_holds(s, bytes, o))
+    if (!ld_bloom_positions_set(&s->bloom.params, bytes, o->positions))
       continue;
     if (++o->possible_acks >= s->cfg.possible_acks_threshold) {
       rc = acknowledge(s, o, o->possible_acks);

@@ -994,6 +994,31 @@ static void repair_request_suppression_and_retries(void **state) {
   ld_sds_free(d);
 }
 
+/* With T_min 0 a request can be due the moment the gap is seen: a sync carries it at once. */
+static void repair_request_due_at_once(void **state) {
+  (void)state;
+  ld_sds_config_t c = test_cfg();
+  c.repair_t_min_ms = 0;
+  c.repair_t_max_ms = 1;
+  ld_sds_t *b = make(&c, "bob", T0);
+  const char *deps[] = {"m1"};
+  size_t len;
+  uint8_t *m2 = craft("alice", "m2", true, T0, deps, 1, "two", &len);
+  recv_bytes(b, T0, m2, len);
+  free(m2);
+  discard(b);
+  assert_true(ld_sds_next_deadline(b) == T0);
+  events_t e = {0};
+  run_until(b, T0, &e);
+  assert_int_equal(count_sends(&e, LD_SDS_SEND_SYNC), 1);
+  ld_sds_message_t m;
+  decode(nth_send(&e, LD_SDS_SEND_SYNC, 0)->data, nth_send(&e, LD_SDS_SEND_SYNC, 0)->len, &m);
+  assert_int_equal(m.repair_request_len, 1);
+  ld_sds_message_clear(&m);
+  events_free(&e);
+  ld_sds_free(b);
+}
+
 /* Only a participant that holds the message, and with its sender ID, schedules an answer; with
  * several response groups only members do. */
 static void repair_answer_conditions(void **state) {
@@ -1344,6 +1369,7 @@ int main(void) {
       cmocka_unit_test(repair_timing_equals_js_waku),
       cmocka_unit_test(repair_request_and_answer),
       cmocka_unit_test(repair_request_suppression_and_retries),
+      cmocka_unit_test(repair_request_due_at_once),
       cmocka_unit_test(repair_answer_conditions),
       cmocka_unit_test(fetch_events),
       cmocka_unit_test(sync_messages),
