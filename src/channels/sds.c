@@ -177,7 +177,7 @@ void sds_restart_sync(ld_sds_t *s, unsigned half_steps) {
   if (s->cfg.sync_interval_ms == 0)
     return;
   uint64_t span = s->cfg.sync_interval_ms * half_steps / 2;
-  uint64_t delay = span > 0 ? sds_random(s) % span : 0;
+  uint64_t delay = 1 + (span > 0 ? sds_random(s) % span : 0); /* never due in the same call */
   if (sds_arm(s, &s->sync_timer, s->now + delay) != 0)
     s->stats.refused++; /* out of memory: the next send or receive re-arms it */
 }

@@ -65,18 +65,20 @@ static void waiters_free(waiters_t *w) {
   free(w);
 }
 
-/* Removes one occurrence (or all, `all`) of `e` from the waiters of `dep`. */
-static void waiting_remove(ld_sds_t *s, const char *dep, size_t dep_len, const in_entry_t *e,
-                           bool all) {
+/* Removes one occurrence (or all, `all`) of `e` from the waiters of `dep`; the number removed. */
+static size_t waiting_remove(ld_sds_t *s, const char *dep, size_t dep_len, const in_entry_t *e,
+                             bool all) {
   waiters_t *w = ld_hashmap_get(s->waiting, dep, dep_len);
   if (w == NULL)
-    return;
+    return 0;
+  size_t removed = 0;
   for (size_t i = 0; i < w->len;) {
     if (w->items[i] != e) {
       i++;
       continue;
     }
     w->items[i] = w->items[--w->len];
+    removed++;
     if (!all)
       break;
   }
@@ -84,6 +86,7 @@ static void waiting_remove(ld_sds_t *s, const char *dep, size_t dep_len, const i
     ld_hashmap_remove(s->waiting, dep, dep_len);
     waiters_free(w);
   }
+  return removed;
 }
 
 /* ---- the incoming buffer -------------------------------------------------------------------- */
@@ -526,17 +529,25 @@ int sds_incoming_on_timer(ld_sds_t *s, in_entry_t *root) {
   for (size_t i = 0; rc == 0 && i < r.n_cycles; i++) {
     in_entry_t *e = r.cycles[i].from;
     const ld_sds_history_entry_t *d = r.cycles[i].dep;
-    waiting_remove(s, d->message_id, d->message_id_len, e, false);
-    if (--e->unmet == 0)
+    /* `unmet` counts the waiter entries: an edge the message never waited on (its dependency
+     * was logged or lost when it arrived, and forgotten since) is not one */
+    if (waiting_remove(s, d->message_id, d->message_id_len, e, false) == 1 && --e->unmet == 0)
       rc = ready_push(&ready, e);
   }
+  char *id = sds_strndup(root->msg.message_id, root->msg.message_id_len);
+  size_t id_len = root->msg.message_id_len;
   int rc2 = cascade(s, &ready);
   if (rc == 0)
     rc = rc2;
   for (size_t i = 0; rc == 0 && i < r.n_lost; i++)
     rc = declare_lost(s, &r.lost[i]);
   resolution_clear(&r);
-  return rc;
+  /* still waiting (out of memory on the way): try again later rather than never */
+  in_entry_t *left = id != NULL ? ld_hashmap_get(s->incoming, id, id_len) : NULL;
+  if (left != NULL && rc2 == 0)
+    rc2 = sds_arm(s, &left->timer, s->now + s->cfg.lost_timeout_ms);
+  free(id);
+  return rc != 0 ? rc : rc2;
 }
 
 /* ---- receiving ------------------------------------------------------------------------------ */

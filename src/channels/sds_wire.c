@@ -227,7 +227,7 @@ int ld_sds_message_encode(const ld_sds_message_t *m, ld_buf_t *out) {
     return rc;
   size_t n = ld__channels__sds_message__get_packed_size(&pb);
   rc = ld_buf_reserve(out, n);
-  if (rc == 0) {
+  if (rc == 0 && n > 0) { /* an empty message appends nothing (out->data may be NULL) */
     ld__channels__sds_message__pack(&pb, out->data + out->len);
     out->len += n;
   }

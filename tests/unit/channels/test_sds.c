@@ -829,6 +829,40 @@ static void expiry_resolves_chains_and_cycles(void **state) {
   ld_sds_free(a);
 }
 
+/* A message declared lost turns up later naming itself and two unknown messages, and the set of
+ * remembered lost IDs forgets it before its wait ends: the self-dependency it never waited on
+ * must not count as one it did (found by fuzz/sds_engine.c: it freed the message while another
+ * dependency's waiter list still held it). */
+static void late_message_forgotten_as_lost(void **state) {
+  (void)state;
+  ld_sds_config_t c = test_cfg();
+  c.repair = false;
+  c.max_lost = 1;
+  c.max_missing = 1;
+  ld_sds_t *a = make(&c, "alice", T0);
+  const char *d3[] = {"m1"}, *d1[] = {"m1", "z1", "z2"};
+  size_t len;
+  uint8_t *w = craft("bob", "m3", true, T0 + 3, d3, 1, "3", &len);
+  recv_bytes(a, T0, w, len);
+  free(w);
+  events_t e = {0};
+  run_until(a, T0 + c.lost_timeout_ms, &e);
+  assert_string_equal(nth(&e, LD_SDS_EV_LOST, 0)->message_id, "m1");
+  w = craft("bob", "m1", true, T0 + 1, d1, 3, "1", &len);
+  uint64_t now = T0 + c.lost_timeout_ms;
+  assert_int_equal(recv_bytes(a, now, w, len), LD_SDS_RX_BUFFERED);
+  free(w);
+  events_free(&e);
+  run_until(a, now + c.lost_timeout_ms, &e);
+  assert_int_equal(count(&e, LD_SDS_EV_LOST), 2); /* z1 (tracked), z2 (not: max_missing) */
+  assert_int_equal(count(&e, LD_SDS_EV_DELIVERED), 1);
+  assert_string_equal(nth(&e, LD_SDS_EV_DELIVERED, 0)->message_id, "m1");
+  assert_int_equal(stats(a).incoming_len, 0);
+  assert_int_equal(ld_hashmap_size(a->waiting), 0);
+  events_free(&e);
+  ld_sds_free(a);
+}
+
 /* ---- SDS-R ---------------------------------------------------------------------------------- */
 
 /* T_req, T_resp and the response group equal js-waku's RepairManager for the same inputs. */
@@ -1366,6 +1400,7 @@ int main(void) {
       cmocka_unit_test(incoming_buffer_is_bounded),
       cmocka_unit_test(lost_after_timeout),
       cmocka_unit_test(expiry_resolves_chains_and_cycles),
+      cmocka_unit_test(late_message_forgotten_as_lost),
       cmocka_unit_test(repair_timing_equals_js_waku),
       cmocka_unit_test(repair_request_and_answer),
       cmocka_unit_test(repair_request_suppression_and_retries),
