@@ -99,7 +99,7 @@ typedef struct ld_sds_config {
   uint32_t max_retransmissions;       /* 5 (LIP maxRetransmissions) */
   /* missing dependencies */
   uint64_t lost_timeout_ms;   /* 300 000 (> 2·T_max: a repair can still come); 0 = never */
-  uint64_t fetch_delay_ms;    /* 130 000: after peers had their chance; 0 = at once */
+  uint64_t fetch_delay_ms;    /* 130 000: after peers had their chance (at once without repair) */
   uint64_t fetch_interval_ms; /* 10 000 (js-waku's retrieve frequency) */
   uint32_t max_fetches;       /* 5; 0 = no FETCH events */
   /* sync */
@@ -211,7 +211,7 @@ void ld_sds_free(ld_sds_t *s);
 
 /* Sends `content[0..len)` (len > 0) as content message `message_id` (unique in the channel, see
  * ld_sds_message_id): queues SEND (LD_SDS_SEND_CONTENT). Errors: LD_ERR_INVALID_ARG (empty
- * content, bad ID), LD_ERR_EXISTS (ID already logged or outgoing), LD_ERR_TOO_LARGE (the
+ * content, bad ID), LD_ERR_EXISTS (ID already logged, outgoing or buffered), LD_ERR_TOO_LARGE (the
  * encoded message would exceed LD_SDS_MAX_WIRE_SIZE), LD_ERR_AGAIN (event queue full),
  * LD_ERR_NOMEM. */
 int ld_sds_send(ld_sds_t *s, uint64_t now_ms, const char *message_id, const uint8_t *content,

@@ -302,7 +302,8 @@ int ld_sds_send(ld_sds_t *s, uint64_t now_ms, const char *message_id, const uint
     return rc;
   size_t n = strlen(message_id);
   if (sds_log_find(&s->log, message_id, n) != NULL ||
-      ld_hashmap_contains(s->outgoing, message_id, n))
+      ld_hashmap_contains(s->outgoing, message_id, n) ||
+      ld_hashmap_contains(s->incoming, message_id, n))
     return LD_ERR_EXISTS;
   return send_content(s, message_id, content, len);
 }

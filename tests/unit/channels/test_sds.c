@@ -679,6 +679,7 @@ static void causal_delivery_through_the_buffer(void **state) {
   assert_true(ld_bloom_lookup(&a->bloom, "m3", 2));
   assert_false(ld_sds_in_log(a, "m3"));
   assert_int_equal(recv_bytes(a, T0, m2, l2), LD_SDS_RX_DUPLICATE);
+  assert_int_equal(ld_sds_send(a, T0, "m3", text("mine"), 4), LD_ERR_EXISTS); /* buffered ID */
   assert_int_equal(recv_bytes(a, T0, m1, l1), LD_SDS_RX_DELIVERED);
   take(a, &e);
   assert_int_equal(e.n, 3);
