@@ -80,6 +80,8 @@ fi
 echo "# library: contexts in one process through the public C API (bench/lib.c): idle memory,"
 echo "# create + start, relay latency between two contexts, sends per second with confirmations"
 ./build-rel/bench_lib --log-level ERROR
+echo "# HTTP: 500 keep-alive clients polling REST /health and 500 polling /metrics, 60 s, relay busy"
+bash bench/http-load.sh 60 500
 echo "# library: liblogosdelivery.so from a clean build directory, Release, -j2"
 bash bench/build-time.sh 2
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

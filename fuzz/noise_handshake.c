@@ -128,8 +128,10 @@ static void round_trip(ld_noise_t *from, ld_noise_t *to, const uint8_t *data, si
   if (ld_noise_encrypt(from, data, size, &wire) != 0)
     abort();
   size_t cut = size > 0 ? (data[0] * wire.len) / 255 : 0, used = 0;
-  if (ld_noise_read(to, wire.data, cut, &used, NULL, &plain) != 0 ||
-      ld_noise_read(to, wire.data + used, wire.len - used, &used, NULL, &plain) != 0)
+  if (ld_noise_read(to, wire.data, cut, &used, NULL, &plain) != 0)
+    abort();
+  size_t rest = wire.len - used; /* an empty message may leave no frame at all (data NULL) */
+  if (rest > 0 && ld_noise_read(to, wire.data + used, rest, &used, NULL, &plain) != 0)
     abort();
   if (plain.len != size || (size > 0 && memcmp(plain.data, data, size) != 0))
     abort();

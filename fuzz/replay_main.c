@@ -1,5 +1,6 @@
-/* Replays a libFuzzer corpus without libFuzzer: every file named on the command line, or found in
- * a directory named on the command line, is passed once to LLVMFuzzerTestOneInput. */
+/* Replays a libFuzzer corpus without libFuzzer: the empty input first (libFuzzer always starts
+ * with it), then every file named on the command line, or found in a directory named on the
+ * command line, is passed once to LLVMFuzzerTestOneInput. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,8 +53,16 @@ static int replay_path(const char *path, int *count) {
   return rc;
 }
 
+/* As libFuzzer does: a valid pointer to no bytes. */
+static void replay_empty(void) {
+  uint8_t *none = calloc(1, 1);
+  LLVMFuzzerTestOneInput(none, 0);
+  free(none);
+}
+
 int main(int argc, char **argv) {
   int count = 0;
+  replay_empty();
   for (int i = 1; i < argc; i++)
     if (replay_path(argv[i], &count) != 0)
       return 1;
@@ -61,6 +70,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "empty corpus\n");
     return 1;
   }
-  printf("replayed %d inputs\n", count);
+  printf("replayed the empty input and %d inputs\n", count);
   return 0;
 }

@@ -48,3 +48,11 @@ cmake --build build-asan -j"$(nproc)"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" "$@"
+
+# The README's fuzzing recipe, exactly as written, so that it keeps building; its fuzz targets
+# then replay their corpora through libFuzzer itself (which starts with the empty input).
+if [ $# -eq 0 ]; then
+  cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DLD_LIBFUZZER=ON -DLD_SANITIZE=ON >/dev/null
+  cmake --build build-fuzz -j"$(nproc)"
+  ctest --test-dir build-fuzz --output-on-failure -j"$(nproc)" -L fuzz
+fi

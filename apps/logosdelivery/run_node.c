@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <uv.h>
 
 #include "base/error.h"
@@ -36,6 +37,24 @@ static int parse_node_flags(int argc, char **argv, ld_app_node_options_t **out) 
   }
   free(opts);
   return rc;
+}
+
+/* The REST and metrics servers take up to LD_HTTPD_DEFAULT_MAX_CONNECTIONS clients each, beside
+ * the libp2p connections; the usual soft limit of 1024 open files would cut them short. The soft
+ * limit goes up to the hard one (at most NODE_FD_LIMIT): nothing in the node uses select(). */
+#define NODE_FD_LIMIT 65536
+
+static void raise_fd_limit(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return;
+  rlim_t want =
+      rl.rlim_max == RLIM_INFINITY || rl.rlim_max > NODE_FD_LIMIT ? NODE_FD_LIMIT : rl.rlim_max;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+      LD_DEBUG("main", "Open file limit raised to %llu", (unsigned long long)want);
+  }
 }
 
 typedef struct node_run {
@@ -124,6 +143,7 @@ int ld_app_run_node(int argc, char **argv) {
   int rc = parse_node_flags(argc, argv, &opts);
   if (rc != 0)
     return rc == 1 ? LD_EXIT_OK : LD_EXIT_USAGE;
+  raise_fd_limit();
   node_run_t run;
   memset(&run, 0, sizeof run);
   uv_loop_init(&run.loop);

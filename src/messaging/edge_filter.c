@@ -17,9 +17,11 @@ typedef struct fpeer {
   struct fpeer *next;
   uint64_t id; /* unique within the edge filter; requests find their peer by it */
   ld_service_peer_t peer;
-  bool active;        /* every SUBSCRIBE so far succeeded */
-  bool broken;        /* to be dropped */
-  size_t outstanding; /* SUBSCRIBE requests without an answer */
+  bool active;                       /* every SUBSCRIBE so far succeeded */
+  bool broken;                       /* to be dropped */
+  ld_service_outcome_t drop_outcome; /* what dropping it tells the selector */
+  uint64_t added_ms;                 /* when it was picked */
+  size_t outstanding;                /* SUBSCRIBE requests without an answer */
   bool ping_inflight;
   unsigned ping_failures;
   uint64_t next_ping_ms;
@@ -134,16 +136,21 @@ static fpeer_t *find_peer(const ld_edge_filter_t *ef, uint64_t id) {
   return NULL;
 }
 
-static void on_subscribe_result(ld_edge_filter_t *ef, fpeer_t *p, bool ok) {
-  if (!ok) {
+/* A refused SUBSCRIBE counts as transient: the peer is asked again at a later round, paced by
+ * the selector's back-off, rather than skipped for the failure expiry. */
+static void on_subscribe_result(ld_edge_filter_t *ef, fpeer_t *p, int err, uint32_t code) {
+  ld_service_outcome_t outcome = ld_service_outcome_of(err, code);
+  if (outcome != LD_SERVICE_SERVED) {
     ef->stats.subscribe_failures++;
     p->broken = true;
+    p->drop_outcome = outcome == LD_SERVICE_REFUSED ? LD_SERVICE_TRANSIENT : outcome;
     return;
   }
   ef->stats.subscribes++;
   if (p->outstanding > 0)
     p->outstanding--;
   if (p->outstanding == 0 && !p->active && !p->broken) {
+    ld_service_peers_report(ef->peers, &p->peer.id, LD_SERVICE_SERVED, p->added_ms, now_ms(ef));
     p->active = true;
     p->ping_failures = 0;
     p->next_ping_ms = now_ms(ef) + ef->cfg.ping_interval_ms;
@@ -172,9 +179,10 @@ static void on_ping_result(ld_edge_filter_t *ef, fpeer_t *p, bool ok, uint32_t c
     return;
   }
   ef->stats.ping_failures++;
-  if (++p->ping_failures >= LD_EDGE_FILTER_MAX_PING_FAILURES)
-    p->broken = true;
-  else
+  if (++p->ping_failures >= LD_EDGE_FILTER_MAX_PING_FAILURES) {
+    p->broken = true; /* repeated failures */
+    p->drop_outcome = LD_SERVICE_BROKEN;
+  } else
     p->next_ping_ms = now + ef->cfg.ping_retry_ms;
 }
 
@@ -184,7 +192,7 @@ static void settle(req_t *q, int err, uint32_t code) {
   fpeer_t *p = ef != NULL && q->peer_id != 0 ? find_peer(ef, q->peer_id) : NULL;
   bool ok = err == 0 && code == LD_FILTER_STATUS_OK;
   if (p != NULL && q->type == LD_FILTER_SUBSCRIBE)
-    on_subscribe_result(ef, p, ok);
+    on_subscribe_result(ef, p, err, code);
   else if (p != NULL && q->type == LD_FILTER_SUBSCRIBER_PING)
     on_ping_result(ef, p, ok, err == 0 ? code : 0);
   req_unlink(q);
@@ -242,7 +250,7 @@ static void start(ld_edge_filter_t *ef, fpeer_t *p, uint32_t type, const char *p
   if (q != NULL)
     settle(q, rc, 0);
   else if (type == LD_FILTER_SUBSCRIBE)
-    on_subscribe_result(ef, p, false);
+    on_subscribe_result(ef, p, rc, 0);
   else if (type == LD_FILTER_SUBSCRIBER_PING)
     on_ping_result(ef, p, false, 0);
   restart_timer(ef, 0);
@@ -274,8 +282,9 @@ static void drop_broken(ld_edge_filter_t *ef, fshard_t *s) {
     char id[LD_PEERID_TEXT_MAX];
     if (ld_peerid_to_text(&p->peer.id, id, sizeof id) < 0)
       id[0] = '\0';
-    LD_INFO(TOPIC, "dropping filter service peer %s of %s", id, s->pubsub);
-    ld_service_peers_mark_failed(ef->peers, &p->peer.id, now_ms(ef));
+    LD_INFO(TOPIC, "dropping filter service peer %s of %s (%s)", id, s->pubsub,
+            ld_service_outcome_name(p->drop_outcome));
+    ld_service_peers_report(ef->peers, &p->peer.id, p->drop_outcome, p->added_ms, now_ms(ef));
     ef->stats.peers_dropped++;
     *link = p->next;
     s->n_peers--;
@@ -289,6 +298,8 @@ static void add_peer(ld_edge_filter_t *ef, fshard_t *s, const ld_service_peer_t 
     return;
   p->id = ++ef->next_id;
   p->peer = *cand;
+  p->drop_outcome = LD_SERVICE_BROKEN;
+  p->added_ms = now_ms(ef);
   p->next = s->peers;
   s->peers = p;
   s->n_peers++;

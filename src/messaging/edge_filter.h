@@ -13,8 +13,12 @@
  *     (ld_filter_client_config_t.ping_timeout_ms, 5 s by default). A ping answered
  *     404 (the service forgot us) re-subscribes that peer.
  *   - A failed SUBSCRIBE or LD_EDGE_FILTER_MAX_PING_FAILURES consecutive failed pings drop the
- *     peer: it is marked failed in the service_peers selector and another one is picked on the
- *     next maintenance tick (every tick_ms), as are peers for shards below target.
+ *     peer, and the selector hears why (service_peers.h): a SUBSCRIBE refused or answered with a
+ *     transient status (429, 5xx, a timeout) is transient, so the same peer may be picked again
+ *     at a later tick, paced by the selector's back-off; a dial or protocol failure, or the
+ *     repeated ping failures, mark it failed. Another peer is picked on the next maintenance
+ *     tick (every tick_ms), as are peers for shards below target. A peer whose SUBSCRIBEs all
+ *     succeeded is reported served (its transient count is reset).
  *   - Every push the node's filter client receives (LD_EVENT_FILTER_PUSH on the node's broker,
  *     node/node_filter.h) goes to on_push, whichever peer sent it (redundant peers push the same
  *     message: the caller de-duplicates, e.g. with recv_service.h).

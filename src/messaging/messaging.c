@@ -37,6 +37,7 @@ typedef struct lp_call {
   ld_service_peer_t peer;
   ld_service_dial_t *dial;
   ld_lightpush_call_t *call;
+  uint64_t started_ms; /* for the service-peer outcome */
   char *pubsub_topic;
   ld_waku_message_t msg;
 } lp_call_t;
@@ -180,16 +181,18 @@ static void lp_finish(lp_call_t *c, uint32_t status, const char *desc) {
   lp_free(c);
 }
 
-static bool lp_peer_fault(uint32_t status) {
-  return status != LD_LIGHTPUSH_SUCCESS && status != LD_LIGHTPUSH_TOO_MANY_REQUESTS &&
-         status != LD_LIGHTPUSH_BAD_REQUEST && status != LD_LIGHTPUSH_INVALID_MESSAGE;
-}
-
+/* The answer tells the service-peer selector how the peer is (service_peers.h): a transient
+ * answer (no relay peers yet, overloaded, internal error, timeout) keeps it for the next round,
+ * with back-off; only a broken exchange skips it for the failure expiry. */
 static void on_pushed(const ld_lightpush_result_t *res, void *ud) {
   lp_call_t *c = ud;
   c->call = NULL;
-  if (lp_peer_fault(res->status_code))
-    ld_service_peers_mark_failed(c->m->peers, &c->peer.id, ld_now_ms());
+  ld_service_outcome_t outcome = ld_service_outcome_of(res->err, res->status_code);
+  if (outcome != LD_SERVICE_SERVED)
+    LD_DEBUG(TOPIC, "lightpush answered %u %s (%s): %s peer", res->status_code,
+             res->status_desc != NULL ? res->status_desc : "", ld_errname(res->err),
+             ld_service_outcome_name(outcome));
+  ld_service_peers_report(c->m->peers, &c->peer.id, outcome, c->started_ms, ld_now_ms());
   lp_finish(c, res->status_code, res->status_desc);
 }
 
@@ -197,7 +200,8 @@ static void on_lp_connected(ld_conn_t *conn, int err, void *ud) {
   lp_call_t *c = ud;
   c->dial = NULL;
   if (err != 0) {
-    ld_service_peers_mark_failed(c->m->peers, &c->peer.id, ld_now_ms());
+    ld_service_peers_report(c->m->peers, &c->peer.id, LD_SERVICE_BROKEN, c->started_ms,
+                            ld_now_ms());
     lp_finish(c, LD_LIGHTPUSH_NO_PEERS_TO_RELAY, "Peer is not accessible: dial_failure");
     return;
   }
@@ -223,6 +227,7 @@ static int op_lightpush(void *ud, uint64_t task_id, const char *pubsub_topic,
   c->m = m;
   c->task_id = task_id;
   c->peer = peer;
+  c->started_ms = ld_now_ms();
   ld_waku_message_init(&c->msg);
   int rc = (c->pubsub_topic = strdup(pubsub_topic)) == NULL ? LD_ERR_NOMEM
                                                             : ld_waku_message_copy(&c->msg, msg);

@@ -8,7 +8,12 @@
  *   Core mode: relay publish first; when relay has no peer for the shard, lightpush through a
  *   service peer as the fallback. Edge mode: lightpush only.
  *   A service tick (tick_ms) retries what has not propagated, until retry_window_ms after the
- *   send: then LD_EVENT_MESSAGING_ERROR "Unable to send within retry time window".
+ *   send: then LD_EVENT_MESSAGING_ERROR "Unable to send within retry time window" (with
+ *   "; last error: <answer>" after a retryable lightpush answer). A lightpush service that
+ *   answers with a server-side or transient status (505 no relay peers, 429, 500, 503, 504, a
+ *   timeout) is asked again at the next round, paced by the back-off of service_peers.h; only a
+ *   dial or protocol failure skips it for the failure expiry (60 s). Store and filter service
+ *   peers follow the same rule.
  *   LD_EVENT_MESSAGING_PROPAGATED once the message reached relay peers or a lightpush service.
  *   With `reliability` on and a non-ephemeral message: once propagated for confirm_after_ms, the
  *   message's hash is checked for presence on a store peer (batched, at most one check per

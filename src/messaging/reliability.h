@@ -112,9 +112,11 @@ static inline void ld_reliability_free(ld_reliability_t *r) {
  *   time range), every page by cursor; the hashes `known` does not recognise are then fetched by
  *   hash lookup with data, in batches of LD_STORE_MAX_HASHES, on the same connection.
  * The store peer comes from `pick` when set, else from ld_service_peers_pick(peers,
- * LD_WAKU_STORE_CODEC, …); the connection from ld_service_peers_connect. A peer that fails to
- * connect or answers with anything but 200 is marked failed in `peers` (when set), so the next
- * call asks another one. */
+ * LD_WAKU_STORE_CODEC, …); the connection from ld_service_peers_connect. Every exchange's
+ * outcome goes to `peers` (when set; ld_service_peers_report): a dial or protocol failure marks
+ * the peer failed, so the next call asks another one; a transient answer (429, 5xx, a timeout)
+ * keeps it eligible for the next call, paced by the selector's back-off, so that one error answer
+ * does not disqualify a store peer for the whole confirmation window; a 200 clears its count. */
 
 /* Picks the store peer for one call: 0 with *out filled, or LD_ERR_NOT_FOUND. */
 typedef int (*ld_store_reliability_pick_fn)(void *user_data, ld_service_peer_t *out);

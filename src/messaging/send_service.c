@@ -27,6 +27,7 @@ typedef struct task {
   uint64_t admitted_ms;
   uint64_t first_propagated_ms;
   uint64_t last_propagated_ms;
+  char *last_error; /* the last retryable lightpush answer (heap; NULL: none) */
 } task_t;
 
 typedef struct queued_event {
@@ -62,6 +63,7 @@ struct ld_send_service {
 /* ---- tasks ----------------------------------------------------------------------------------- */
 
 static void task_free(task_t *t) {
+  free(t->last_error);
   ld_waku_message_clear(&t->msg);
   free(t->pubsub_topic);
   free(t);
@@ -268,6 +270,18 @@ static void maybe_confirm(ld_send_service_t *s, uint64_t now_ms) {
   s->stats.confirmations++;
 }
 
+/* The retry window is over: its text, with the last retryable answer when there was one. */
+static void fail_window(ld_send_service_t *s, task_t *t) {
+  if (t->last_error == NULL) {
+    fail(s, t, LD_SEND_ERR_RETRY_WINDOW);
+    return;
+  }
+  char why[LD_SEND_ERROR_MAX];
+  snprintf(why, sizeof why, "%s%s%s", LD_SEND_ERR_RETRY_WINDOW, LD_SEND_ERR_LAST_ERROR,
+           t->last_error);
+  fail(s, t, why);
+}
+
 static void expire(ld_send_service_t *s, uint64_t now_ms) {
   task_t *next;
   for (task_t *t = s->head; t != NULL; t = next) {
@@ -277,7 +291,7 @@ static void expire(ld_send_service_t *s, uint64_t now_ms) {
     if (t->propagated_once)
       dropped(s, t);
     else
-      fail(s, t, LD_SEND_ERR_RETRY_WINDOW);
+      fail_window(s, t);
   }
 }
 
@@ -401,14 +415,22 @@ void ld_send_service_lightpush_done(ld_send_service_t *s, uint64_t task_id, uint
   t->lp_inflight = false;
   if (status == LD_LIGHTPUSH_SUCCESS) {
     propagated(s, t, now_ms);
-  } else if (lightpush_retryable(status)) {
+    drain(s);
+    return;
+  }
+  char why[LD_SEND_ERROR_MAX];
+  if (desc != NULL && desc[0] != '\0')
+    snprintf(why, sizeof why, "%s", desc);
+  else
+    snprintf(why, sizeof why, "lightpush failed: %u %s", status, ld_lightpush_code_name(status));
+  if (lightpush_retryable(status)) {
     t->state = LD_SEND_NEXT_ROUND_RETRY;
+    char *copy = strdup(why);
+    if (copy != NULL) {
+      free(t->last_error);
+      t->last_error = copy;
+    }
   } else {
-    char why[LD_SEND_ERROR_MAX];
-    if (desc != NULL && desc[0] != '\0')
-      snprintf(why, sizeof why, "%s", desc);
-    else
-      snprintf(why, sizeof why, "lightpush failed: %u %s", status, ld_lightpush_code_name(status));
     fail(s, t, why);
   }
   drain(s);

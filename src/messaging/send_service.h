@@ -13,8 +13,11 @@
  *   relay:     peers > 0 → Propagated; 0 peers → FallbackRetry (lightpush next) when lightpush
  *              exists, else Failed; an error → Failed.
  *   lightpush: cannot start (no service peer) → NextRoundRetry; answer 200 → Propagated;
- *              429, 500, 503, 504, 505 → NextRoundRetry; any other status → Failed with the
- *              answer's description.
+ *              429, 500, 503, 504, 505 → NextRoundRetry (logos-delivery's
+ *              LightpushSendProcessor); any other status → Failed with the answer's
+ *              description. The pace of the retries to a service that keeps answering so is set
+ *              by whoever starts the pushes (the Messaging API: the service-peer back-off of
+ *              service_peers.h, under which lightpush_start finds no peer and the task waits).
  * A message whose encoding is larger than max_msg_size fails before any processor runs with
  * "Message size exceeded maximum of <N> bytes".
  *
@@ -27,7 +30,9 @@
  * answered the next batch of eligible tasks starts at once, so confirmations keep pace with any
  * send rate (logos-delivery checks at most once per 3 s, which caps confirmations at 100 hashes
  * per 3 s). Then the timeouts: a task never propagated within
- * retry_window_ms of its submission fails with "Unable to send within retry time window"; a
+ * retry_window_ms of its submission fails with "Unable to send within retry time window" (followed
+ * by "; last error: <text>" when a lightpush answered with a retryable status: its description,
+ * else "lightpush failed: <code> <NAME>"; nwaku reports the bare text); a
  * task propagated but not confirmed within retry_window_ms of its first propagation is dropped
  * without an app event (counted). A task waiting for a lightpush answer is left alone by the
  * tick until the answer comes.
@@ -62,6 +67,8 @@
 #define LD_SEND_REQUEST_ID_MAX 64
 
 #define LD_SEND_ERR_RETRY_WINDOW "Unable to send within retry time window"
+/* Joins the window's text and the last retryable answer: "<window text>; last error: <answer>". */
+#define LD_SEND_ERR_LAST_ERROR "; last error: "
 
 typedef enum ld_send_state {
   LD_SEND_ENTRY = 0,

@@ -6,9 +6,12 @@
 #include "base/error.h"
 #include "waku/core/codecs.h"
 
+/* A remembered peer: failed until until_ms, and/or counting its transient outcomes. */
 typedef struct failure {
   ld_peerid_t id;
-  uint64_t until_ms;
+  uint64_t until_ms;   /* skipped before this time (0: never failed) */
+  uint64_t counted_ms; /* when the last transient outcome was counted */
+  uint32_t transient;  /* consecutive transient outcomes */
   bool used;
 } failure_t;
 
@@ -78,9 +81,11 @@ void ld_service_peers_mark_failed(ld_service_peers_t *sp, const ld_peerid_t *pee
   if (sp == NULL || peer == NULL)
     return;
   failure_t *f = find_failure(sp, peer);
-  if (f == NULL)
+  if (f == NULL) {
     f = failure_slot(sp);
-  *f = (failure_t){*peer, now_ms + sp->fail_expiry_ms, true};
+    *f = (failure_t){.id = *peer, .used = true};
+  }
+  f->until_ms = now_ms + sp->fail_expiry_ms;
 }
 
 void ld_service_peers_clear_failed(ld_service_peers_t *sp, const ld_peerid_t *peer) {
@@ -95,10 +100,98 @@ bool ld_service_peers_failed(const ld_service_peers_t *sp, const ld_peerid_t *pe
   return f != NULL && now_ms < f->until_ms;
 }
 
+/* Expired failures end; a peer that is neither failed nor counting is forgotten. */
 static void drop_expired(ld_service_peers_t *sp, uint64_t now_ms) {
-  for (size_t i = 0; i < LD_SERVICE_PEERS_MAX_FAILED; i++)
-    if (sp->failed[i].used && now_ms >= sp->failed[i].until_ms)
-      sp->failed[i].used = false;
+  for (size_t i = 0; i < LD_SERVICE_PEERS_MAX_FAILED; i++) {
+    failure_t *f = &sp->failed[i];
+    if (!f->used || now_ms < f->until_ms)
+      continue;
+    f->until_ms = 0;
+    if (f->transient == 0)
+      f->used = false;
+  }
+}
+
+/* ---- outcomes ------------------------------------------------------------------------------- */
+
+const char *ld_service_outcome_name(ld_service_outcome_t o) {
+  switch (o) {
+  case LD_SERVICE_SERVED:
+    return "served";
+  case LD_SERVICE_REFUSED:
+    return "refused";
+  case LD_SERVICE_TRANSIENT:
+    return "transient";
+  case LD_SERVICE_BROKEN:
+    return "broken";
+  }
+  return "unknown";
+}
+
+ld_service_outcome_t ld_service_outcome_of(int err, uint32_t status) {
+  if (err == LD_ERR_TIMEOUT || err == LD_ERR_RESET)
+    return LD_SERVICE_TRANSIENT;
+  if (err != 0)
+    return LD_SERVICE_BROKEN;
+  if (status >= 200 && status < 300)
+    return LD_SERVICE_SERVED;
+  if (status == 300 || status == 429 || (status >= 500 && status < 600))
+    return LD_SERVICE_TRANSIENT;
+  if (status >= 400 && status < 500)
+    return LD_SERVICE_REFUSED;
+  return LD_SERVICE_BROKEN;
+}
+
+uint64_t ld_service_peers_backoff_ms(uint32_t n) {
+  if (n == 0)
+    return 0;
+  if (n <= LD_SERVICE_PEERS_RETRY_FAST)
+    return LD_SERVICE_PEERS_RETRY_ROUND_MS;
+  uint64_t delay = LD_SERVICE_PEERS_RETRY_BASE_MS;
+  for (uint32_t i = LD_SERVICE_PEERS_RETRY_FAST; i < n && delay < LD_SERVICE_PEERS_RETRY_MAX_MS;
+       i++)
+    delay *= 2;
+  return delay < LD_SERVICE_PEERS_RETRY_MAX_MS ? delay : LD_SERVICE_PEERS_RETRY_MAX_MS;
+}
+
+static void count_transient(ld_service_peers_t *sp, const ld_peerid_t *peer, uint64_t started_ms,
+                            uint64_t now_ms) {
+  failure_t *f = find_failure(sp, peer);
+  if (f != NULL && f->transient > 0 && started_ms < f->counted_ms)
+    return; /* in flight beside the exchange counted last: the same round */
+  if (f == NULL) {
+    f = failure_slot(sp);
+    *f = (failure_t){.id = *peer, .used = true};
+  }
+  f->transient++;
+  f->counted_ms = now_ms;
+  uint64_t until = now_ms + ld_service_peers_backoff_ms(f->transient);
+  if (until > f->until_ms)
+    f->until_ms = until; /* never shortens a failure */
+}
+
+void ld_service_peers_report(ld_service_peers_t *sp, const ld_peerid_t *peer,
+                             ld_service_outcome_t outcome, uint64_t started_ms, uint64_t now_ms) {
+  if (sp == NULL || peer == NULL)
+    return;
+  switch (outcome) {
+  case LD_SERVICE_SERVED:
+    ld_service_peers_clear_failed(sp, peer);
+    break;
+  case LD_SERVICE_REFUSED:
+    break;
+  case LD_SERVICE_TRANSIENT:
+    count_transient(sp, peer, started_ms, now_ms);
+    break;
+  case LD_SERVICE_BROKEN:
+    ld_service_peers_mark_failed(sp, peer, now_ms);
+    break;
+  }
+}
+
+uint32_t ld_service_peers_transient_count(const ld_service_peers_t *sp, const ld_peerid_t *peer) {
+  const failure_t *f = sp != NULL && peer != NULL ? find_failure(sp, peer) : NULL;
+  return f != NULL ? f->transient : 0;
 }
 
 /* ---- selection ------------------------------------------------------------------------------ */

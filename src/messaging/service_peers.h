@@ -9,8 +9,23 @@
  *   3. other peers of the peer store that support the protocol and have an address, most
  *      recently seen first.
  * Never the node itself, never a peer in the caller's exclusion list, never a peer marked failed
- * within the last fail_expiry_ms (the failure list holds at most LD_SERVICE_PEERS_MAX_FAILED
- * peers; when full, the entry that expires first is replaced).
+ * (until its failure expires).
+ *
+ * What an exchange with a peer says about it (ld_service_outcome_of, the same rule for
+ * lightpush, filter and store) decides how long it is skipped (ld_service_peers_report):
+ *   served     2xx: the peer's count of transient outcomes is reset.
+ *   refused    4xx but 429, the request's fault: nothing, the peer is fine.
+ *   transient  429, 5xx, a store's 300 archive error, a timeout, a reset stream (the service has
+ *              no relay peer yet, is overloaded or failed internally): the same peer is asked
+ *              again at the next round. The n-th consecutive one skips it for
+ *              ld_service_peers_backoff_ms(n): half a second for the first
+ *              LD_SERVICE_PEERS_RETRY_FAST, then 2 s doubling up to LD_SERVICE_PEERS_RETRY_MAX_MS,
+ *              so repeated failures set a growing pause.
+ *   broken     a dial failure or a protocol failure (the peer does not speak the protocol, the
+ *              answer does not decode, the connection went away): marked failed for
+ *              fail_expiry_ms.
+ * The peer list holds at most LD_SERVICE_PEERS_MAX_FAILED peers; when full, a peer that is not
+ * failed (else the one whose failure expires first) is replaced.
  *
  * ld_service_peers_select is the pure part (a view of the configured node, the peer store and
  * the connected peers in; candidates out) and is what unit tests exercise;
@@ -33,10 +48,19 @@
 #include "p2p/peerstore.h"
 #include "p2p/switch.h"
 
-/* Peers remembered as failed at most. */
+/* Peers remembered (failed, or counting transient outcomes) at most. */
 #define LD_SERVICE_PEERS_MAX_FAILED 64
-/* How long a failed peer is skipped by default. */
+/* How long a failed (broken) peer is skipped by default. */
 #define LD_SERVICE_PEERS_DEFAULT_FAIL_EXPIRY_MS (60u * 1000)
+/* Back-off after transient outcomes: the first LD_SERVICE_PEERS_RETRY_FAST consecutive ones skip
+ * the peer for LD_SERVICE_PEERS_RETRY_ROUND_MS (less than a round of the Messaging API, 1 s: it
+ * is asked again at the next round, never within the same one); the n-th after them for
+ * LD_SERVICE_PEERS_RETRY_BASE_MS · 2^(n - LD_SERVICE_PEERS_RETRY_FAST), at most
+ * LD_SERVICE_PEERS_RETRY_MAX_MS. */
+#define LD_SERVICE_PEERS_RETRY_FAST 4u
+#define LD_SERVICE_PEERS_RETRY_ROUND_MS 500u
+#define LD_SERVICE_PEERS_RETRY_BASE_MS 1000u
+#define LD_SERVICE_PEERS_RETRY_MAX_MS (30u * 1000)
 /* Connected peers examined per pick at most (connections beyond are ignored). */
 #define LD_SERVICE_PEERS_MAX_CONNECTED 256
 /* Peer-store peers examined per pick at most. */
@@ -66,7 +90,38 @@ void ld_service_peers_free(ld_service_peers_t *sp);
  * expiry). */
 void ld_service_peers_mark_failed(ld_service_peers_t *sp, const ld_peerid_t *peer, uint64_t now_ms);
 
-/* Forgets a failure (a no-op when the peer is not listed). */
+/* What one exchange with a service peer says about the peer (see the top). */
+typedef enum ld_service_outcome {
+  LD_SERVICE_SERVED = 0,
+  LD_SERVICE_REFUSED,
+  LD_SERVICE_TRANSIENT,
+  LD_SERVICE_BROKEN,
+} ld_service_outcome_t;
+
+/* "served", "refused", "transient", "broken". */
+const char *ld_service_outcome_name(ld_service_outcome_t o);
+
+/* The outcome of an exchange that ended with `err` (0: an answer was decoded; else the client's
+ * LD_ERR_*) and the answer's `status` (lightpush v3, filter v2 and store v3 codes; ignored when
+ * err is not 0): err LD_ERR_TIMEOUT or LD_ERR_RESET → transient, any other err → broken; 2xx →
+ * served; 429, 5xx and 300 (the BAD_RESPONSE a store service answers for an archive error) →
+ * transient; other 4xx → refused; anything else → broken. Pure. */
+ld_service_outcome_t ld_service_outcome_of(int err, uint32_t status);
+
+/* The pause after the n-th consecutive transient outcome (n ≥ 1; see the constants). Pure. */
+uint64_t ld_service_peers_backoff_ms(uint32_t n);
+
+/* Records the outcome of an exchange with `peer` started at `started_ms` and ended at `now_ms`
+ * (see the top). A transient outcome of an exchange started before the last one that was counted
+ * ended (exchanges in flight side by side: several tasks pushed in the same round) is not
+ * counted again. */
+void ld_service_peers_report(ld_service_peers_t *sp, const ld_peerid_t *peer,
+                             ld_service_outcome_t outcome, uint64_t started_ms, uint64_t now_ms);
+
+/* Consecutive transient outcomes of `peer` counted since it was last served (0 when unknown). */
+uint32_t ld_service_peers_transient_count(const ld_service_peers_t *sp, const ld_peerid_t *peer);
+
+/* Forgets a failure and the peer's transient count (a no-op when the peer is not listed). */
 void ld_service_peers_clear_failed(ld_service_peers_t *sp, const ld_peerid_t *peer);
 
 /* True when `peer` is listed as failed and its entry has not expired at now_ms. */

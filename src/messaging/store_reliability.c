@@ -24,6 +24,7 @@ struct ld_reliability_call {
   call_kind_t kind;
   void *ud;
   ld_service_peer_t peer;
+  uint64_t started_ms;     /* for the service-peer outcome */
   ld_service_dial_t *dial; /* while connecting */
   ld_store_call_t *store;  /* while a store query runs */
   ld_conn_t *conn;
@@ -88,9 +89,14 @@ static ld_reliability_call_t *call_new(store_rel_t *s, call_kind_t kind, void *u
   return c;
 }
 
-static void peer_failed(ld_reliability_call_t *c) {
-  if (c->owner->peers != NULL)
-    ld_service_peers_mark_failed(c->owner->peers, &c->peer.id, ld_now_ms());
+/* Tells the selector how the peer did (service_peers.h): one transient answer (503, 429, a
+ * timeout) keeps it for the next call, with back-off; a dial or protocol failure skips it. */
+static void peer_outcome(ld_reliability_call_t *c, int err, uint32_t status) {
+  ld_service_outcome_t o = ld_service_outcome_of(err, status);
+  if (o != LD_SERVICE_SERVED)
+    LD_DEBUG(TOPIC, "store peer answered %u (%s): %s peer", status, ld_errname(err),
+             ld_service_outcome_name(o));
+  ld_service_peers_report(c->owner->peers, &c->peer.id, o, c->started_ms, ld_now_ms());
 }
 
 /* The final callback with an error, then the call is gone. */
@@ -123,6 +129,7 @@ static void on_dialed(ld_conn_t *conn, int err, void *ud);
 /* Picks a store peer and starts connecting to it. */
 static int call_connect(ld_reliability_call_t *c) {
   int rc = pick_peer(c->owner, &c->peer);
+  c->started_ms = ld_now_ms();
   if (rc == 0)
     rc = ld_service_peers_connect(c->owner->sw, &c->peer, on_dialed, c, &c->dial);
   return rc;
@@ -145,10 +152,11 @@ static void on_confirm_answer(int err, ld_store_response_t *res, void *ud) {
   if (err < 0 || res->status_code != LD_STORE_STATUS_OK) {
     LD_DEBUG(TOPIC, "confirmation query failed: %u %s", res->status_code,
              res->status_desc != NULL ? res->status_desc : "");
-    peer_failed(c);
+    peer_outcome(c, err < 0 ? err : 0, res->status_code);
     finish_error(c, err < 0 ? err : LD_ERR_PROTOCOL);
     return;
   }
+  peer_outcome(c, 0, res->status_code);
   bool present[LD_RELIABILITY_MAX_CONFIRM];
   ld_store_reliability_mark_present((const uint8_t(*)[LD_WAKU_HASH_LEN])c->hashes, c->n_hashes, res,
                                     present);
@@ -238,7 +246,7 @@ static void on_fetched(int err, ld_store_response_t *res, void *ud) {
   ld_reliability_call_t *c = ud;
   c->store = NULL;
   if (err < 0 || res->status_code != LD_STORE_STATUS_OK) {
-    peer_failed(c);
+    peer_outcome(c, err < 0 ? err : 0, res->status_code);
     finish_error(c, err < 0 ? err : LD_ERR_PROTOCOL);
     return;
   }
@@ -291,10 +299,11 @@ static void on_hashes_listed(int err, uint32_t status, const char *desc, size_t 
   }
   if (err < 0 || status != LD_STORE_STATUS_OK) {
     LD_DEBUG(TOPIC, "recovery query failed: %u %s", status, desc != NULL ? desc : "");
-    peer_failed(c);
+    peer_outcome(c, err < 0 ? err : 0, status);
     finish_error(c, err < 0 ? err : LD_ERR_PROTOCOL);
     return;
   }
+  peer_outcome(c, 0, status);
   fetch_next(c);
 }
 
@@ -372,7 +381,8 @@ static void on_dialed(ld_conn_t *conn, int err, void *ud) {
   ld_reliability_call_t *c = ud;
   c->dial = NULL;
   if (err != 0) {
-    peer_failed(c);
+    ld_service_peers_report(c->owner->peers, &c->peer.id, LD_SERVICE_BROKEN, c->started_ms,
+                            ld_now_ms());
     finish_error(c, err);
     return;
   }

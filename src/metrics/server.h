@@ -15,8 +15,10 @@
 
 #define LD_METRICS_DEFAULT_ADDRESS "127.0.0.1"
 #define LD_METRICS_DEFAULT_PORT 8008
-/* Concurrent scrape connections. */
-#define LD_METRICS_MAX_CONNECTIONS 16
+/* Concurrent connections (scrapers and /health pollers), as many as the REST server takes: nwaku's
+ * metrics server (nim-metrics on chronos' HttpServer) has no cap of its own either. Over it a
+ * client is answered 503 at once (rest/httpd.h). */
+#define LD_METRICS_MAX_CONNECTIONS 1024
 
 typedef struct ld_metrics_server ld_metrics_server_t;
 

@@ -506,9 +506,9 @@ int ld_node_config_set_service_node(ld_node_config_t *cfg, ld_node_service_t whi
   return 0;
 }
 
+/* Lightpush without relay is allowed: nwaku v0.36 mounts it with a push handler that answers
+ * every push "no waku relay found" (waku_node.nim mountLightPush, getNilPushHandler). */
 static int check_services(const ld_node_config_t *cfg, char *err, size_t errlen) {
-  if (cfg->lightpush && !cfg->relay)
-    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "lightpush needs relay (--relay=true)");
   if (cfg->ws.secure && (cfg->ws.key_path[0] == '\0' || cfg->ws.cert_path[0] == '\0'))
     return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
                         "websocket-secure-support needs websocket-secure-key-path and "

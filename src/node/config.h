@@ -59,7 +59,8 @@
 /* Options accepted and checked but without effect yet (their subsystem does not exist). */
 #define LD_NODE_MAX_INERT 128
 
-/* The service peers the node's clients use (--storenode, --filternode, --lightpushnode). */
+/* The service peers the node's clients use (--storenode, --filternode, --lightpushnode); the node
+ * dials them at start and keeps them connected (node.h). */
 typedef enum ld_node_service {
   LD_NODE_SERVICE_STORE = 0,
   LD_NODE_SERVICE_FILTER,
@@ -121,7 +122,7 @@ typedef struct ld_node_config {
 
   ld_node_ws_config_t ws;
 
-  bool lightpush;                         /* --lightpush: serve lightpush v3 and v2 (needs relay) */
+  bool lightpush;                         /* --lightpush: serve lightpush v3 and v2 */
   bool filter;                            /* --filter: serve filter v2 */
   uint32_t filter_subscription_timeout_s; /* --filter-subscription-timeout */
   uint32_t filter_max_peers;              /* --filter-max-peers-to-serve */
@@ -244,7 +245,8 @@ int ld_node_config_set_service_node(ld_node_config_t *cfg, ld_node_service_t whi
  * - with autosharding every shard (also protected ones) must be < --num-shards-in-network;
  * - content topics with generation > 0 are refused with autosharding;
  * - a --protected-shard given as a pubsub topic must name the node's cluster;
- * - lightpush needs relay; secure WebSocket needs the key and certificate paths.
+ * - secure WebSocket needs the key and certificate paths (lightpush without relay is accepted:
+ *   its pushes are answered 500 "no waku relay found", as nwaku v0.36 answers them).
  * LD_ERR_INVALID_ARG with the reason. */
 int ld_node_config_finalize(ld_node_config_t *cfg, char *err, size_t errlen);
 

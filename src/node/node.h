@@ -5,8 +5,9 @@
  * Start-up (ld_node_start), in nwaku's order:
  *   identify and ping → metadata (/vac/waku/metadata/1.0.0, cluster gating) → relay (gossipsub
  *   on /vac/waku/relay/2.0.0 plus the meshsub IDs, the --shard / --content-topic subscriptions,
- *   the relay's fan-out hook) → listening → static peers (dialed now, redialed with back-off) →
- *   REST server → metrics server.
+ *   the relay's fan-out hook) → listening → static peers and configured service nodes
+ *   (--storenode, --filternode, --lightpushnode: dialed now, redialed with back-off whenever not
+ *   connected, as nwaku's connectivity loop does) → REST server → metrics server.
  * Later protocols (filter, archive, sync) plug into the fan-out (ld_node_fanout) at their stage.
  *
  * Addresses: a node listening on 0.0.0.0 or :: announces (identify, REST, logs) the machine's
@@ -74,6 +75,9 @@ ld_identify_t *ld_node_identify(ld_node_t *node);
 ld_metadata_t *ld_node_metadata(ld_node_t *node);
 ld_relay_t *ld_node_relay(ld_node_t *node);
 ld_gs_service_t *ld_node_gossipsub(ld_node_t *node);
+/* The engine keeping the static nodes (indices 0..n_static_nodes-1, in configuration order)
+ * and then the configured service nodes that are not static nodes connected; NULL when there
+ * are none. */
 ld_static_peers_t *ld_node_static_peers(ld_node_t *node);
 
 /* Writes the node's own ENR as "enr:…" text with a NUL and returns its length (cap ≥

@@ -59,6 +59,11 @@ struct ld_node {
   ld_multiaddr_t announced[LD_NODE_MAX_LISTEN_ADDRS]; /* transport addresses, without /p2p */
   size_t n_announced;
 
+  /* The peers the static-peer engine keeps connected, in its order: the static nodes, then each
+   * configured service node that is not one of them (by peer ID). */
+  ld_multiaddr_t kept[LD_STATIC_PEERS_MAX];
+  const char *kept_role[LD_STATIC_PEERS_MAX]; /* for logs: "static peer", "store node", … */
+  size_t n_kept;
   ld_static_peers_t *statics;
   node_static_dial_t static_dials[LD_STATIC_PEERS_MAX];
   uv_timer_t static_timer;
@@ -99,7 +104,8 @@ struct ld_node {
  * :: into the interface addresses; tells identify. */
 int ld_node_announce_addrs(ld_node_t *node);
 
-/* node_static.c: starts the static-peer engine and its timer (no-op without static peers). */
+/* node_static.c: starts the static-peer engine and its timer over the static nodes and the
+ * configured service nodes (no-op without any). */
 int ld_node_static_start(ld_node_t *node);
 /* Connection events for the engine. */
 void ld_node_static_conn(ld_node_t *node, const ld_peerid_t *peer, bool up);

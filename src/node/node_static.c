@@ -1,5 +1,9 @@
 /* The static-peer engine (static_peers.h) on the node's loop: its dials go through the switch,
- * its deadlines through one libuv timer, its connection news come from the switch's events. */
+ * its deadlines through one libuv timer, its connection news come from the switch's events.
+ * It keeps the static nodes connected and, as nwaku's connectivity loop does, the configured
+ * service nodes (--storenode, --filternode, --lightpushnode): a relay-capable one becomes a
+ * gossipsub peer like any other connection. LD_EVENT_STATIC_PEER is published for the static
+ * nodes only. */
 #include <string.h>
 
 #include "base/error.h"
@@ -9,10 +13,15 @@
 
 #define TOPIC "node"
 
+_Static_assert(LD_NODE_MAX_STATIC_NODES + LD_NODE_SERVICES <= LD_STATIC_PEERS_MAX,
+               "the static-peer engine holds every static node and service node");
+
 static void schedule(ld_node_t *node);
 
 static void publish_state(ld_node_t *node, size_t index, bool connected, int err) {
-  ld_multiaddr_t addr = node->cfg.static_nodes[index];
+  if (index >= node->cfg.n_static_nodes)
+    return; /* a service node */
+  ld_multiaddr_t addr = node->kept[index];
   ld_event_static_peer_t ev = {&addr, connected, err, ld_static_peers_due(node->statics, index)};
   ld_broker_publish(node->broker, LD_EVENT_STATIC_PEER, &ev);
 }
@@ -26,10 +35,10 @@ static void on_static_dialed(ld_conn_t *c, int err, void *user_data) {
   ld_static_peers_dial_done(node->statics, d->index, err, uv_now(node->loop));
   if (err != 0 && ld_static_peers_state(node->statics, d->index) == LD_STATIC_PEER_IDLE) {
     char text[LD_MULTIADDR_TEXT_MAX];
-    ld_multiaddr_to_text(&node->cfg.static_nodes[d->index], text, sizeof text);
+    ld_multiaddr_to_text(&node->kept[d->index], text, sizeof text);
     uint64_t due = ld_static_peers_due(node->statics, d->index);
-    LD_WARN(TOPIC, "static peer %s: dial failed: %s; next attempt in %llu ms", text,
-            ld_errname(err), (unsigned long long)(due - uv_now(node->loop)));
+    LD_WARN(TOPIC, "%s %s: dial failed: %s; next attempt in %llu ms", node->kept_role[d->index],
+            text, ld_errname(err), (unsigned long long)(due - uv_now(node->loop)));
     publish_state(node, d->index, false, err);
   }
   schedule(node);
@@ -42,7 +51,7 @@ static int dial_static(void *user_data, size_t index, const ld_multiaddr_t *addr
   if (rc != 0) {
     char text[LD_MULTIADDR_TEXT_MAX];
     ld_multiaddr_to_text(addr, text, sizeof text);
-    LD_WARN(TOPIC, "static peer %s: cannot dial: %s", text, ld_errname(rc));
+    LD_WARN(TOPIC, "%s %s: cannot dial: %s", node->kept_role[index], text, ld_errname(rc));
   }
   return rc;
 }
@@ -66,15 +75,53 @@ static void schedule(ld_node_t *node) {
   uv_timer_start(&node->static_timer, on_static_timer, next > now ? next - now : 0, 0);
 }
 
+static bool peer_of(const ld_multiaddr_t *addr, ld_peerid_t *id) {
+  ld_multiaddr_t copy = *addr;
+  return ld_multiaddr_peerid(&copy, id, false);
+}
+
+/* True when `id` is the node itself or already kept. */
+static bool kept_already(const ld_node_t *node, const ld_peerid_t *id) {
+  if (ld_peerid_equal(id, &node->peer_id))
+    return true;
+  for (size_t i = 0; i < node->n_kept; i++) {
+    ld_peerid_t other;
+    if (peer_of(&node->kept[i], &other) && ld_peerid_equal(&other, id))
+      return true;
+  }
+  return false;
+}
+
+/* node->kept: the static nodes, then the configured service nodes not among them. */
+static void collect_kept(ld_node_t *node) {
+  static const char *const roles[LD_NODE_SERVICES] = {"store node", "filter node",
+                                                      "lightpush node"};
+  const ld_node_config_t *cfg = &node->cfg;
+  node->n_kept = 0;
+  for (size_t i = 0; i < cfg->n_static_nodes; i++) {
+    node->kept_role[node->n_kept] = "static peer";
+    node->kept[node->n_kept++] = cfg->static_nodes[i];
+  }
+  for (int s = 0; s < LD_NODE_SERVICES; s++) {
+    ld_peerid_t id;
+    if (!cfg->has_service_node[s] || !peer_of(&cfg->service_node[s], &id) ||
+        kept_already(node, &id))
+      continue;
+    node->kept_role[node->n_kept] = roles[s];
+    node->kept[node->n_kept++] = cfg->service_node[s];
+  }
+}
+
 int ld_node_static_start(ld_node_t *node) {
-  if (node->cfg.n_static_nodes == 0)
+  collect_kept(node);
+  if (node->n_kept == 0)
     return 0;
   ld_static_peers_config_t sc;
   ld_static_peers_config_default(&sc);
   sc.min_ms = node->cfg.reconnect_min_ms;
   sc.max_ms = node->cfg.reconnect_max_ms;
-  node->statics = ld_static_peers_new(&sc, node->cfg.static_nodes, node->cfg.n_static_nodes,
-                                      dial_static, node, uv_now(node->loop));
+  node->statics =
+      ld_static_peers_new(&sc, node->kept, node->n_kept, dial_static, node, uv_now(node->loop));
   if (node->statics == NULL)
     return LD_ERR_INVALID_ARG;
   uv_timer_init(node->loop, &node->static_timer);
@@ -104,8 +151,8 @@ void ld_node_static_conn(ld_node_t *node, const ld_peerid_t *peer, bool up) {
   ld_static_peer_state_t state = ld_static_peers_state(node->statics, (size_t)i);
   if (!up && state == LD_STATIC_PEER_IDLE) {
     char text[LD_MULTIADDR_TEXT_MAX];
-    ld_multiaddr_to_text(&node->cfg.static_nodes[i], text, sizeof text);
-    LD_INFO(TOPIC, "static peer %s disconnected; redialing in %llu ms", text,
+    ld_multiaddr_to_text(&node->kept[i], text, sizeof text);
+    LD_INFO(TOPIC, "%s %s disconnected; redialing in %llu ms", node->kept_role[i], text,
             (unsigned long long)(ld_static_peers_due(node->statics, (size_t)i) - now));
   }
   publish_state(node, (size_t)i, state == LD_STATIC_PEER_CONNECTED, 0);

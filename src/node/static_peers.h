@@ -1,5 +1,6 @@
-/* Static peers (--staticnode): dialed at start and redialed whenever they are not connected,
- * with exponential back-off.
+/* Static peers (--staticnode) and the configured service nodes (--storenode, --filternode,
+ * --lightpushnode): dialed at start and redialed whenever they are not connected, with
+ * exponential back-off.
  *
  * A sans-I/O engine: it owns no sockets and reads no clock. The node tells it when a connection
  * to a peer came or went (from the switch's events, whoever dialed) and when a dial it asked for
@@ -20,7 +21,8 @@
 #include "p2p/multiaddr.h"
 #include "p2p/peerid.h"
 
-#define LD_STATIC_PEERS_MAX 64
+/* Peers at most: the node's 64 --staticnode values and its configured service nodes. */
+#define LD_STATIC_PEERS_MAX 72
 
 typedef struct ld_static_peers_config {
   uint32_t min_ms;    /* first back-off delay; default 1,000 */

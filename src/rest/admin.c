@@ -273,12 +273,17 @@ static void post_log_level(ld_rest_server_t *srv, ld_http_request_t *req, const 
     return;
   }
   if (ld_log_parse_level(text, &level) != 0 || level == LD_LOG_NONE) {
-    char msg[LD_ROUTE_MAX_PATH + 128];
-    snprintf(msg, sizeof msg,
-             "Invalid log-level: %s. Please specify one of TRACE, DEBUG, INFO, NOTICE, WARN, ERROR "
-             "or FATAL",
-             text);
+    static const char fmt[] = "Invalid log-level: %s. Please specify one of TRACE, DEBUG, INFO, "
+                              "NOTICE, WARN, ERROR or FATAL";
+    size_t cap = strlen(text) + sizeof fmt;
+    char *msg = malloc(cap);
+    if (msg == NULL) {
+      ld_http_respond_text(req, 500, "Out of memory");
+      return;
+    }
+    snprintf(msg, cap, fmt, text);
     ld_http_respond_text(req, 400, msg);
+    free(msg);
     return;
   }
   ld_log_set_level(level);

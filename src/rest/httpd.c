@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,7 +16,20 @@
 #include "rest/mhd.h"
 #include "rest/route.h"
 
-#define LISTEN_BACKLOG 64
+#define LISTEN_BACKLOG 1024 /* the kernel caps it at net.core.somaxconn */
+#define ACCEPT_BATCH 64     /* connections accepted per wake-up, as libuv's fairness cap */
+#define ACCEPT_PAUSE_MS 100 /* wait before accepting again when out of file descriptors */
+#define REFUSE_DRAIN 16384  /* request bytes read from a refused client before answering */
+#define FD_LIMIT_MARGIN 64  /* descriptors a process needs besides one per connection */
+
+/* The answer to a client over the connection limit, written straight to its socket. */
+static const char OVER_LIMIT_RESPONSE[] = "HTTP/1.1 503 Service Unavailable\r\n"
+                                          "Content-Type: text/plain\r\n"
+                                          "Content-Length: 20\r\n"
+                                          "Retry-After: 1\r\n"
+                                          "Connection: close\r\n"
+                                          "\r\n"
+                                          "Too many connections";
 
 /* Every caller runs after ld_httpd_new has loaded the library successfully. */
 static const ld_mhd_api_t *mhd(void) {
@@ -47,9 +61,13 @@ struct ld_httpd {
   struct MHD_Daemon *mhd;
   int listen_fd;
   uint16_t port;
-  uv_poll_t poll;
-  uv_timer_t timer;
+  uv_poll_t poll;        /* libmicrohttpd's epoll descriptor */
+  uv_timer_t timer;      /* libmicrohttpd's next timeout */
+  uv_poll_t listen_poll; /* the listening socket, accepted here */
+  uv_timer_t accept_timer;
   int open_handles;
+  size_t max_connections;
+  uint64_t accepted, refused, accept_failures;
   size_t max_body;
   char *origins[LD_HTTPD_MAX_ORIGINS];
   size_t n_origins;
@@ -62,6 +80,9 @@ struct ld_httpd {
   bool closing;
   bool close_pending;
   bool poll_inited;
+  bool listen_inited;
+  bool full_logged; /* the limit was reached and logged; cleared when a connection fits again */
+  bool fds_logged;  /* running out of descriptors was logged; cleared on the next accept */
   void (*done)(void *);
   void *done_data;
 };
@@ -213,16 +234,20 @@ static void arm_timer(ld_httpd_t *h) {
     uv_timer_stop(&h->timer);
 }
 
-static void httpd_run(ld_httpd_t *h) {
+/* One pass of libmicrohttpd. Returns false when a handler closed the server during it: `h` is
+ * then freed. */
+static bool httpd_run(ld_httpd_t *h) {
   if (h->mhd == NULL)
-    return;
+    return true;
   h->in_run = true;
   mhd()->run(h->mhd);
   h->in_run = false;
-  if (h->close_pending)
+  if (h->close_pending) {
     httpd_finish_close(h);
-  else
-    arm_timer(h);
+    return false;
+  }
+  arm_timer(h);
+  return true;
 }
 
 static void on_timer(uv_timer_t *t) {
@@ -233,6 +258,119 @@ static void on_poll(uv_poll_t *p, int status, int events) {
   (void)status;
   (void)events;
   httpd_run(p->data);
+}
+
+/* ---- accepting ------------------------------------------------------------------------------- *
+ * The listening socket is ours, not libmicrohttpd's: in its external epoll mode libmicrohttpd
+ * takes the listening socket out of its epoll set when it reaches its connection limit and puts
+ * it back only at the start of a later MHD_run(), which nothing triggers once the connections
+ * have closed — the server then never accepts again. Here the listening socket is always
+ * watched: a connection that fits is handed over with MHD_add_connection(), one over the limit
+ * is answered 503 and closed at once. */
+
+static size_t open_connections(ld_httpd_t *h) {
+  const union MHD_DaemonInfo *info =
+      mhd()->get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+  return info != NULL ? info->num_connections : 0;
+}
+
+/* Answers a client over the limit and closes its socket. What it already sent is read first
+ * (up to REFUSE_DRAIN bytes) so that closing does not reset the connection under the answer. */
+static void refuse(ld_httpd_t *h, int fd) {
+  char sink[4096];
+  for (size_t drained = 0; drained < REFUSE_DRAIN;) {
+    ssize_t n = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+    if (n <= 0)
+      break;
+    drained += (size_t)n;
+  }
+  ssize_t sent =
+      send(fd, OVER_LIMIT_RESPONSE, sizeof OVER_LIMIT_RESPONSE - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  (void)sent;
+  shutdown(fd, SHUT_WR);
+  close(fd);
+  h->refused++;
+  if (!h->full_logged)
+    LD_WARN(h->topic, "HTTP connection limit of %zu reached: answering new clients 503",
+            h->max_connections);
+  h->full_logged = true;
+}
+
+/* Whether one more connection fits. At the limit libmicrohttpd runs once first (`*refreshed`
+ * records it), so that connections whose clients have already gone are counted out. Returns
+ * false, with *alive false, when that run closed the server. */
+static bool has_room(ld_httpd_t *h, bool *refreshed, bool *alive) {
+  *alive = true;
+  if (open_connections(h) < h->max_connections)
+    return true;
+  if (*refreshed)
+    return false;
+  *refreshed = true;
+  *alive = httpd_run(h);
+  return *alive && open_connections(h) < h->max_connections;
+}
+
+static void on_accept_timer(uv_timer_t *t);
+
+/* Out of descriptors: the pending clients stay queued until some are free again. */
+static void pause_accepting(ld_httpd_t *h, int err) {
+  if (!h->fds_logged)
+    LD_WARN(h->topic, "Cannot accept HTTP connections (%s) with %zu open: retrying every %d ms",
+            strerror(err), open_connections(h), ACCEPT_PAUSE_MS);
+  h->fds_logged = true;
+  h->accept_failures++;
+  uv_poll_stop(&h->listen_poll);
+  uv_timer_start(&h->accept_timer, on_accept_timer, ACCEPT_PAUSE_MS, 0);
+}
+
+/* Accepts one connection: 1 taken (added or refused), 0 none pending, -1 stop (paused or the
+ * server was closed; *alive tells which). */
+static int accept_one(ld_httpd_t *h, bool *refreshed, bool *added, bool *alive) {
+  struct sockaddr_storage ss;
+  socklen_t slen = sizeof ss;
+  int fd = accept4(h->listen_fd, (struct sockaddr *)&ss, &slen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd < 0) {
+    if (errno == EINTR || errno == ECONNABORTED)
+      return 1;
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      pause_accepting(h, errno);
+      return -1;
+    }
+    return 0; /* EAGAIN, or an error the next readiness reports again */
+  }
+  h->fds_logged = false;
+  if (!has_room(h, refreshed, alive)) {
+    if (!*alive) {
+      close(fd);
+      return -1;
+    }
+    refuse(h, fd);
+    return 1;
+  }
+  h->full_logged = false;
+  if (mhd()->add_connection(h->mhd, fd, (struct sockaddr *)&ss, slen) == MHD_YES) {
+    h->accepted++;
+    *added = true;
+  } /* otherwise libmicrohttpd closed it (and logged why) */
+  return 1;
+}
+
+static void on_listen(uv_poll_t *p, int status, int events) {
+  (void)status;
+  (void)events;
+  ld_httpd_t *h = p->data;
+  bool refreshed = false, added = false, alive = true;
+  int rc = 1;
+  for (int i = 0; i < ACCEPT_BATCH && rc > 0 && !h->closing; i++)
+    rc = accept_one(h, &refreshed, &added, &alive);
+  if (alive && added)
+    httpd_run(h); /* a new connection may have its request waiting already */
+}
+
+static void on_accept_timer(uv_timer_t *t) {
+  ld_httpd_t *h = t->data;
+  if (!h->closing)
+    uv_poll_start(&h->listen_poll, UV_READABLE, on_listen);
 }
 
 static void kick(ld_httpd_t *h) {
@@ -381,12 +519,30 @@ static enum MHD_Result queue(ld_http_request_t *r) {
   return res;
 }
 
+static bool head_too_large(struct MHD_Connection *conn) {
+  const union MHD_ConnectionInfo *info =
+      mhd()->get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  return info != NULL && info->header_size > LD_HTTPD_MAX_HEAD;
+}
+
+/* nwaku's answer to a head over its limit: 431, empty text/plain body, connection closed. */
+static void refuse_head(ld_http_request_t *r) {
+  prepare(r, 431, "");
+  if (r->status == 431)
+    mhd()->add_response_header(r->response, MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
 static enum MHD_Result on_first_call(ld_httpd_t *h, struct MHD_Connection *conn, const char *method,
                                      const char *url, void **con_cls) {
   ld_http_request_t *r = request_new(h, conn, method, url);
   if (r == NULL)
     return MHD_NO;
   *con_cls = r;
+  if (head_too_large(conn)) {
+    LD_DEBUG(h->topic, "Request head over %u bytes: 431", LD_HTTPD_MAX_HEAD);
+    refuse_head(r);
+    return queue(r);
+  }
   check_cors(h, r);
   if (r->response == NULL && content_length_too_large(h, conn))
     prepare(r, 413, "Request body too large");
@@ -465,7 +621,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 
 /* ---- lifecycle ------------------------------------------------------------------------------- */
 
-static int open_listener(ld_httpd_t *h, const char *address, uint16_t port, bool *ipv6) {
+static int open_listener(ld_httpd_t *h, const char *address, uint16_t port) {
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);
   struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
@@ -482,7 +638,6 @@ static int open_listener(ld_httpd_t *h, const char *address, uint16_t port, bool
   } else {
     return LD_ERR_INVALID_ARG;
   }
-  *ipv6 = ss.ss_family == AF_INET6;
   int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return LD_ERR_IO;
@@ -514,15 +669,13 @@ static int copy_origins(ld_httpd_t *h, const ld_httpd_config_t *cfg) {
   return 0;
 }
 
-static int start_mhd(ld_httpd_t *h, const ld_httpd_config_t *cfg, bool ipv6) {
-  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-  if (ipv6)
-    flags |= MHD_USE_IPv6;
+/* libmicrohttpd without a listening socket of its own (connections come from on_listen). */
+static int start_mhd(ld_httpd_t *h, const ld_httpd_config_t *cfg) {
+  unsigned flags =
+      MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   h->mhd = mhd()->start_daemon(
-      flags, 0, NULL, NULL, on_access, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
-      (unsigned)(cfg->max_connections ? cfg->max_connections : LD_HTTPD_DEFAULT_MAX_CONNECTIONS),
-      MHD_OPTION_CONNECTION_TIMEOUT,
+      flags, 0, NULL, NULL, on_access, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
       (unsigned)(cfg->timeout_s ? cfg->timeout_s : LD_HTTPD_DEFAULT_TIMEOUT_S),
       MHD_OPTION_CONNECTION_MEMORY_LIMIT,
       (size_t)(cfg->header_memory ? cfg->header_memory : LD_HTTPD_DEFAULT_HEADER_MEMORY),
@@ -538,6 +691,27 @@ static int start_mhd(ld_httpd_t *h, const ld_httpd_config_t *cfg, bool ipv6) {
   h->open_handles++;
   uv_poll_start(&h->poll, UV_READABLE, on_poll);
   return 0;
+}
+
+static int start_listening(ld_httpd_t *h) {
+  if (uv_poll_init_socket(h->loop, &h->listen_poll, h->listen_fd) != 0)
+    return LD_ERR_IO;
+  h->listen_poll.data = h;
+  h->listen_inited = true;
+  h->open_handles++;
+  uv_poll_start(&h->listen_poll, UV_READABLE, on_listen);
+  return 0;
+}
+
+/* A server whose connections would run the process out of descriptors says so once at start. */
+static void check_fd_limit(const ld_httpd_t *h) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+      rl.rlim_cur >= h->max_connections + FD_LIMIT_MARGIN)
+    return;
+  LD_WARN(h->topic,
+          "Open file limit %llu is below this server's %zu connections: raise it (ulimit -n)",
+          (unsigned long long)rl.rlim_cur, h->max_connections);
 }
 
 static void free_httpd(ld_httpd_t *h) {
@@ -558,26 +732,29 @@ static void on_handle_closed(uv_handle_t *handle) {
 }
 
 static void stop_mhd(ld_httpd_t *h) {
+  if (h->poll_inited)
+    uv_poll_stop(&h->poll); /* before libmicrohttpd closes the descriptor */
   for (ld_http_request_t *r = h->suspended; r != NULL; r = r->next) {
     r->suspended = false;
     mhd()->resume_connection(r->conn);
   }
   h->suspended = NULL;
   mhd()->run(h->mhd);
-  mhd()->stop_daemon(h->mhd); /* closes the listening socket too */
+  mhd()->stop_daemon(h->mhd);
   h->mhd = NULL;
-  h->listen_fd = -1;
 }
 
 /* Stops libmicrohttpd, closes the listener and the libuv handles; frees `h` when the last
  * handle is closed (or at once when there is none). */
 static void httpd_finish_close(ld_httpd_t *h) {
   h->close_pending = false;
-  if (h->mhd != NULL)
-    stop_mhd(h);
+  if (h->listen_inited)
+    uv_close((uv_handle_t *)&h->listen_poll, on_handle_closed); /* stops watching at once */
   if (h->listen_fd >= 0)
     close(h->listen_fd);
   h->listen_fd = -1;
+  if (h->mhd != NULL)
+    stop_mhd(h);
   if (h->open_handles == 0) {
     void (*done)(void *) = h->done;
     void *data = h->done_data;
@@ -589,6 +766,7 @@ static void httpd_finish_close(ld_httpd_t *h) {
   if (h->poll_inited)
     uv_close((uv_handle_t *)&h->poll, on_handle_closed);
   uv_close((uv_handle_t *)&h->timer, on_handle_closed);
+  uv_close((uv_handle_t *)&h->accept_timer, on_handle_closed);
 }
 
 int ld_httpd_new(const ld_httpd_config_t *cfg, ld_httpd_t **out) {
@@ -603,31 +781,43 @@ int ld_httpd_new(const ld_httpd_config_t *cfg, ld_httpd_t **out) {
     return LD_ERR_NOMEM;
   h->loop = cfg->loop;
   h->listen_fd = -1;
+  h->max_connections =
+      cfg->max_connections ? cfg->max_connections : LD_HTTPD_DEFAULT_MAX_CONNECTIONS;
   h->max_body = cfg->max_body ? cfg->max_body : LD_HTTPD_DEFAULT_MAX_BODY;
   h->handler = cfg->handler;
   h->user_data = cfg->user_data;
   snprintf(h->topic, sizeof h->topic, "%s", cfg->log_topic ? cfg->log_topic : "http");
-  bool ipv6 = false;
   rc = copy_origins(h, cfg);
   if (rc == 0)
-    rc = open_listener(h, cfg->address ? cfg->address : "127.0.0.1", cfg->port, &ipv6);
+    rc = open_listener(h, cfg->address ? cfg->address : "127.0.0.1", cfg->port);
   if (rc == 0) {
     uv_timer_init(h->loop, &h->timer);
-    h->timer.data = h;
-    h->open_handles = 1;
-    rc = start_mhd(h, cfg, ipv6);
+    uv_timer_init(h->loop, &h->accept_timer);
+    h->timer.data = h->accept_timer.data = h;
+    h->open_handles = 2;
+    rc = start_mhd(h, cfg);
   }
+  if (rc == 0)
+    rc = start_listening(h);
   if (rc != 0) {
     httpd_finish_close(h);
     return rc;
   }
   arm_timer(h);
+  check_fd_limit(h);
   *out = h;
   return 0;
 }
 
 uint16_t ld_httpd_port(const ld_httpd_t *h) {
   return h->port;
+}
+
+void ld_httpd_stats(ld_httpd_t *h, ld_httpd_stats_t *out) {
+  out->open = h->mhd != NULL ? open_connections(h) : 0;
+  out->accepted = h->accepted;
+  out->refused = h->refused;
+  out->accept_failures = h->accept_failures;
 }
 
 void ld_httpd_close(ld_httpd_t *h, void (*done)(void *user_data), void *user_data) {

@@ -9,10 +9,21 @@
  * returns without answering; the connection is suspended (MHD_suspend_connection) and resumed
  * when ld_http_respond is called later from the same loop.
  *
+ * Connections. The server owns its listening socket (libmicrohttpd is started without one) and
+ * watches it at all times. An accepted connection goes to libmicrohttpd while fewer
+ * than `max_connections` are open (idle keep-alive, suspended and half-received ones count);
+ * beyond that the client gets "503 Service Unavailable" (Retry-After: 1, Connection: close) and is
+ * closed at once, so nobody waits in the accept queue and a slot is usable again as soon as its
+ * client has gone. A connection without a byte in either direction for `timeout_s` seconds is
+ * closed, a request head sent only in part included. Out of file descriptors, accepting pauses
+ * for 100 ms at a time (the clients stay queued) instead of spinning.
+ *
  * Requests. Each request reaches the handler once, with its whole body (at most `max_body`
  * bytes: a larger Content-Length is answered 413 before the body is read, and a chunked body
- * that grows beyond the cap closes the connection). The request path is handed over raw, with
- * its percent-encoding intact, so that routes can split it into segments before decoding.
+ * that grows beyond the cap closes the connection). A head over LD_HTTPD_MAX_HEAD bytes is
+ * answered 431 with an empty text/plain body and the connection closed, as nwaku does. The request
+ * path is handed over raw, with its percent-encoding intact, so that routes can split it into
+ * segments before decoding.
  *
  * CORS follows nwaku's --rest-allow-origin: with no allowed origin configured no CORS header is
  * ever added. Otherwise a request with one Origin header that matches gets
@@ -31,11 +42,21 @@
 #include <uv.h>
 
 #define LD_HTTPD_DEFAULT_MAX_BODY (1024u * 1024u) /* request body bytes */
-#define LD_HTTPD_DEFAULT_MAX_CONNECTIONS 64       /* open connections, suspended ones included */
-#define LD_HTTPD_DEFAULT_TIMEOUT_S 30             /* idle connection timeout */
-#define LD_HTTPD_DEFAULT_HEADER_MEMORY                                                             \
-  (64u * 1024u)                                     /* per-connection memory for the request line  \
-                                                       and headers (nwaku allows 64 KiB) */
+/* Open connections, suspended ones included. nwaku's REST server (nim-presto on chronos'
+ * HttpServer, maxConnections -1) has no cap of its own and takes connections until the process
+ * runs out of descriptors: about a thousand at the usual 1024-file limit. We take as many. Memory:
+ * a connection that has served a request keeps its header_memory resident (libmicrohttpd zeroes
+ * its whole pool between keep-alive requests), as chronos keeps a 64 KiB header buffer per
+ * connection (bench/RESULTS.md). */
+#define LD_HTTPD_DEFAULT_MAX_CONNECTIONS 1024
+#define LD_HTTPD_DEFAULT_TIMEOUT_S 30 /* idle or half-received connection timeout */
+/* Bytes of a request head (request line, headers, the empty line) accepted: nwaku's, whose
+ * chronos server answers a longer head 431 with an empty text/plain body and closes. */
+#define LD_HTTPD_MAX_HEAD (64u * 1024u)
+/* Per-connection memory of libmicrohttpd, which holds the head and what it parses of it: room
+ * for a head of LD_HTTPD_MAX_HEAD with the usual few headers (a longer head is refused by the
+ * check above, one of thousands of tiny headers by libmicrohttpd itself, both with 431). */
+#define LD_HTTPD_DEFAULT_HEADER_MEMORY (LD_HTTPD_MAX_HEAD + 16u * 1024u)
 #define LD_HTTPD_MAX_ORIGINS 16                     /* allowed-origin patterns */
 #define LD_HTTPD_MAX_ORIGIN_LEN 256                 /* longer Origin values never match */
 #define LD_HTTPD_MAX_RESPONSE (64u * 1024u * 1024u) /* response body bytes */
@@ -73,6 +94,17 @@ int ld_httpd_new(const ld_httpd_config_t *cfg, ld_httpd_t **out);
 
 /* The bound TCP port. */
 uint16_t ld_httpd_port(const ld_httpd_t *h);
+
+typedef struct ld_httpd_stats {
+  size_t open;              /* connections open now */
+  uint64_t accepted;        /* connections handed to libmicrohttpd since the start */
+  uint64_t refused;         /* clients answered 503 over max_connections */
+  uint64_t accept_failures; /* accept() failures for lack of descriptors or memory */
+} ld_httpd_stats_t;
+
+/* Fills `out` with the server's connection figures. Loop thread only (outside handlers, as it may
+ * reap connections that libmicrohttpd has finished with). */
+void ld_httpd_stats(ld_httpd_t *h, ld_httpd_stats_t *out);
 
 /* Stops accepting, answers requests still waiting for their handler with 503, closes every
  * connection, and calls `done` (may be NULL) from the loop once the libuv handles are closed; the

@@ -19,13 +19,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rest/route.h"
 #include "waku/core/message.h"
 
 #define LD_REST_CACHE_DEFAULT_CAPACITY 50
 /* Cached topics of each kind. */
 #define LD_REST_CACHE_MAX_TOPICS 1024
 /* Longest topic kept, in bytes. */
-#define LD_REST_CACHE_MAX_TOPIC_LEN 1024
+#define LD_REST_CACHE_MAX_TOPIC_LEN LD_ROUTE_MAX_PATH /* any topic a request path can carry */
 
 typedef enum ld_rest_topic_kind {
   LD_REST_PUBSUB_TOPIC,

@@ -17,10 +17,12 @@ typedef struct ld_mhd_api {
   __typeof__(MHD_start_daemon) *start_daemon;
   __typeof__(MHD_stop_daemon) *stop_daemon;
   __typeof__(MHD_run) *run;
+  __typeof__(MHD_add_connection) *add_connection;
   __typeof__(MHD_get_timeout) *get_timeout;
   __typeof__(MHD_get_daemon_info) *get_daemon_info;
   __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
   __typeof__(MHD_get_connection_values) *get_connection_values;
+  __typeof__(MHD_get_connection_info) *get_connection_info;
   __typeof__(MHD_suspend_connection) *suspend_connection;
   __typeof__(MHD_resume_connection) *resume_connection;
   __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;

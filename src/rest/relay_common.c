@@ -77,8 +77,10 @@ void ld_rest_respond_cached(ld_rest_server_t *srv, ld_http_request_t *req,
   size_t n = 0;
   int rc = ld_rest_cache_take(srv->cache, kind, topic, len, &msgs, &n);
   if (rc == LD_ERR_NOT_FOUND) {
+    /* nwaku's bodies: none for a pubsub topic, the content topic itself for a content topic
+     * (rest/relay/handlers.nim, RestApiResponse.notFound) */
     LD_INFO("rest", "Not subscribed to topic %s", topic);
-    ld_rest_respond_error(req, 404, "Not subscribed to topic: ", topic);
+    ld_http_respond_text(req, 404, kind == LD_REST_CONTENT_TOPIC ? topic : "");
     return;
   }
   if (rc != 0) {

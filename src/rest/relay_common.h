@@ -21,7 +21,8 @@ int ld_rest_relay_unsubscribe(ld_rest_server_t *srv, ld_http_request_t *req,
                               const char *topic, size_t len);
 
 /* Answers the cached messages of a topic as a JSON array and clears them; 404 when the topic is
- * not cached. */
+ * not cached, with nwaku's text/plain body: empty for a pubsub topic, the topic for a content
+ * topic. */
 void ld_rest_respond_cached(ld_rest_server_t *srv, ld_http_request_t *req,
                             ld_rest_topic_kind_t kind, const char *topic, size_t len);
 

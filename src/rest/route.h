@@ -14,7 +14,7 @@
 #define LD_ROUTE_MAX_SEGMENTS 16 /* segments in a pattern or a matched path */
 #define LD_ROUTE_MAX_PARAMS 4    /* `{name}` segments in one pattern */
 #define LD_ROUTE_MAX_NAME 32     /* bytes of a parameter name */
-#define LD_ROUTE_MAX_PATH 4096   /* bytes of a raw request path */
+#define LD_ROUTE_MAX_PATH 65536  /* bytes of a raw request path: nwaku's request head limit */
 #define LD_ROUTE_MAX_METHOD 16   /* bytes of a method name */
 #define LD_ROUTE_MAX_ROUTES 128  /* routes in one table */
 

@@ -155,6 +155,8 @@ static void on_request(ld_http_request_t *req, void *user_data) {
     r->fn(srv, req, m, r->user_data);
   } else if (rc == LD_ERR_BAD_ENCODING) {
     ld_http_respond_text(req, 400, "Invalid path parameter: bad percent-encoding");
+  } else if (rc == LD_ERR_TOO_LARGE) {
+    ld_http_respond_text(req, 431, ""); /* as for a head over LD_HTTPD_MAX_HEAD */
   } else {
     const char *text = unavailable_text(srv, path);
     ld_http_respond_text(req, text != NULL ? 404 : 400, text != NULL ? text : NOT_FOUND_TEXT);

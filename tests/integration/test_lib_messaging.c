@@ -6,7 +6,11 @@
  *   once open;
  * - an Edge node sends through lightpush and receives through filter via a service node;
  * - a context that loses its peers reports Disconnected, and once reconnected recovers the
- *   messages it missed from a store node, each reported once. */
+ *   messages it missed from a store node, each reported once;
+ * - an Edge sender whose lightpush service has no relay peer (every push answered 505) keeps
+ *   pushing to it, and its message propagates and is confirmed once the service gets one;
+ * - a Core context whose only configured peer is its store node (a relay node too) is connected
+ *   to it at start and its send is propagated and confirmed. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +103,7 @@ typedef struct node {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   char *events[MAX_EVENTS];
+  uint64_t event_ms[MAX_EVENTS]; /* when each event arrived (monotonic) */
   int n_events;
   int errors; /* RET_ERR events */
   char addr[512];
@@ -110,8 +115,10 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
   pthread_mutex_lock(&n->mu);
   if (ret != RET_OK)
     n->errors++;
-  else if (n->n_events < MAX_EVENTS)
+  else if (n->n_events < MAX_EVENTS) {
+    n->event_ms[n->n_events] = ld_now_ms();
     n->events[n->n_events++] = strndup(msg, len);
+  }
   pthread_cond_broadcast(&n->cv);
   pthread_mutex_unlock(&n->mu);
 }
@@ -650,6 +657,98 @@ static void a_reconnected_context_recovers_missed_messages(void **state) {
   node_free(s);
 }
 
+/* ---- service peers ----------------------------------------------------------------------------
+ */
+
+/* message_propagated or message_error of the request `arg`. */
+static bool send_outcome(const char *json, const void *arg) {
+  return event_is(json, "message_propagated", "requestId", arg) ||
+         event_is(json, "message_error", "requestId", arg);
+}
+
+/* Waits for the first outcome of request `id` and fails unless it is message_propagated; returns
+ * its index. */
+static int expect_propagated(node_t *n, const char *id) {
+  int at = wait_match(n, send_outcome, id);
+  assert_true(at >= 0);
+  pthread_mutex_lock(&n->mu);
+  bool ok = event_is(n->events[at], "message_propagated", "requestId", id);
+  char text[512];
+  snprintf(text, sizeof text, "%s", n->events[at]);
+  pthread_mutex_unlock(&n->mu);
+  if (!ok)
+    fail_msg("not propagated: %s", text);
+  return at;
+}
+
+static uint64_t event_time(node_t *n, int index) {
+  pthread_mutex_lock(&n->mu);
+  uint64_t ms = n->event_ms[index];
+  pthread_mutex_unlock(&n->mu);
+  return ms;
+}
+
+/* Long enough for several pushes to be answered 505 (one round a second). */
+#define SERVICE_ALONE_MS 3000
+
+static void edge_push_goes_through_once_the_service_has_a_relay_peer(void **state) {
+  (void)state;
+  node_t *svc = node_start("\"store\":true,\"storeMessageDbUrl\":\"memory://\","
+                           "\"lightpush\":true");
+  char fields[1400];
+  snprintf(fields, sizeof fields, "\"mode\":\"Edge\",\"lightpushnode\":\"%s\",\"storenode\":\"%s\"",
+           svc->addr, svc->addr);
+  node_t *edge = node_start(fields);
+  assert_true(wait_event(svc, "connection_change", "peerId", edge->peer_id) >= 0);
+
+  /* the service has no relay peer: its answers are 505 NO_PEERS_TO_RELAY */
+  char id[32];
+  send_text(edge, "YmVmb3JlIGFueSByZWxheQ==", false, id); /* "before any relay" */
+  nanosleep(&(struct timespec){SERVICE_ALONE_MS / 1000, 0}, NULL);
+  assert_int_equal(count_events(edge, "message_propagated", "requestId", id), 0);
+  assert_int_equal(count_events(edge, "message_error", "requestId", id), 0);
+
+  /* then a relay node joins it */
+  char relay_fields[768];
+  staticnode(relay_fields, sizeof relay_fields, svc);
+  node_t *relay = node_start(relay_fields);
+  subscribe(relay, TOPIC);
+  int joined = wait_event(svc, "connection_change", "peerId", relay->peer_id);
+  assert_true(joined >= 0);
+  int p = expect_propagated(edge, id);
+  int sent = wait_event(edge, "message_sent", "requestId", id);
+  assert_true(sent > p);
+  assert_true(wait_match(relay, received_text, "before any relay") >= 0);
+  assert_int_equal(count_events(edge, "message_error", "requestId", id), 0);
+  uint64_t joined_ms = event_time(svc, joined), propagated_ms = event_time(edge, p);
+  print_message("message_propagated %lld ms after the service's connection to its first relay "
+                "peer\n",
+                (long long)propagated_ms - (long long)joined_ms);
+  node_free(relay);
+  node_free(edge);
+  node_free(svc);
+}
+
+static void core_with_only_a_store_node_connects_and_confirms(void **state) {
+  (void)state;
+  node_t *svc = node_start("\"store\":true,\"storeMessageDbUrl\":\"memory://\"");
+  char fields[768];
+  snprintf(fields, sizeof fields, "\"storenode\":\"%s\"", svc->addr);
+  node_t *core = node_start(fields);
+  /* dialed at start, without any store query */
+  assert_true(wait_event(svc, "connection_change", "peerId", core->peer_id) >= 0);
+  assert_true(wait_event(core, "connection_change", "peerId", svc->peer_id) >= 0);
+  subscribe(core, TOPIC);
+
+  char id[32];
+  send_text(core, "b25seSBhIHN0b3Jl", false, id); /* "only a store" */
+  int p = expect_propagated(core, id);
+  assert_true(wait_event(core, "message_sent", "requestId", id) > p);
+  assert_int_equal(count_events(core, "message_error", "requestId", id), 0);
+  node_free(core);
+  node_free(svc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(two_core_nodes_exchange_a_message),
@@ -659,6 +758,8 @@ int main(void) {
       cmocka_unit_test(edge_sends_by_lightpush_and_receives_by_filter),
       cmocka_unit_test(oversized_send_is_a_message_error),
       cmocka_unit_test(a_reconnected_context_recovers_missed_messages),
+      cmocka_unit_test(edge_push_goes_through_once_the_service_has_a_relay_peer),
+      cmocka_unit_test(core_with_only_a_store_node_connects_and_confirms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -464,11 +464,16 @@ static void v3_push_is_relayed_to_the_mesh(void **state) {
 
 static void v3_relay_refusals(void **state) {
   (void)state;
-  /* The same message again: the relay has seen it. */
+  /* The same message again: the relay has it already, sent to both mesh peers (nwaku answers
+   * 420 "Dropping already-seen message" here). */
   ld_waku_message_t m = text_message("/lp/1/chat/proto", "only once");
   m.timestamp = 42;
   assert_int_equal(push(g_to_s, STATIC_TOPIC, &m).code, LD_LIGHTPUSH_SUCCESS);
   push_res_t p = push(g_to_s, STATIC_TOPIC, &m);
+  assert_int_equal(p.code, LD_LIGHTPUSH_SUCCESS);
+  assert_int_equal(p.peers, 2);
+  /* The same bytes on another topic were never relayed there: nwaku's answer. */
+  p = push(g_to_s, AUTO_TOPIC, &m);
   assert_int_equal(p.code, LD_LIGHTPUSH_INVALID_MESSAGE);
   assert_string_equal(p.desc, "Dropping already-seen message");
 
@@ -549,12 +554,53 @@ static void legacy_push_is_relayed(void **state) {
   ld_waku_message_t d = text_message("/lp/1/legacy/proto", "twice");
   d.timestamp = 7;
   assert_true(push_legacy(g_to_s, STATIC_TOPIC, &d).success);
-  p = push_legacy(g_to_s, STATIC_TOPIC, &d);
+  p = push_legacy(g_to_s, STATIC_TOPIC, &d); /* relayed already: a success */
+  assert_true(p.success);
+  assert_string_equal(p.desc, "OK");
+  p = push_legacy(g_to_s, AUTO_TOPIC, &d); /* never relayed on that topic */
   assert_false(p.success);
   assert_string_equal(p.desc, "not_published_to_any_peer");
   p = push_legacy(g_to_s, "", &m);
   assert_false(p.success);
   assert_string_equal(p.desc, "not_published_to_any_peer");
+}
+
+typedef struct seen_by {
+  const lnode_t *node;
+  uint8_t hash[LD_WAKU_HASH_LEN];
+} seen_by_t;
+
+static bool node_got(void *ud) {
+  const seen_by_t *w = ud;
+  return got_hash(w->node, w->hash, STATIC_TOPIC);
+}
+
+/* A client pushes a message to S that S received by relay a moment before (another client pushed
+ * it to R1 at the same time): the message is in the network, so the push succeeds, with the relay
+ * peers S exchanged it with (R1 delivered it, R2 was forwarded it or had it). nwaku v0.36 answers
+ * 420 "Dropping already-seen message" (v2: not_published_to_any_peer) and loses this race less
+ * often only because its relay is slower. */
+static void push_of_a_message_just_relayed_succeeds(void **state) {
+  (void)state;
+  ld_waku_message_t m = text_message("/lp/1/race/proto", "pushed to two service nodes");
+  m.timestamp = 1700000000123000000LL;
+  seen_by_t w = {&g_s, {0}};
+  assert_int_equal(ld_relay_publish(g_r1.relay, STATIC_TOPIC, &m, w.hash), 2);
+  assert_true(sh_run_until(&g_loop, node_got, &w, WAIT_MS));
+  push_res_t p = push(g_to_s, STATIC_TOPIC, &m);
+  assert_int_equal(p.code, LD_LIGHTPUSH_SUCCESS);
+  assert_false(p.has_desc);
+  assert_int_equal(p.peers, 2);
+  assert_memory_equal(p.hash, w.hash, LD_WAKU_HASH_LEN);
+
+  ld_waku_message_t l = text_message("/lp/1/race/proto", "pushed twice over the legacy protocol");
+  l.timestamp = 1700000000456000000LL;
+  seen_by_t wl = {&g_s, {0}};
+  assert_int_equal(ld_relay_publish(g_r2.relay, STATIC_TOPIC, &l, wl.hash), 2);
+  assert_true(sh_run_until(&g_loop, node_got, &wl, WAIT_MS));
+  p = push_legacy(g_to_s, STATIC_TOPIC, &l);
+  assert_true(p.success);
+  assert_string_equal(p.desc, "OK");
 }
 
 static void malformed_requests(void **state) {
@@ -642,16 +688,16 @@ static void service_counters(void **state) {
   ld_lightpush_server_stats_t st;
   ld_lightpush_server_get_stats(g_s.lp, &st);
   int ok = ld_lightpush_code_index(LD_LIGHTPUSH_SUCCESS);
-  /* 2 + 1 (relay refusals) + N_BULK successes */
-  assert_int_equal(st.v3_answers[ok], 3 + N_BULK);
+  /* 2 + 2 (relay refusals) + 1 (a push of a message just relayed) + N_BULK successes */
+  assert_int_equal(st.v3_answers[ok], 5 + N_BULK);
   assert_int_equal(st.v3_answers[ld_lightpush_code_index(LD_LIGHTPUSH_INVALID_MESSAGE)], 2 + 2);
   assert_int_equal(st.v3_answers[ld_lightpush_code_index(LD_LIGHTPUSH_NO_PEERS_TO_RELAY)], 1);
   assert_int_equal(st.v3_answers[ld_lightpush_code_index(LD_LIGHTPUSH_BAD_REQUEST)], 2 + 4);
   assert_int_equal(st.v3_answers[ld_lightpush_code_index(LD_LIGHTPUSH_INTERNAL_SERVER_ERROR)], 1);
-  assert_int_equal(st.v3_requests, 3 + N_BULK + 4 + 1 + 6 + 1);
-  assert_int_equal(st.v3_pushes, 3 + N_BULK + 2 + 1);
-  assert_int_equal(st.legacy_requests, 8);
-  assert_int_equal(st.legacy_successes, 2);
+  assert_int_equal(st.v3_requests, 5 + N_BULK + 4 + 1 + 6 + 1);
+  assert_int_equal(st.v3_pushes, 5 + N_BULK + 2 + 1);
+  assert_int_equal(st.legacy_requests, 10);
+  assert_int_equal(st.legacy_successes, 4);
   assert_int_equal(st.legacy_errors[LD_LIGHTPUSH_LEGACY_INVALID_MESSAGE], 1);
   assert_int_equal(st.legacy_errors[LD_LIGHTPUSH_LEGACY_NOT_PUBLISHED], 3);
   assert_int_equal(st.legacy_errors[LD_LIGHTPUSH_LEGACY_DECODE], 1);
@@ -983,6 +1029,7 @@ int main(void) {
       cmocka_unit_test(v3_relay_refusals),
       cmocka_unit_test(v3_topic_resolution_errors),
       cmocka_unit_test(legacy_push_is_relayed),
+      cmocka_unit_test(push_of_a_message_just_relayed_succeeds),
       cmocka_unit_test(malformed_requests),
       cmocka_unit_test(thousand_concurrent_pushes),
       cmocka_unit_test(service_counters),

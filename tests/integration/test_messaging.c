@@ -6,7 +6,12 @@
  *   - a receiver that loses its peers reports Disconnected, misses messages, gets its static
  *     peer back and recovers them from the store, each reported once;
  *   - the store-based reliability implementation against a store node (confirm, recover,
- *     cancel). */
+ *     cancel);
+ *   - service peers that answer with transient errors: a lightpush service that never relays is
+ *     asked again on a back-off schedule until the window ends, with its last answer in the
+ *     error; a store peer whose first answer is an error still confirms the send; a filter
+ *     service that refuses a subscription for its rate limit (429) is asked again and the
+ *     subscription is made once it allows it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,7 +29,13 @@
 #include "messaging/reliability.h"
 #include "node/events.h"
 #include "node/node.h"
+#include "messaging/service_peers.h"
 #include "node_harness.h"
+#include "switch_harness.h"
+#include "node/node_filter.h"
+#include "waku/filter/server.h"
+#include "waku/lightpush/server.h"
+#include "waku/store/server.h"
 
 #define STEP_MS 20000
 #define PUBSUB "/waku/2/rs/0/0"
@@ -665,6 +676,295 @@ static void store_reliability_confirms_and_recovers(void **state) {
   stop_peer(&s);
 }
 
+/* ---- service peers answering with transient errors --------------------------------------------
+ */
+
+#define MAX_PUSHES 256
+
+/* A lightpush service on a bare switch whose relay has no peer: every push is answered 505 "No
+ * peers for topic, skipping publish", forever. It notes when each push arrived. */
+typedef struct stubborn {
+  ld_switch_t *sw;
+  ld_lightpush_server_t *lp;
+  ld_multiaddr_t addr;
+  uint64_t at[MAX_PUSHES];
+  int pushes;
+} stubborn_t;
+
+static int publish_to_nobody(void *ctx, const char *pubsub_topic, const ld_waku_message_t *msg,
+                             char *why, size_t why_len) {
+  (void)pubsub_topic, (void)msg, (void)why, (void)why_len;
+  stubborn_t *s = ctx;
+  if (s->pushes < MAX_PUSHES)
+    s->at[s->pushes] = ld_now_ms();
+  s->pushes++;
+  return 0; /* relayed to 0 peers */
+}
+
+static void stubborn_start(stubborn_t *s) {
+  memset(s, 0, sizeof *s);
+  s->sw = sh_switch_new(&g_loop, NULL);
+  sh_listen_local(s->sw, &s->addr);
+  ld_lightpush_server_config_t cfg;
+  ld_lightpush_server_config_default(&cfg);
+  cfg.publish = publish_to_nobody;
+  cfg.publish_ctx = s;
+  s->lp = ld_lightpush_server_new(s->sw, &cfg);
+  assert_non_null(s->lp);
+}
+
+static void stubborn_stop(stubborn_t *s) {
+  sh_switch_close(s->sw, &g_loop);
+  ld_lightpush_server_free(s->lp);
+}
+
+static void set_service_node(ld_node_config_t *cfg, ld_node_service_t which,
+                             const ld_multiaddr_t *addr) {
+  char text[LD_MULTIADDR_TEXT_MAX], err[256];
+  assert_true(ld_multiaddr_to_text(addr, text, sizeof text) > 0);
+  assert_int_equal(ld_node_config_set_service_node(cfg, which, text, err, sizeof err), 0);
+}
+
+/* How many pushes the back-off schedule allows within `window_ms` of the first: each push waits
+ * at least the pause of the answers before it. */
+static int pushes_allowed(uint64_t window_ms) {
+  int n = 1;
+  uint64_t t = 0;
+  for (uint32_t k = 1;; k++) {
+    t += ld_service_peers_backoff_ms(k);
+    if (t >= window_ms)
+      return n;
+    n++;
+  }
+}
+
+#define STUBBORN_WINDOW_MS 12000u
+
+/* Bad input: a service that answers every push with a transient error forever. The Edge sender
+ * asks it again and again, paced by the back-off (rounds of 100 ms here, 120 of them in the
+ * window), and ends with an error at the end of the window naming the last answer. */
+static void a_service_that_never_relays_is_retried_with_back_off(void **state) {
+  (void)state;
+  stubborn_t svc;
+  stubborn_start(&svc);
+  peer_t edge;
+  ld_node_config_t *ce = node_config(false);
+  set_service_node(ce, LD_NODE_SERVICE_LIGHTPUSH, &svc.addr);
+  start_node(&edge, ce);
+  ld_messaging_config_t me = test_config(LD_MESSAGING_EDGE);
+  me.reliability = false;
+  me.retry_window_ms = STUBBORN_WINDOW_MS;
+  start_messaging(&edge, &me);
+
+  char rid[21];
+  uint64_t sent = ld_now_ms();
+  send_text(&edge, "never relayed", false, rid);
+  WAIT_FOR(edge.sink.errors == 1);
+  uint64_t ended = ld_now_ms();
+  char expect[256];
+  snprintf(expect, sizeof expect,
+           "E:%s:Unable to send within retry time window; last error: No peers for topic, "
+           "skipping publish",
+           rid);
+  assert_string_equal(edge.sink.log, expect);
+  assert_true(ended - sent >= STUBBORN_WINDOW_MS);
+  assert_int_equal(edge.sink.propagated, 0);
+
+  /* the same peer was asked again, round after round at first … */
+  int pushes = svc.pushes;
+  print_message("pushes received in %u ms: %d (the schedule allows %d)\n", STUBBORN_WINDOW_MS,
+                pushes, pushes_allowed(STUBBORN_WINDOW_MS));
+  assert_true(pushes >= (int)LD_SERVICE_PEERS_RETRY_FAST + 1);
+  /* … never sooner than the back-off allows, so no more than the schedule fits in the window */
+  assert_true(pushes <= pushes_allowed(STUBBORN_WINDOW_MS));
+  for (int i = 1; i < pushes && i < MAX_PUSHES; i++)
+    if (svc.at[i] - svc.at[i - 1] + 1 < ld_service_peers_backoff_ms((uint32_t)i))
+      fail_msg("push %d came %llu ms after the previous one, the back-off is %llu ms", i + 1,
+               (unsigned long long)(svc.at[i] - svc.at[i - 1]),
+               (unsigned long long)ld_service_peers_backoff_ms((uint32_t)i));
+  /* nothing more once the send has ended */
+  nh_run_for(&g_loop, 1000);
+  assert_int_equal(svc.pushes, pushes);
+
+  stop_peer(&edge);
+  stubborn_stop(&svc);
+}
+
+/* A store service on a bare switch whose archive fails the first `failures` queries (answered
+ * 300 "BAD_RESPONSE: archive error: DRIVER_ERROR: …") and then holds every hash it is asked
+ * about. */
+typedef struct flaky_store {
+  ld_switch_t *sw;
+  ld_store_server_t *store;
+  ld_multiaddr_t addr;
+  int failures;
+  int queries;
+} flaky_store_t;
+
+static int flaky_query(void *ctx, const ld_archive_query_t *q, ld_archive_query_fn done,
+                       void *user_data) {
+  flaky_store_t *f = ctx;
+  f->queries++;
+  if (f->failures > 0) {
+    f->failures--;
+    done(LD_ERR_DB, "disk busy", NULL, user_data);
+    return 0;
+  }
+  ld_archive_row_t rows[LD_STORE_MAX_HASHES];
+  size_t n = q->n_hashes < LD_STORE_MAX_HASHES ? q->n_hashes : LD_STORE_MAX_HASHES;
+  memset(rows, 0, sizeof rows);
+  for (size_t i = 0; i < n; i++) {
+    memcpy(rows[i].hash, q->hashes[i], LD_WAKU_HASH_LEN);
+    rows[i].pubsub_topic = PUBSUB;
+    ld_waku_message_init(&rows[i].msg);
+  }
+  ld_archive_result_t res = {rows, n, false, {0}};
+  done(0, NULL, &res, user_data);
+  return 0;
+}
+
+static void flaky_start(flaky_store_t *f, int failures) {
+  memset(f, 0, sizeof *f);
+  f->failures = failures;
+  f->sw = sh_switch_new(&g_loop, NULL);
+  sh_listen_local(f->sw, &f->addr);
+  ld_store_backend_t backend = {flaky_query, f};
+  f->store = ld_store_server_new(f->sw, &backend, NULL);
+  assert_non_null(f->store);
+}
+
+static void flaky_stop(flaky_store_t *f) {
+  sh_switch_close(f->sw, &g_loop);
+  ld_store_server_free(f->store);
+}
+
+/* The store peer's first confirmation answer is an error: it stays the store peer for the next
+ * confirmation round, which confirms the send (one error answer does not disqualify it for the
+ * whole confirmation window). */
+static void a_store_error_answer_does_not_disqualify_the_store_peer(void **state) {
+  (void)state;
+  flaky_store_t store;
+  flaky_start(&store, 1);
+  peer_t relay, sender;
+  start_node(&relay, node_config(true));
+  ld_node_config_t *cs = node_config(true);
+  add_static(cs, &relay);
+  set_service_node(cs, LD_NODE_SERVICE_STORE, &store.addr);
+  start_node(&sender, cs);
+  ld_messaging_config_t mc = test_config(LD_MESSAGING_CORE);
+  start_messaging(&sender, &mc);
+  ld_messaging_config_t mr = test_config(LD_MESSAGING_CORE);
+  start_messaging(&relay, &mr);
+  char why[128];
+  assert_int_equal(ld_messaging_subscribe(relay.m, CONTENT, why, sizeof why), 0);
+  assert_int_equal(ld_messaging_subscribe(sender.m, CONTENT, why, sizeof why), 0);
+  WAIT_FOR(mesh_peers(&sender) >= 1);
+
+  char rid[21];
+  send_text(&sender, "confirmed at the second ask", false, rid);
+  WAIT_FOR(logged(&sender.sink, "S:", rid));
+  assert_true(store.queries >= 2);
+  assert_int_equal(store.failures, 0);
+  assert_int_equal(sender.sink.errors, 0);
+
+  stop_peer(&sender);
+  stop_peer(&relay);
+  flaky_stop(&store);
+}
+
+/* A filter service on a bare switch that takes one request per RATION_MS from each peer and
+ * answers the others 429. */
+#define RATION_MS 4000u
+
+typedef struct rationed_filter {
+  ld_switch_t *sw;
+  ld_filter_server_t *srv;
+  ld_multiaddr_t addr;
+} rationed_filter_t;
+
+static void rationed_start(rationed_filter_t *f) {
+  memset(f, 0, sizeof *f);
+  f->sw = sh_switch_new(&g_loop, NULL);
+  sh_listen_local(f->sw, &f->addr);
+  ld_filter_server_config_t cfg;
+  ld_filter_server_config_default(&cfg);
+  cfg.rate_limit_volume = 1;
+  cfg.rate_limit_period_ms = RATION_MS;
+  f->srv = ld_filter_server_new(f->sw, &g_loop, &cfg);
+  assert_non_null(f->srv);
+}
+
+static void rationed_stop(rationed_filter_t *f) {
+  sh_switch_close(f->sw, &g_loop);
+  ld_filter_server_free(f->srv);
+  uv_run(&g_loop, UV_RUN_NOWAIT);
+}
+
+static void on_other_subscribed(const ld_filter_result_t *res, void *ud) {
+  *(int *)ud = res->err == 0 && res->status_code == LD_FILTER_STATUS_OK ? 1 : -1;
+}
+
+static size_t connections(peer_t *p) {
+  ld_conn_t *conns[4];
+  return ld_switch_connections(ld_node_switch(p->node), conns, 4);
+}
+
+static void rationed_push(rationed_filter_t *f, int i) {
+  char text[32];
+  snprintf(text, sizeof text, "rationed %d", i);
+  ld_waku_message_t msg;
+  ld_waku_message_init(&msg);
+  msg.content_topic = CONTENT;
+  msg.content_topic_len = strlen(CONTENT);
+  msg.payload = (const uint8_t *)text;
+  msg.payload_len = strlen(text);
+  msg.timestamp = (int64_t)ld_wall_ns();
+  assert_true(ld_filter_server_handle_message(f->srv, PUBSUB, &msg, NULL) >= 0);
+}
+
+/* The edge node's own SUBSCRIBE for CONTENT comes right after another one from the same node
+ * and is answered 429: the service is asked again at later rounds (not skipped for a minute),
+ * and messages arrive once it took the subscription. */
+static void a_rate_limited_filter_service_is_asked_again(void **state) {
+  (void)state;
+  rationed_filter_t svc;
+  rationed_start(&svc);
+  peer_t edge;
+  ld_node_config_t *ce = node_config(false);
+  set_service_node(ce, LD_NODE_SERVICE_FILTER, &svc.addr);
+  start_node(&edge, ce);
+  WAIT_FOR(connections(&edge) == 1); /* the configured filter node is dialed at start */
+  /* a first request from this node takes the ration */
+  int err = 0, other = 0;
+  ld_filter_client_t *fc = ld_node_filter_client(edge.node, &err);
+  assert_non_null(fc);
+  ld_conn_t *conn;
+  assert_int_equal(ld_switch_connections(ld_node_switch(edge.node), &conn, 1), 1);
+  const char *topics[] = {"/test/1/other/proto"};
+  assert_int_equal(
+      ld_filter_client_subscribe(fc, conn, PUBSUB, topics, 1, on_other_subscribed, &other), 0);
+  WAIT_FOR(other != 0);
+  assert_int_equal(other, 1);
+
+  ld_messaging_config_t me = test_config(LD_MESSAGING_EDGE);
+  me.reliability = false;
+  start_messaging(&edge, &me);
+  char why[128];
+  assert_int_equal(ld_messaging_subscribe(edge.m, CONTENT, why, sizeof why), 0);
+  uint64_t deadline = ld_now_ms() + STEP_MS;
+  for (int i = 0; edge.sink.received == 0 && ld_now_ms() < deadline; i++) {
+    rationed_push(&svc, i);
+    nh_run_for(&g_loop, 250);
+  }
+  assert_true(edge.sink.received >= 1);
+  ld_filter_server_stats_t st;
+  ld_filter_server_get_stats(svc.srv, &st);
+  assert_true(st.status_too_many_requests >= 1);
+
+  stop_peer(&edge);
+  rationed_stop(&svc);
+}
+
 static int setup(void **state) {
   (void)state;
   uv_loop_init(&g_loop);
@@ -685,6 +985,9 @@ int main(void) {
       cmocka_unit_test(edge_sends_by_lightpush_and_receives_by_filter),
       cmocka_unit_test(a_receiver_back_online_recovers_missed_messages),
       cmocka_unit_test(store_reliability_confirms_and_recovers),
+      cmocka_unit_test(a_service_that_never_relays_is_retried_with_back_off),
+      cmocka_unit_test(a_store_error_answer_does_not_disqualify_the_store_peer),
+      cmocka_unit_test(a_rate_limited_filter_service_is_asked_again),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

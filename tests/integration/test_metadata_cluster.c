@@ -1,7 +1,7 @@
 /* Waku metadata between switches on loopback in one process: the exchange on every new
  * connection (both directions), shards stored per peer, a peer of another cluster disconnected,
- * a peer without metadata disconnected only when metadata is required, garbage answers, and a
- * js-waku-style request served and remembered. */
+ * a peer without metadata disconnected only when metadata is required, garbage answers, a
+ * js-waku-style request served and remembered, and a rejected peer answered before the close. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +19,9 @@
 #include "waku/metadata/metadata.h"
 
 #define WAIT_MS 10000
+/* How long a rejected connection waits for the peer's own request (shorter than the default to
+ * keep the tests whose peer never asks quick). */
+#define REJECT_GRACE_MS 1000
 
 typedef struct node {
   ld_switch_t *sw;
@@ -78,6 +81,7 @@ static void node_start(node_t *n, int cluster, const uint16_t *shards, size_t n_
   cfg.shards = shards;
   cfg.n_shards = n_shards;
   cfg.require_metadata = require;
+  cfg.reject_grace_ms = REJECT_GRACE_MS;
   n->md = ld_metadata_new(n->sw, &cfg);
   assert_non_null(n->md);
   ld_metadata_set_events(n->md, &g_events, n);
@@ -399,6 +403,58 @@ static void request_served_and_remembered(void **state) {
   node_stop(&server);
 }
 
+/* ---- a rejected peer asking after the rejection ------------------------------------------- */
+
+static void other_cluster_open(ld_stream_t *s, int err, void *ud) {
+  assert_int_equal(err, 0); /* the rejected connection is still open */
+  ld_stream_set_handler(s, &g_client_handler, ud);
+  /* {clusterId: 2, shards: [3]} as js-waku writes it, then half-close */
+  const uint8_t req[] = {0x05, 0x08, 0x02, 0x12, 0x01, 0x03};
+  assert_int_equal(ld_stream_write(s, req, sizeof req), 0);
+  assert_int_equal(ld_stream_close_write(s), 0);
+}
+
+/* A peer of cluster 2 answers our request at once but asks its own only after we rejected it (as
+ * a js-waku node does once identify is through): the connection waits for that request, answers
+ * it with our cluster, and closes only then; the peer is not remembered. */
+static void rejected_peer_learns_our_cluster_before_the_close(void **state) {
+  (void)state;
+  node_t a, f;
+  const uint16_t shards[] = {4};
+  node_start(&a, 1, shards, 1, false);
+  node_start(&f, -1, NULL, 0, false);
+  const uint8_t answer[] = {0x04, 0x08, 0x02, 0x10, 0x03}; /* cluster 2, shard 3 */
+  fake_register(&f, answer, sizeof answer);
+  ld_conn_t *c = dial(&f, &a);
+  assert_true(sh_run_until(&g_loop, int_positive, &a.rejected, WAIT_MS));
+  assert_int_equal(a.last_reject, LD_ERR_CLUSTER_MISMATCH);
+
+  client_t cl = {0};
+  ld_buf_init(&cl.rx);
+  const char *proto = LD_METADATA_PROTOCOL;
+  assert_int_equal(ld_switch_open_stream(f.sw, c, &proto, 1, other_cluster_open, &cl), 0);
+  assert_true(sh_run_until(&g_loop, client_done, &cl, WAIT_MS));
+  assert_true(cl.eof);
+  ld_metadata_info_t ours;
+  assert_int_equal(ld_metadata_decode(cl.rx.data, cl.rx.len, &ours), (int)cl.rx.len);
+  assert_true(ours.has_cluster);
+  assert_int_equal(ours.cluster_id, 1);
+  assert_true(ld_metadata_info_has_shard(&ours, 4));
+  ld_buf_clear(&cl.rx);
+
+  cond_t cd = {&a, NULL};
+  assert_true(sh_run_until(&g_loop, disconnected, &cd, WAIT_MS));
+  assert_int_equal(a.ev.last_reason, LD_ERR_CLUSTER_MISMATCH);
+  assert_null(ld_metadata_peer(a.md, ld_switch_peer_id(f.sw)));
+  assert_int_equal(a.peers, 0);
+  ld_metadata_stats_t st;
+  ld_metadata_get_stats(a.md, &st);
+  assert_int_equal(st.requests_served, 1);
+  assert_int_equal(st.rejected_cluster, 1);
+  node_stop(&f);
+  node_stop(&a);
+}
+
 static int setup(void **state) {
   (void)state;
   return uv_loop_init(&g_loop);
@@ -419,6 +475,7 @@ int main(void) {
       cmocka_unit_test(garbage_answer_closes),
       cmocka_unit_test(peer_without_metadata_closed_only_when_required),
       cmocka_unit_test(request_served_and_remembered),
+      cmocka_unit_test(rejected_peer_learns_our_cluster_before_the_close),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,8 @@
  * in-memory archive, peer exchange, WebSocket) in one process with a relay peer and a light
  * client over loopback: a message pushed by the client over lightpush reaches the relay peer,
  * comes back to the client through filter, and is returned by a store query with the same hash,
- * over TCP and over /ws; an archive that cannot be opened is reported as a node failure. */
+ * over TCP and over /ws; an archive that cannot be opened is reported as a node failure; a node
+ * with lightpush but without relay starts and answers every push as nwaku v0.36 does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -275,6 +276,76 @@ static void services_over_websocket(void **state) {
   push_reaches_relay_filter_and_store(true);
 }
 
+/* ---- lightpush without relay
+ * ------------------------------------------------------------------------- */
+
+typedef struct no_relay {
+  bool v3_done, v2_done;
+  uint32_t v3_code;
+  bool v3_has_count;
+  char v3_desc[128];
+  bool v2_success;
+  char v2_info[128];
+} no_relay_t;
+
+static void on_no_relay_v3(const ld_lightpush_result_t *res, void *ud) {
+  no_relay_t *a = ud;
+  a->v3_code = res->status_code;
+  a->v3_has_count = res->relay_peer_count > 0;
+  snprintf(a->v3_desc, sizeof a->v3_desc, "%s", res->status_desc != NULL ? res->status_desc : "");
+  a->v3_done = true;
+}
+
+static void on_no_relay_v2(const ld_lightpush_legacy_result_t *res, void *ud) {
+  no_relay_t *a = ud;
+  a->v2_success = res->success;
+  snprintf(a->v2_info, sizeof a->v2_info, "%s", res->info);
+  a->v2_done = true;
+}
+
+/* --relay=false --lightpush=true: the node starts and serves both lightpush versions; nwaku v0.36
+ * mounts them with its nil push handler, which answers v3 500 "no waku relay found" and v2
+ * is_success false with the same text. */
+static void lightpush_without_relay_answers_no_relay_found(void **state) {
+  (void)state;
+  watch_t ws = {0}, wc = {0};
+  ld_node_config_t *cfg = config(false);
+  cfg->lightpush = true;
+  ld_node_t *service = start(cfg, &ws);
+  ld_node_config_t *cc = config(false);
+  cc->listen = false;
+  ld_node_t *light = start(cc, &wc);
+  ld_switch_t *sw = ld_node_switch(light);
+  client_t cl;
+  memset(&cl, 0, sizeof cl);
+  ld_multiaddr_t addr;
+  addr_with(service, "/tcp/", false, &addr);
+  dial(sw, &addr, &cl);
+
+  ld_waku_message_t msg;
+  ld_waku_message_init(&msg);
+  msg.payload = (const uint8_t *)"no relay here";
+  msg.payload_len = strlen("no relay here");
+  msg.content_topic = CONTENT;
+  msg.content_topic_len = strlen(CONTENT);
+  no_relay_t a;
+  memset(&a, 0, sizeof a);
+  assert_int_equal(ld_lightpush_client_push(sw, cl.conn, TOPIC, &msg, on_no_relay_v3, &a), 0);
+  WAIT_FOR(a.v3_done);
+  assert_int_equal(a.v3_code, LD_LIGHTPUSH_INTERNAL_SERVER_ERROR);
+  assert_string_equal(a.v3_desc, "no waku relay found");
+  assert_false(a.v3_has_count);
+  assert_int_equal(ld_lightpush_legacy_client_push(sw, cl.conn, TOPIC, &msg, on_no_relay_v2, &a),
+                   0);
+  WAIT_FOR(a.v2_done);
+  assert_false(a.v2_success);
+  assert_string_equal(a.v2_info, "no waku relay found");
+
+  stop(light);
+  stop(service);
+  assert_int_equal(ws.failures, 0);
+}
+
 static void archive_that_cannot_open_is_a_node_failure(void **state) {
   (void)state;
   char err[256];
@@ -395,6 +466,7 @@ int main(void) {
       cmocka_unit_test(services_over_tcp),
       cmocka_unit_test(services_over_websocket),
       cmocka_unit_test(archive_that_cannot_open_is_a_node_failure),
+      cmocka_unit_test(lightpush_without_relay_answers_no_relay_found),
       cmocka_unit_test(peer_exchange_passes_records_on),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,7 +1,9 @@
 /* Nodes started from configurations in one process over loopback: a static peer is dialed at
  * start and redialed with back-off after the peer restarts (same key, same port), the relay mesh
- * forms again and messages flow; a static peer of another cluster keeps being refused; a node on
- * 0.0.0.0 announces interface addresses; a port in use fails the start cleanly. */
+ * forms again and messages flow; the configured service nodes are dialed and kept the same way
+ * (each peer once, static-peer events for the static nodes only); a static peer of another cluster
+ * keeps being refused; a node on 0.0.0.0 announces interface addresses; a port in use fails the
+ * start cleanly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +25,7 @@
 
 #define STEP_MS 15000
 #define KEY_A "5a0ab2f71f2a6b1e4c5d7b2f9e3c1a08d4b6e2f7c9a1b3d5e7f90213a4c6e8b1"
+#define KEY_B "0f3e9b21c7d84a56e1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718"
 #define TOPIC "/waku/2/rs/0/3"
 
 static uv_loop_t g_loop;
@@ -31,6 +34,7 @@ static uv_loop_t g_loop;
 
 typedef struct watch {
   int static_up, static_down, dial_errors;
+  char static_addrs[512]; /* the addresses static-peer events named, space-separated */
   int messages;
   char last_payload[64];
   bool stopped;
@@ -40,6 +44,13 @@ static void on_static(int kind, const void *payload, void *ud) {
   (void)kind;
   const ld_event_static_peer_t *ev = payload;
   watch_t *w = ud;
+  char text[LD_MULTIADDR_TEXT_MAX];
+  ld_multiaddr_to_text(ev->addr, text, sizeof text);
+  if (strstr(w->static_addrs, text) == NULL &&
+      strlen(w->static_addrs) + strlen(text) + 2 < sizeof w->static_addrs) {
+    strcat(w->static_addrs, text);
+    strcat(w->static_addrs, " ");
+  }
   if (ev->dial_error != 0)
     w->dial_errors++;
   else if (ev->connected)
@@ -169,6 +180,69 @@ static void static_peer_reconnects_after_the_peer_restarts(void **state) {
   stop_node(a);
   free(ca);
   free(cb);
+}
+
+/* "/ip4/127.0.0.1/tcp/<port>/p2p/<id>" of a started node. */
+static void addr_text(ld_node_t *n, char *out, size_t cap) {
+  ld_multiaddr_t addr;
+  assert_true(ld_node_listen_addrs(n, &addr, 1) == 1);
+  assert_true(ld_multiaddr_to_text(&addr, out, cap) > 0);
+}
+
+/* C has A as static node and store node, B as lightpush and filter node: the engine keeps A and
+ * B connected, each once; B is redialed when it comes back after a restart. */
+static void configured_service_nodes_are_dialed_and_kept(void **state) {
+  (void)state;
+  char err[256], a_text[LD_MULTIADDR_TEXT_MAX], b_text[LD_MULTIADDR_TEXT_MAX];
+  watch_t wa = {0}, wb = {0}, wc = {0};
+  ld_node_config_t *ca = base_config();
+  ld_node_t *a = start_node(ca, &wa);
+  addr_text(a, a_text, sizeof a_text);
+  ld_node_config_t *cb = base_config();
+  assert_int_equal(ld_node_config_set_nodekey_hex(cb, KEY_B, err, sizeof err), 0);
+  ld_node_t *b = start_node(cb, &wb);
+  uint16_t b_port = port_of(b);
+  addr_text(b, b_text, sizeof b_text);
+
+  ld_node_config_t *cc = base_config();
+  assert_int_equal(ld_node_config_add_static_node(cc, a_text, err, sizeof err), 0);
+  assert_int_equal(
+      ld_node_config_set_service_node(cc, LD_NODE_SERVICE_STORE, a_text, err, sizeof err), 0);
+  assert_int_equal(
+      ld_node_config_set_service_node(cc, LD_NODE_SERVICE_LIGHTPUSH, b_text, err, sizeof err), 0);
+  assert_int_equal(
+      ld_node_config_set_service_node(cc, LD_NODE_SERVICE_FILTER, b_text, err, sizeof err), 0);
+  ld_node_t *c = start_node(cc, &wc);
+  ld_static_peers_t *sp = ld_node_static_peers(c);
+  assert_non_null(sp);
+  assert_int_equal(ld_static_peers_count(sp), 2);
+  assert_true(ld_peerid_equal(ld_static_peers_peer(sp, 0), ld_node_peer_id(a)));
+  assert_true(ld_peerid_equal(ld_static_peers_peer(sp, 1), ld_node_peer_id(b)));
+  WAIT_FOR(ld_static_peers_state(sp, 0) == LD_STATIC_PEER_CONNECTED &&
+           ld_static_peers_state(sp, 1) == LD_STATIC_PEER_CONNECTED);
+  /* relay nodes both: they become gossipsub peers like any connection */
+  WAIT_FOR(topic_peers(c) == 2);
+
+  /* B goes away and comes back with the same key on the same port: C dials it again */
+  stop_node(b);
+  WAIT_FOR(ld_static_peers_state(sp, 1) != LD_STATIC_PEER_CONNECTED);
+  WAIT_FOR(ld_static_peers_failures(sp, 1) >= 2);
+  assert_int_equal(ld_node_config_set_listen(cb, "127.0.0.1", b_port, 0, err, sizeof err), 0);
+  b = start_node(cb, &wb);
+  WAIT_FOR(ld_static_peers_state(sp, 1) == LD_STATIC_PEER_CONNECTED);
+  WAIT_FOR(topic_peers(c) == 2);
+  /* the static-peer events named A only */
+  char expect[LD_MULTIADDR_TEXT_MAX + 2];
+  snprintf(expect, sizeof expect, "%s ", a_text);
+  assert_string_equal(wc.static_addrs, expect);
+  assert_true(wc.dial_errors == 0);
+
+  stop_node(c);
+  stop_node(b);
+  stop_node(a);
+  free(ca);
+  free(cb);
+  free(cc);
 }
 
 static void a_static_peer_of_another_cluster_is_refused_again_and_again(void **state) {
@@ -337,6 +411,7 @@ int main(void) {
   signal(SIGPIPE, SIG_IGN); /* as the program does: a closed peer is a write error */
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(static_peer_reconnects_after_the_peer_restarts),
+      cmocka_unit_test(configured_service_nodes_are_dialed_and_kept),
       cmocka_unit_test(a_static_peer_of_another_cluster_is_refused_again_and_again),
       cmocka_unit_test(unspecified_listen_addresses_are_announced_as_interfaces),
       cmocka_unit_test(a_port_in_use_fails_the_start_and_the_node_still_stops),

@@ -364,7 +364,7 @@ static void relay_bad_requests(void **state) {
   expect(&g_a, "POST", "/relay/v1/messages/%2Fwaku%2F2%2Frs%2F0%2F7", ok, 400,
          "Failed to publish: Node not subscribed to topic: /waku/2/rs/0/7");
   expect(&g_a, "GET", "/relay/v1/messages/%2Fwaku%2F2%2Frs%2F0%2F7", NULL, 404,
-         "Not subscribed to topic: /waku/2/rs/0/7");
+         ""); /* nwaku: no body for a pubsub topic */
   expect(&g_a, "POST", "/relay/v1/messages/" SHARD0_ENC, "{\"contentTopic\":\"/a/1/c/p\"}", 400,
          "Field `payload` is missing or empty");
   expect(&g_a, "POST", "/relay/v1/messages/" SHARD0_ENC, "{\"payload\":\"aGk=\"}", 400,
@@ -456,7 +456,8 @@ static void auto_bad_requests(void **state) {
   expect(
       &g_a, "POST", "/relay/v1/auto/subscriptions", "[\"nope\"]", 500,
       "Subscribe failed:Autosharding error: invalid format: content-topic must start with slash");
-  expect(&g_a, "GET", "/relay/v1/auto/messages/%2Fnever%2F1%2Fx%2Fp", NULL, 404, NULL);
+  expect(&g_a, "GET", "/relay/v1/auto/messages/%2Fnever%2F1%2Fx%2Fp", NULL, 404,
+         "/never/1/x/p"); /* nwaku: the content topic */
   expect(&g_a, "POST", "/relay/v1/auto/messages", "{\"payload\":\"aGk=\",\"contentTopic\":\"x\"}",
          400, NULL);
   expect(&g_a, "POST", "/relay/v1/auto/messages", "{\"payload\":\"aGk=\"}", 400,
@@ -468,6 +469,91 @@ static void auto_bad_requests(void **state) {
   expect(&g_c, "POST", "/relay/v1/auto/subscriptions", "[\"" CT "\"]", 500,
          "Subscribe failed:Static sharding is used, relay subscriptions must specify a pubsub "
          "topic");
+}
+
+/* ---- long paths and heads -------------------------------------------------------------------- */
+
+#define LONG_TOPIC_X 10000
+
+/* "/app/1/xxx…/proto" with LONG_TOPIC_X x's, raw (`enc` false) or percent-encoded. */
+static char *long_topic(bool enc) {
+  const char *slash = enc ? "%2F" : "/";
+  size_t cap = LONG_TOPIC_X + 64;
+  char *t = malloc(cap);
+  assert_non_null(t);
+  int n = snprintf(t, cap, "%sapp%s1%s", slash, slash, slash);
+  memset(t + n, 'x', LONG_TOPIC_X);
+  snprintf(t + n + LONG_TOPIC_X, cap - (size_t)n - LONG_TOPIC_X, "%sproto", slash);
+  return t;
+}
+
+/* A 10,000-character content topic in the path (nwaku accepts request heads up to 64 KiB): 404
+ * with the topic as nwaku words it while not subscribed, then its messages as JSON. */
+static void long_paths_reach_their_handler(void **state) {
+  (void)state;
+  char *topic = long_topic(false), *enc = long_topic(true);
+  size_t cap = strlen(enc) + strlen(topic) + 256;
+  char *path = malloc(cap), *body = malloc(cap);
+  assert_non_null(path);
+  assert_non_null(body);
+  snprintf(path, cap, "/relay/v1/auto/messages/%s", enc);
+  assert_true(strlen(path) > 4096);
+  expect(&g_a, "GET", path, NULL, 404, topic);
+  snprintf(body, cap, "[\"%s\"]", topic);
+  expect(&g_a, "POST", "/relay/v1/auto/subscriptions", body, 200, "OK");
+  expect(&g_a, "GET", path, NULL, 200, "[]");
+  snprintf(body, cap, "{\"payload\":\"bG9uZw==\",\"contentTopic\":\"%s\",\"timestamp\":%s}", topic,
+           TS_BIG);
+  expect(&g_a, "POST", "/relay/v1/auto/messages", body, 200, "OK");
+  json_t *list = get_json(&g_a, path);
+  assert_int_equal(json_array_size(list), 1);
+  json_t *m = json_array_get(list, 0);
+  assert_string_equal(json_string_value(json_object_get(m, "contentTopic")), topic);
+  assert_string_equal(json_string_value(json_object_get(m, "payload")), "bG9uZw==");
+  json_decref(list);
+  snprintf(body, cap, "[\"%s\"]", topic);
+  expect(&g_a, "DELETE", "/relay/v1/auto/subscriptions", body, 200, "OK");
+  free(path);
+  free(body);
+  free(topic);
+  free(enc);
+}
+
+/* GET /debug/v1/version with a padding header making the head exactly `size` bytes. */
+static http_response_t head_of(size_t size) {
+  static const char start[] = "GET /debug/v1/version HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              "Connection: close\r\nX-Pad: ";
+  char *head = malloc(size + 1);
+  assert_non_null(head);
+  size_t n = strlen(start), pad = size - n - 4;
+  memcpy(head, start, n);
+  memset(head + n, 'p', pad);
+  memcpy(head + n + pad, "\r\n\r\n", 4);
+  http_response_t r;
+  assert_int_equal(http_raw_on_loop(&g_loop, g_a.rest, head, size, &r), 0);
+  free(head);
+  return r;
+}
+
+/* nwaku (chronos) reads request heads of up to 64 KiB; one byte more is answered 431 with an
+ * empty text/plain body and the connection closed. */
+static void heads_up_to_64_kib_are_read(void **state) {
+  (void)state;
+  char buf[64];
+  http_response_t r = head_of(LD_HTTPD_MAX_HEAD);
+  assert_int_equal(r.status, 200);
+  assert_string_equal(r.body, "v" LD_VERSION);
+  http_response_free(&r);
+  r = head_of(LD_HTTPD_MAX_HEAD + 1);
+  assert_int_equal(r.status, 431);
+  assert_int_equal(r.body_len, 0);
+  assert_string_equal(http_header(&r, "Content-Type", buf, sizeof buf), "text/plain");
+  assert_string_equal(http_header(&r, "Connection", buf, sizeof buf), "close");
+  http_response_free(&r);
+  r = head_of(4 * LD_HTTPD_MAX_HEAD); /* beyond what the server buffers: 431 as well */
+  assert_int_equal(r.status, 431);
+  http_response_free(&r);
+  expect(&g_a, "GET", "/debug/v1/version", NULL, 200, "v" LD_VERSION);
 }
 
 /* ---- routing --------------------------------------------------------------------------------- */
@@ -505,6 +591,8 @@ int main(void) {
       cmocka_unit_test(auto_messages_flow_between_nodes),
       cmocka_unit_test(auto_bad_requests),
       cmocka_unit_test(unknown_paths_and_missing_groups),
+      cmocka_unit_test(long_paths_reach_their_handler),
+      cmocka_unit_test(heads_up_to_64_kib_are_read),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

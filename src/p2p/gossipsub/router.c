@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/hashmap.h"
 #include "p2p/gossipsub/router_internal.h"
 
 /* ---- randomness (xoshiro256**, seeded through splitmix64) ---------------------------------- */
@@ -335,6 +336,10 @@ static bool eligible(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, gs_sel_t se
   return gs_score(r, p, now) >= min_score;
 }
 
+bool gs_may_graft(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, uint64_t now) {
+  return eligible(r, t, p, GS_SEL_GRAFT, 0, now);
+}
+
 /* Fills r->cand with the eligible subscribers of `t` in random order; returns their number. */
 size_t gs_select(ld_gs_router_t *r, gs_topic_t *t, gs_sel_t sel, double min_score, uint64_t now) {
   if (!cand_reserve(r, t->peers.n)) {
@@ -640,21 +645,58 @@ int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *da
     return LD_ERR_EXISTS;
   }
   gs_topic_t *t = gs_topic_get(r, topic, strlen(topic));
-  ld_gs_cmsg_t *m = NULL;
-  if (t == NULL || ld_gs_mcache_put(&r->mcache, id, topic, data, len, &m) != 0) {
+  if (t == NULL) {
     return LD_ERR_NOMEM;
   }
-  ld_gs_idset_add_h(&r->seen, id, h, now_ms + r->p.seen_ttl_ms, (now_ms << 2) | GS_SEEN_ACCEPTED);
-  t->stats.published++;
   size_t n = publish_targets(r, t, now_ms), sent = 0;
+  if (n == 0) {
+    /* nim-libp2p: "No peers for topic, skipping publish", before the message is cached or
+     * seen, so that the same message can be published once there are peers */
+    return 0;
+  }
+  ld_gs_cmsg_t *m = NULL;
+  if (ld_gs_mcache_put(&r->mcache, id, topic, data, len, &m) != 0) {
+    return LD_ERR_NOMEM;
+  }
+  uint32_t tag = gs_topic_tag(topic);
+  ld_gs_idset_add_h(&r->seen, id, h, now_ms + r->p.seen_ttl_ms,
+                    gs_seen_decided(GS_SEEN_ACCEPTED, 0, tag));
+  t->stats.published++;
   for (size_t i = 0; i < n; i++) {
     if (wants(r->cand[i], id, h)) {
       gs_queue_msg(r, r->cand[i], t, t->name, m->data, m->len);
       sent++;
     }
   }
+  ld_gs_idset_entry_t *e = ld_gs_idset_find_h(&r->seen, id, h);
+  if (e != NULL) {
+    e->value = gs_seen_decided(GS_SEEN_ACCEPTED, sent, tag);
+  }
   gs_flush(r);
   return (int)sent;
+}
+
+uint32_t gs_topic_tag(const char *topic) {
+  return (uint32_t)ld_hash_bytes(topic, strlen(topic));
+}
+
+int ld_gs_router_seen_reach(const ld_gs_router_t *r, const char *topic,
+                            const uint8_t id[LD_GS_MSG_ID_LEN], uint64_t now_ms) {
+  if (topic == NULL || id == NULL) {
+    return LD_ERR_INVALID_ARG;
+  }
+  const ld_gs_idset_entry_t *e = ld_gs_idset_find(&r->seen, id, LD_GS_MSG_ID_LEN);
+  if (e == NULL || e->expiry <= now_ms) {
+    return LD_ERR_NOT_FOUND;
+  }
+  if ((e->value & 3) == GS_SEEN_PENDING) {
+    const gs_pending_t *pv = ld_hashmap_get_u64(r->pending, e->value >> 2);
+    return pv != NULL && strcmp(pv->topic, topic) == 0 ? (int)pv->n_deliverers : LD_ERR_NOT_FOUND;
+  }
+  if ((e->value & 3) != GS_SEEN_ACCEPTED || (uint32_t)(e->value >> 32) != gs_topic_tag(topic)) {
+    return LD_ERR_NOT_FOUND;
+  }
+  return (int)gs_seen_reach(e->value);
 }
 
 /* ---- introspection ------------------------------------------------------------------------- */

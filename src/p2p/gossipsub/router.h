@@ -276,9 +276,21 @@ bool ld_gs_router_subscribed(const ld_gs_router_t *r, const char *topic);
 /* Publishes `data` on `topic` (StrictNoSign). Returns the number of peers it was sent to (>= 0);
  * LD_ERR_EXISTS when a message with the same ID was seen already, LD_ERR_TOO_LARGE when the RPC
  * would exceed max_rpc_size, LD_ERR_INVALID_ARG for an empty topic. The message goes into the
- * message cache and the seen cache; `deliver` is not called for it (ld_gs_msg_id gives its ID). */
+ * message cache and the seen cache, unless there is no peer to publish it to (0, as nim-libp2p:
+ * the same message can be published again once there are peers); `deliver` is not called for it
+ * (ld_gs_msg_id gives its ID). */
 int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *data, size_t len,
                          uint64_t now_ms);
+
+/* How many peers a message this router has seen on `topic` reached: one we published (the
+ * peers it was sent to), one we received and accepted (the peers that delivered it before it was
+ * validated, and those it was forwarded to or that said IDONTWANT), or one we received and are
+ * still validating (the peers that delivered it so far: they have it whatever our verdict).
+ * Returns that count (≥ 0, at most 65535) while the ID is in the seen cache (seen_ttl_ms);
+ * LD_ERR_NOT_FOUND when it is not, or was seen on another topic, or was rejected or ignored;
+ * LD_ERR_INVALID_ARG for NULL arguments. */
+int ld_gs_router_seen_reach(const ld_gs_router_t *r, const char *topic,
+                            const uint8_t id[LD_GS_MSG_ID_LEN], uint64_t now_ms);
 
 /* Computes the message ID (SHA-256 of data). */
 void ld_gs_msg_id(const uint8_t *data, size_t len, uint8_t id[LD_GS_MSG_ID_LEN]);

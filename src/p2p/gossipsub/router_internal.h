@@ -16,9 +16,23 @@
 #define GS_MAX_DELIVERERS 32   /* peers remembered per message awaiting validation */
 #define GS_MAX_BACKOFF_MS (24ull * 3600 * 1000)
 
-/* Seen-cache value: low 2 bits status, upper bits the validation ID (pending) or the first-seen
- * time in ms (decided). */
+/* Seen-cache value: low 2 bits status. Pending: the validation ID above them. Decided: bits 2..17
+ * how many peers the message reached (gs_seen_decided), bits 32..63 a tag of its topic
+ * (gs_topic_tag). The first-seen time of every entry is its expiry minus seen_ttl_ms. */
 enum { GS_SEEN_PENDING = 0, GS_SEEN_ACCEPTED = 1, GS_SEEN_REJECTED = 2, GS_SEEN_IGNORED = 3 };
+#define GS_SEEN_REACH_MAX 0xffffu
+
+static inline uint64_t gs_seen_decided(uint64_t status, size_t reach, uint32_t topic_tag) {
+  uint64_t n = reach < GS_SEEN_REACH_MAX ? reach : GS_SEEN_REACH_MAX;
+  return ((uint64_t)topic_tag << 32) | (n << 2) | status;
+}
+
+static inline uint32_t gs_seen_reach(uint64_t value) {
+  return (uint32_t)((value >> 2) & GS_SEEN_REACH_MAX);
+}
+
+/* The topic tag of decided seen-cache entries. */
+uint32_t gs_topic_tag(const char *topic);
 
 typedef struct gs_topic gs_topic_t;
 
@@ -143,6 +157,9 @@ typedef enum {
   GS_SEL_FANOUT,         /* not in fanout, score >= publish threshold */
 } gs_sel_t;
 size_t gs_select(ld_gs_router_t *r, gs_topic_t *t, gs_sel_t sel, double min_score, uint64_t now);
+/* True when `p` may join the mesh of `t` now: a gossipsub peer, not direct, not leaving, not in
+ * the mesh yet, not held back by a PRUNE backoff, score >= 0 (GS_SEL_GRAFT's rule). */
+bool gs_may_graft(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, uint64_t now);
 /* Tops the fanout of `t` up to D peers above the publish threshold. */
 void gs_fanout_fill(ld_gs_router_t *r, gs_topic_t *t, uint64_t now);
 

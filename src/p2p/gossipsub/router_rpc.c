@@ -51,7 +51,20 @@ static void malformed(ld_gs_router_t *r, gs_peer_t *p) {
 
 /* ---- subscriptions ------------------------------------------------------------------------- */
 
-static void peer_subscribe(ld_gs_router_t *r, gs_peer_t *p, const ProtobufCBinaryData *name) {
+/* A new subscriber of a topic whose mesh is below D_lo joins the mesh at once (as rust-libp2p
+ * does) instead of at the next heartbeat, so that what is published meanwhile reaches it. */
+static void graft_if_mesh_short(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, uint64_t now) {
+  if (!t->subscribed || t->mesh.n >= r->p.d_lo || !gs_may_graft(r, t, p, now)) {
+    return;
+  }
+  gs_mesh_add(r, t, p, now);
+  if (gs_peers_has(&t->mesh, p)) {
+    gs_send_graft(r, t, p);
+  }
+}
+
+static void peer_subscribe(ld_gs_router_t *r, gs_peer_t *p, const ProtobufCBinaryData *name,
+                           uint64_t now) {
   if (p->n_topics >= LD_GS_MAX_TOPICS_PER_PEER) {
     r->stats.ctrl_dropped++;
     return;
@@ -61,9 +74,14 @@ static void peer_subscribe(ld_gs_router_t *r, gs_peer_t *p, const ProtobufCBinar
     r->stats.ctrl_dropped++;
     return;
   }
-  if (peer_topics_add(p, t) && gs_peers_add(&t->peers, p) != 0) {
-    peer_topics_del(p, t);
+  if (!peer_topics_add(p, t)) {
+    return;
   }
+  if (gs_peers_add(&t->peers, p) != 0) {
+    peer_topics_del(p, t);
+    return;
+  }
+  graft_if_mesh_short(r, t, p, now);
 }
 
 static void peer_unsubscribe(ld_gs_router_t *r, gs_peer_t *p, const ProtobufCBinaryData *name,
@@ -85,7 +103,7 @@ static void handle_subs(ld_gs_router_t *r, gs_peer_t *p, const ld_gs_rpc_t *rpc,
       continue;
     }
     if (s->has_subscribe && s->subscribe) {
-      peer_subscribe(r, p, &s->topicid);
+      peer_subscribe(r, p, &s->topicid, now);
     } else {
       peer_unsubscribe(r, p, &s->topicid, now);
     }
@@ -112,32 +130,41 @@ static bool delivered_by(const gs_pending_t *pv, ld_gs_peer_t peer) {
   return false;
 }
 
-static void forward_to(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, const gs_pending_t *pv,
+/* Sends the message to `p` unless `p` delivered it or said IDONTWANT; returns whether `p` has it
+ * now (sent, or announced it has it). */
+static bool forward_to(ld_gs_router_t *r, gs_topic_t *t, gs_peer_t *p, const gs_pending_t *pv,
                        const uint8_t *data) {
   if (delivered_by(pv, p->id)) {
-    return;
+    return false;
   }
   if (!gs_has_idontwant(p) || ld_gs_idset_find_h(&p->dontwant, pv->id, pv->h) == NULL) {
     gs_queue_msg(r, p, t, t->name, data, pv->len);
   } else {
     r->stats.idontwant_skipped++;
   }
+  return true;
 }
 
-/* Mesh peers, plus floodsub and direct subscribers; never back to a peer that sent it. */
-static void forward(ld_gs_router_t *r, gs_topic_t *t, const gs_pending_t *pv, const uint8_t *data) {
+/* Mesh peers, plus floodsub and direct subscribers; never back to a peer that sent it. Returns
+ * how many peers were sent the message or said they have it. */
+static size_t forward(ld_gs_router_t *r, gs_topic_t *t, const gs_pending_t *pv,
+                      const uint8_t *data) {
+  size_t n = 0;
   for (uint32_t i = 0; i < t->mesh.n; i++) {
-    forward_to(r, t, t->mesh.v[i], pv, data);
+    n += forward_to(r, t, t->mesh.v[i], pv, data);
   }
   for (uint32_t i = 0; i < t->peers.n; i++) {
     gs_peer_t *p = t->peers.v[i];
     if ((p->direct || !gs_is_gossip(p)) && !gs_peers_has(&t->mesh, p)) {
-      forward_to(r, t, p, pv, data);
+      n += forward_to(r, t, p, pv, data);
     }
   }
+  return n;
 }
 
-static void accept_msg(ld_gs_router_t *r, gs_topic_t *t, gs_pending_t *pv) {
+/* Delivers and forwards an accepted message; returns how many peers it reached (those that
+ * delivered it, and those it was forwarded to). */
+static size_t accept_msg(ld_gs_router_t *r, gs_topic_t *t, gs_pending_t *pv) {
   ld_gs_score_first_delivery(r->score, pv->deliverers[0], pv->topic);
   for (uint32_t i = 1; i < pv->n_deliverers; i++) {
     ld_gs_score_mesh_delivery(r->score, pv->deliverers[i], pv->topic);
@@ -145,13 +172,21 @@ static void accept_msg(ld_gs_router_t *r, gs_topic_t *t, gs_pending_t *pv) {
   ld_gs_cmsg_t *m = NULL;
   ld_gs_mcache_put(&r->mcache, pv->id, pv->topic, pv->data, pv->len, &m);
   if (t == NULL || !t->subscribed) {
-    return;
+    return pv->n_deliverers;
   }
   t->stats.delivered++;
   if (r->cb.deliver != NULL) {
     r->cb.deliver(r->ud, pv->topic, pv->data, pv->len, pv->id, pv->deliverers[0]);
   }
-  forward(r, t, pv, m ? m->data : pv->data);
+  return pv->n_deliverers + forward(r, t, pv, m ? m->data : pv->data);
+}
+
+/* Records the verdict (and the peers reached) in the message's seen-cache entry. */
+static void mark_seen(ld_gs_router_t *r, const gs_pending_t *pv, uint64_t status, size_t reach) {
+  ld_gs_idset_entry_t *e = ld_gs_idset_find_h(&r->seen, pv->id, pv->h);
+  if (e != NULL) {
+    e->value = gs_seen_decided(status, reach, gs_topic_tag(pv->topic));
+  }
 }
 
 void ld_gs_router_validated(ld_gs_router_t *r, uint64_t vid, ld_gs_verdict_t v, uint64_t now_ms) {
@@ -162,16 +197,13 @@ void ld_gs_router_validated(ld_gs_router_t *r, uint64_t vid, ld_gs_verdict_t v, 
   }
   r->pending_bytes -= pv->len;
   static const uint64_t status[] = {GS_SEEN_ACCEPTED, GS_SEEN_REJECTED, GS_SEEN_IGNORED};
-  ld_gs_idset_entry_t *e = ld_gs_idset_find_h(&r->seen, pv->id, pv->h);
-  if (e != NULL) {
-    e->value = (pv->received << 2) | status[v <= LD_GS_IGNORE ? v : LD_GS_IGNORE];
-  }
+  mark_seen(r, pv, status[v <= LD_GS_IGNORE ? v : LD_GS_IGNORE], 0);
   gs_topic_t *t = gs_topic_find(r, pv->topic, strlen(pv->topic));
   if (v == LD_GS_ACCEPT) {
     if (t != NULL) {
       t->stats.accepted++;
     }
-    accept_msg(r, t, pv);
+    mark_seen(r, pv, GS_SEEN_ACCEPTED, accept_msg(r, t, pv));
   } else if (v == LD_GS_REJECT) {
     if (t != NULL) {
       t->stats.rejected++;
@@ -224,15 +256,16 @@ static bool strict_no_sign(const Ld__Gossipsub__Message *m) {
 static void duplicate(ld_gs_router_t *r, gs_peer_t *p, gs_topic_t *t, ld_gs_idset_entry_t *e,
                       uint64_t now) {
   t->stats.duplicates++;
-  uint64_t status = e->value & 3, rest = e->value >> 2;
+  uint64_t status = e->value & 3;
   if (status == GS_SEEN_PENDING) {
-    gs_pending_t *pv = ld_hashmap_get_u64(r->pending, rest);
+    gs_pending_t *pv = ld_hashmap_get_u64(r->pending, e->value >> 2);
     if (pv != NULL && pv->n_deliverers < GS_MAX_DELIVERERS && !delivered_by(pv, p->id)) {
       pv->deliverers[pv->n_deliverers++] = p->id;
     }
   } else if (status == GS_SEEN_ACCEPTED) {
     uint64_t window = r->p.topic_score.mesh_message_deliveries_window_ms;
-    if (now - rest <= window) {
+    uint64_t first_seen = e->expiry - r->p.seen_ttl_ms;
+    if (now - first_seen <= window) {
       ld_gs_score_mesh_delivery(r->score, p->id, t->name);
     }
   } else if (status == GS_SEEN_REJECTED) {

@@ -1395,6 +1395,16 @@ int ld_gs_service_publish(ld_gs_service_t *svc, const char *topic, const uint8_t
   return rc;
 }
 
+int ld_gs_service_seen_reach(const ld_gs_service_t *svc, const char *topic, const uint8_t *data,
+                             size_t len) {
+  static const uint8_t empty[1];
+  if (svc == NULL || topic == NULL || (data == NULL && len > 0))
+    return LD_ERR_INVALID_ARG;
+  uint8_t id[LD_GS_MSG_ID_LEN];
+  ld_gs_msg_id(data != NULL ? data : empty, len, id);
+  return ld_gs_router_seen_reach(svc->router, topic, id, ld_now_ms());
+}
+
 /* ---- introspection -------------------------------------------------------------------------- */
 
 typedef size_t (*peer_list_fn)(const ld_gs_router_t *r, const char *topic, ld_gs_peer_t *out,

@@ -138,6 +138,11 @@ bool ld_gs_service_subscribed(const ld_gs_service_t *svc, const char *topic);
  * LD_ERR_INVALID_ARG, LD_ERR_NOMEM. */
 int ld_gs_service_publish(ld_gs_service_t *svc, const char *topic, const uint8_t *data, size_t len);
 
+/* How many peers the message `data` reached when it was seen on `topic`, for a publish refused
+ * with LD_ERR_EXISTS: ld_gs_router_seen_reach for the message's ID, now. */
+int ld_gs_service_seen_reach(const ld_gs_service_t *svc, const char *topic, const uint8_t *data,
+                             size_t len);
+
 /* ---- validation ----------------------------------------------------------------------------- */
 
 /* Asynchronous validator: called once per new message (not our own) on a matching topic. It

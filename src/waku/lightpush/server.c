@@ -634,6 +634,22 @@ static int outgoing_refusal(ld_relay_t *r, ld_relay_reason_t reason, char *why, 
   }
 }
 
+/* The relay has seen these bytes already: typically the message arrived by relay a moment before
+ * the push was handled (a client pushing the same message to two service nodes at once). When
+ * the relay has it on this topic (accepted, or still being validated: the peers that sent it have
+ * it) the message is in the network: the push succeeds with the peers it reached. Deviation:
+ * nwaku v0.36 answers 420 "Dropping already-seen message" (v2 not_published_to_any_peer) here and
+ * only loses this race less often because its relay is slower. A message seen but refused, or
+ * seen on another topic, keeps nwaku's answer. */
+static int already_relayed(ld_relay_t *r, const char *pubsub_topic, const ld_waku_message_t *msg) {
+  int reach = ld_relay_seen_reach(r, pubsub_topic, msg);
+  if (reach < 0)
+    return LD_ERR_EXISTS;
+  LD_DEBUG(LOG_TOPIC, "push of a message already relayed on %s: answered as reaching %d peers",
+           pubsub_topic, reach);
+  return reach;
+}
+
 int ld_lightpush_relay_publish(void *relay, const char *pubsub_topic, const ld_waku_message_t *msg,
                                char *why, size_t why_len) {
   ld_relay_t *r = relay;
@@ -645,5 +661,7 @@ int ld_lightpush_relay_publish(void *relay, const char *pubsub_topic, const ld_w
   int rc = ld_relay_publish(r, pubsub_topic, msg, NULL);
   if (rc == LD_ERR_TOO_LARGE)
     return outgoing_refusal(r, LD_RELAY_TOO_LARGE, why, why_len);
+  if (rc == LD_ERR_EXISTS)
+    return already_relayed(r, pubsub_topic, msg);
   return rc;
 }

@@ -39,7 +39,9 @@
  *                                                    LD_ERR_BAD_SIGNATURE, LD_ERR_MALFORMED
  *                                                    (default "validator failed"): the relay's
  *                                                    validation refused the message
- *   420 "Dropping already-seen message"              LD_ERR_EXISTS
+ *   420 "Dropping already-seen message"              LD_ERR_EXISTS (the relay glue below returns
+ *                                                    it only for a message the relay did not
+ *                                                    accept on that topic)
  *   420 "Empty topic, skipping publish"              LD_ERR_INVALID_ARG
  *   504 <why> (default "could not generate rln proof")
  *                                                    LD_ERR_CRYPTO: no RLN proof could be made
@@ -212,8 +214,12 @@ void ld_lightpush_server_get_stats(const ld_lightpush_server_t *srv,
  * checks (size, protected shard), mapped to nwaku's messages ("Message size exceeded maximum of
  * N bytes" → LD_ERR_TOO_LARGE, "signed shard validation failed" → LD_ERR_BAD_SIGNATURE, other
  * refusals "validator failed" → LD_ERR_MALFORMED), then ld_relay_publish (its errors returned
- * unchanged: LD_ERR_EXISTS, LD_ERR_INVALID_ARG, LD_ERR_TOO_LARGE with nwaku's size text, …).
- * NULL relay: LD_ERR_UNSUPPORTED. Loop thread of the relay. */
+ * unchanged: LD_ERR_INVALID_ARG, LD_ERR_TOO_LARGE with nwaku's size text, …).
+ * A message the relay has already seen on this topic and not refused (it arrived by relay just
+ * before the push) is answered as published, with the peers it reached (ld_relay_seen_reach):
+ * 200 with that relay_peer_count (v2: is_success), where nwaku v0.36 answers 420 "Dropping
+ * already-seen message" (v2: not_published_to_any_peer). Other already-seen messages:
+ * LD_ERR_EXISTS. NULL relay: LD_ERR_UNSUPPORTED. Loop thread of the relay. */
 int ld_lightpush_relay_publish(void *relay, const char *pubsub_topic, const ld_waku_message_t *msg,
                                char *why, size_t why_len);
 

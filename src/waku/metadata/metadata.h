@@ -32,6 +32,9 @@
 #define LD_METADATA_MAX_SHARDS 1024
 /* Deadline of one exchange (opening the stream, request, response). */
 #define LD_METADATA_TIMEOUT_MS 10000
+/* How long a connection we reject stays open for the peer's own metadata request, when it has
+ * not asked yet: answered, it learns our cluster before the close (see ld_metadata_new). */
+#define LD_METADATA_REJECT_GRACE_MS 3000
 /* Inbound metadata streams served at the same time on one connection; more are reset. */
 #define LD_METADATA_MAX_INBOUND_STREAMS 4
 /* Peers whose metadata is remembered; adding one more forgets the least recently updated. */
@@ -114,8 +117,9 @@ typedef struct ld_metadata_config {
   /* Close connections to peers that do not answer metadata (nwaku always does). Off: such
    * peers stay, with unknown shards, as js-waku treats them. Default true. */
   bool require_metadata;
-  uint32_t timeout_ms; /* default LD_METADATA_TIMEOUT_MS */
-  size_t max_peers;    /* default LD_METADATA_DEFAULT_MAX_PEERS */
+  uint32_t timeout_ms;      /* default LD_METADATA_TIMEOUT_MS */
+  uint32_t reject_grace_ms; /* default LD_METADATA_REJECT_GRACE_MS (0 too) */
+  size_t max_peers;         /* default LD_METADATA_DEFAULT_MAX_PEERS */
 } ld_metadata_config_t;
 
 void ld_metadata_config_default(ld_metadata_config_t *cfg);
@@ -136,10 +140,15 @@ typedef struct ld_metadata_events {
 typedef size_t (*ld_metadata_shard_provider_fn)(void *user_data, uint16_t *out, size_t max);
 
 /* Creates the service on `sw`: registers /vac/waku/metadata/1.0.0 and a connection listener
- * that runs the exchange on every new connection. NULL on bad configuration (a shard out of
- * range), allocation failure, or when the protocol is already registered. The switch cannot
- * drop handlers or listeners, so the service lives as long as the switch: free it only after
- * ld_switch_close has called its `done`. Loop thread only. */
+ * that runs the exchange on every new connection. A connection ld_metadata_policy rejects is
+ * reported (on_rejected), its peer forgotten and removed from the peer store, and closed. When the
+ * peer did answer (another cluster, or none) the close waits until the peer's own metadata request
+ * has been answered (at once when it was already; else when the request in progress or the next
+ * one is, or after reject_grace_ms), so that it learns our cluster instead of reading an end of
+ * stream. NULL on bad configuration (a shard out of range), allocation failure, or when the
+ * protocol is already registered. The switch cannot drop handlers or listeners, so the service
+ * lives as long as the switch: free it only after ld_switch_close has called its `done`. Loop
+ * thread only. */
 ld_metadata_t *ld_metadata_new(ld_switch_t *sw, const ld_metadata_config_t *cfg);
 
 /* Frees the service (see ld_metadata_new for when). NULL is a no-op. */

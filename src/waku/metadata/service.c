@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -27,6 +28,10 @@ struct conn_state {
   ld_metadata_t *md;
   ld_conn_t *conn;
   bool closing;               /* rejected: being closed by us */
+  bool close_pending;         /* rejected, closed once the peer's request is answered */
+  int close_reason;           /* the rejection's reason, for the close */
+  bool served;                /* we answered a request of the peer on this connection */
+  uv_timer_t *grace;          /* closes a rejected connection whose peer does not ask */
   ld_reqresp_call_t *request; /* our exchange, until its result */
   serve_slot_t serves[LD_METADATA_MAX_INBOUND_STREAMS];
 };
@@ -42,6 +47,7 @@ struct ld_metadata {
   uint32_t cluster_id;
   bool require;
   uint32_t timeout_ms;
+  uint32_t reject_grace_ms;
   size_t max_peers;
   ld_metadata_info_t configured;
   ld_metadata_shard_provider_fn provider;
@@ -113,6 +119,69 @@ static int store_peer(ld_metadata_t *md, const ld_peerid_t *peer, const ld_metad
   return 0;
 }
 
+/* ---- closing a rejected connection ---------------------------------------------------------- */
+
+static bool serving(const conn_state_t *st) {
+  for (size_t i = 0; i < LD_METADATA_MAX_INBOUND_STREAMS; i++)
+    if (st->serves[i].call != NULL)
+      return true;
+  return false;
+}
+
+static void free_timer(uv_handle_t *h) {
+  free(h);
+}
+
+static void drop_grace_timer(conn_state_t *st) {
+  if (st->grace == NULL)
+    return;
+  uv_timer_stop(st->grace);
+  uv_close((uv_handle_t *)st->grace, free_timer);
+  st->grace = NULL;
+}
+
+/* Closes a rejected connection now. `st` may be freed before this returns. */
+static void close_rejected(conn_state_t *st) {
+  if (!st->close_pending)
+    return;
+  st->close_pending = false;
+  drop_grace_timer(st);
+  if (st->md->ps != NULL) /* whatever re-added it while the peer was being answered */
+    ld_peerstore_remove(st->md->ps, ld_conn_remote_peer(st->conn));
+  ld_conn_close(st->conn, st->close_reason, true);
+}
+
+static void on_grace_over(uv_timer_t *t) {
+  conn_state_t *st = t->data;
+  char peer[LD_PEERID_TEXT_MAX];
+  LD_DEBUG(LOG_TOPIC, "peer %s asked no metadata within %u ms: closing",
+           peer_text(st->conn, peer, sizeof peer), st->md->reject_grace_ms);
+  close_rejected(st);
+}
+
+/* A peer that answered us (of another cluster) gets its own metadata request answered before
+ * the connection closes, so that it learns our cluster instead of reading an end of stream
+ * (nwaku's handler answers every request it reads). Closes at once when that is done already, or
+ * when the peer did not answer (it does not speak metadata, or failed); otherwise once the request
+ * being served, or the next one, is answered, or after reject_grace_ms when none comes. */
+static void close_after_answer(ld_metadata_t *md, conn_state_t *st, int reason, bool answered) {
+  st->close_pending = true;
+  st->close_reason = reason;
+  if (!answered || (st->served && !serving(st))) {
+    close_rejected(st);
+    return;
+  }
+  st->grace = malloc(sizeof *st->grace);
+  if (st->grace == NULL || uv_timer_init(ld_switch_loop(md->sw), st->grace) != 0) {
+    free(st->grace);
+    st->grace = NULL;
+    close_rejected(st);
+    return;
+  }
+  st->grace->data = st;
+  uv_timer_start(st->grace, on_grace_over, md->reject_grace_ms, 0);
+}
+
 /* ---- results -------------------------------------------------------------------------------- */
 
 static void reject(ld_metadata_t *md, conn_state_t *st, int reason,
@@ -136,7 +205,7 @@ static void reject(ld_metadata_t *md, conn_state_t *st, int reason,
   if (md->ps != NULL)
     ld_peerstore_remove(md->ps, id);
   free(ld_hashmap_remove(md->peers, id->bytes, id->len));
-  ld_conn_close(st->conn, reason, true);
+  close_after_answer(md, st, reason, info != NULL);
 }
 
 /* Handles the end of our request: store, judge, report. */
@@ -204,6 +273,8 @@ static int serve(ld_metadata_t *md, conn_state_t *st, ld_stream_t *s, const uint
   rc = encode_local(md, resp);
   if (rc != 0)
     LD_WARN(LOG_TOPIC, "cannot answer metadata request: %s", ld_errname(rc));
+  else if (st != NULL)
+    st->served = true;
   return rc;
 }
 
@@ -225,7 +296,10 @@ static void on_serve_failed(ld_stream_t *s, int err, void *user_data) {
 
 static void on_slot_closed(void *user_data) {
   serve_slot_t *slot = user_data;
+  conn_state_t *st = slot->st;
   slot->call = NULL;
+  if (st->close_pending && st->served && !serving(st))
+    close_rejected(st);
 }
 
 static const ld_reqresp_server_t g_slot_server = {
@@ -318,6 +392,8 @@ static void on_disconnected(ld_conn_t *c, int reason, void *user_data) {
     md->stats.requests_failed++;
     ld_reqresp_cancel(st->request);
   }
+  st->close_pending = false;
+  drop_grace_timer(st);
   for (size_t i = 0; i < LD_METADATA_MAX_INBOUND_STREAMS; i++)
     if (st->serves[i].call != NULL)
       ld_reqresp_cancel(st->serves[i].call);
@@ -336,6 +412,7 @@ void ld_metadata_config_default(ld_metadata_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
   cfg->require_metadata = true;
   cfg->timeout_ms = LD_METADATA_TIMEOUT_MS;
+  cfg->reject_grace_ms = LD_METADATA_REJECT_GRACE_MS;
   cfg->max_peers = LD_METADATA_DEFAULT_MAX_PEERS;
 }
 
@@ -360,6 +437,8 @@ ld_metadata_t *ld_metadata_new(ld_switch_t *sw, const ld_metadata_config_t *cfg)
   md->cluster_id = cfg->cluster_id;
   md->require = cfg->require_metadata;
   md->timeout_ms = cfg->timeout_ms != 0 ? cfg->timeout_ms : LD_METADATA_TIMEOUT_MS;
+  md->reject_grace_ms =
+      cfg->reject_grace_ms != 0 ? cfg->reject_grace_ms : LD_METADATA_REJECT_GRACE_MS;
   md->max_peers = cfg->max_peers != 0 ? cfg->max_peers : LD_METADATA_DEFAULT_MAX_PEERS;
   if (fill_shards(&md->configured, cfg->shards, cfg->n_shards) != 0 ||
       (md->peers = ld_hashmap_new(16)) == NULL ||

@@ -670,6 +670,21 @@ int ld_relay_publish(ld_relay_t *r, const char *pubsub_topic, const ld_waku_mess
   return rc;
 }
 
+int ld_relay_seen_reach(const ld_relay_t *r, const char *pubsub_topic,
+                        const ld_waku_message_t *msg) {
+  if (r == NULL || pubsub_topic == NULL || msg == NULL)
+    return LD_ERR_INVALID_ARG;
+  if (msg->timestamp == 0)
+    return LD_ERR_NOT_FOUND; /* a publish stamps it: other bytes than any seen before */
+  ld_buf_t data;
+  ld_buf_init(&data);
+  int rc = ld_waku_message_encode(msg, r->max_msg_size, &data);
+  if (rc == 0)
+    rc = ld_gs_service_seen_reach(r->gs, pubsub_topic, data.data, data.len);
+  ld_buf_clear(&data);
+  return rc;
+}
+
 int ld_relay_publish_auto(ld_relay_t *r, const ld_waku_message_t *msg,
                           uint8_t hash[LD_WAKU_HASH_LEN], char *topic_out, size_t cap) {
   if (msg == NULL || (msg->content_topic == NULL && msg->content_topic_len > 0))

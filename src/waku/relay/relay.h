@@ -149,6 +149,15 @@ int ld_relay_unsubscribe_content_topic(ld_relay_t *r, const char *content_topic)
 int ld_relay_publish(ld_relay_t *r, const char *pubsub_topic, const ld_waku_message_t *msg,
                      uint8_t hash[LD_WAKU_HASH_LEN]);
 
+/* For a publish refused with LD_ERR_EXISTS: how many relay peers `msg` reached when this relay
+ * saw it on `pubsub_topic` (sent to them when we published it; delivered by them, or forwarded
+ * to them once accepted, when it came from the network: ld_gs_router_seen_reach). Returns that
+ * count (≥ 0), or LD_ERR_NOT_FOUND when the message's bytes (encoded as ld_relay_publish encodes
+ * them; a zero timestamp never matches) were not seen on that topic within the seen TTL or were
+ * refused, or the encoding errors of ld_relay_publish. */
+int ld_relay_seen_reach(const ld_relay_t *r, const char *pubsub_topic,
+                        const ld_waku_message_t *msg);
+
 /* Publishes on the shard of msg->content_topic (autosharding); the pubsub topic used is written
  * to `topic_out` (room for `cap`, may be NULL with cap 0). Errors as ld_relay_autoshard and
  * ld_relay_publish. */

@@ -92,8 +92,8 @@ typedef struct ld_store_query {
   size_t n_hashes; /* ≤ LD_STORE_MAX_HASHES; lookup / presence query */
   bool has_cursor;
   uint8_t cursor[LD_WAKU_HASH_LEN]; /* hash of the last entry seen, exclusive */
-  /* Decoding: the cursor's length on the wire (its first 32 bytes are in `cursor`, zero-padded);
-   * a server refuses anything but LD_WAKU_HASH_LEN. Encoding: ignored, 32 bytes are written. */
+  /* Decoding: the cursor's length on the wire (its first 32 bytes are in `cursor`, zero-padded,
+   * which is how nwaku's decoder reads it). Encoding: ignored, 32 bytes are written. */
   size_t cursor_len;
   bool forward;     /* true: ascending (timestamp, hash) order */
   bool has_forward; /* decoding: field 52 was present (absent reads as forward, see server.h) */

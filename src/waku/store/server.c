@@ -255,7 +255,17 @@ static bool query_forward(const job_t *job) {
   return q->has_forward ? q->forward : job->srv->cfg.absent_forward;
 }
 
-static void answer_rows(job_t *job, const ld_archive_result_t *r) {
+/* time_start after time_end: nwaku passes the range to its driver, whose SQL finds no row, so
+ * the answer is an empty page (or the driver's "cursor not found" first). The archive refuses
+ * such a range, so it is asked the query without the range and with a page of one row instead:
+ * that checks the cursor as nwaku's driver does, and the rows are dropped (answer_rows). */
+static bool reversed_range(const ld_store_query_t *q) {
+  return q->has_time_start && q->has_time_end && q->time_start > q->time_end;
+}
+
+static void answer_rows(job_t *job, const ld_archive_result_t *full) {
+  static const ld_archive_result_t none;
+  const ld_archive_result_t *r = reversed_range(&job->query) ? &none : full;
   ld_store_entry_t *entries = r->n_rows > 0 ? calloc(r->n_rows, sizeof *entries) : NULL;
   if (r->n_rows > 0 && entries == NULL) {
     answer_archive_error(job, false, ld_strerror(LD_ERR_NOMEM));
@@ -307,14 +317,14 @@ static bool all_zero(const uint8_t *p, size_t n) {
   return true;
 }
 
-/* The checks nwaku's archive makes before it queries (findMessages). */
-static const char *invalid_reason(const ld_store_query_t *q, char *buf, size_t cap) {
+/* The checks nwaku's archive makes before it queries (findMessages). A cursor of another length
+ * than 32 bytes is not refused, as nwaku does not: its decoder copies the field into a 32-byte
+ * hash (rpc_codec.nim, copyFrom), zero-padding a shorter one and cutting a longer one, which is
+ * what `cursor` holds; so a short cursor is answered "all zeroes cursor hash" or, from the
+ * archive, "cursor not found", and findMessages' "invalid cursor hash length" never happens. */
+static const char *invalid_reason(const ld_store_query_t *q) {
   if (!q->has_cursor)
     return NULL;
-  if (q->cursor_len != LD_WAKU_HASH_LEN) {
-    snprintf(buf, cap, "invalid cursor hash length: %zu", q->cursor_len);
-    return buf;
-  }
   if (all_zero(q->cursor, LD_WAKU_HASH_LEN))
     return "all zeroes cursor hash";
   if (q->n_content_topics > LD_STORE_MAX_CURSOR_CONTENT_TOPICS)
@@ -324,27 +334,27 @@ static const char *invalid_reason(const ld_store_query_t *q, char *buf, size_t c
 
 static void to_archive(const job_t *job, ld_archive_query_t *aq) {
   const ld_store_query_t *q = &job->query;
+  bool reversed = reversed_range(q);
   memset(aq, 0, sizeof *aq);
   aq->pubsub_topic = q->pubsub_topic;
   aq->content_topics = q->content_topics;
   aq->n_content_topics = q->n_content_topics;
-  aq->has_time_start = q->has_time_start;
+  aq->has_time_start = q->has_time_start && !reversed;
   aq->time_start = q->time_start;
-  aq->has_time_end = q->has_time_end;
+  aq->has_time_end = q->has_time_end && !reversed;
   aq->time_end = q->time_end;
   aq->hashes = q->hashes;
   aq->n_hashes = q->n_hashes;
   aq->has_cursor = q->has_cursor;
   memcpy(aq->cursor, q->cursor, LD_WAKU_HASH_LEN);
   aq->forward = query_forward(job);
-  aq->limit = ld_store_page_size(q->has_limit, q->limit);
-  aq->include_data = q->include_data;
+  aq->limit = reversed ? 1 : ld_store_page_size(q->has_limit, q->limit);
+  aq->include_data = q->include_data && !reversed;
 }
 
 static void start_query(job_t *job) {
   ld_store_server_t *srv = job->srv;
-  char buf[96];
-  const char *invalid = invalid_reason(&job->query, buf, sizeof buf);
+  const char *invalid = invalid_reason(&job->query);
   if (invalid != NULL) {
     answer_archive_error(job, true, invalid);
     maybe_release(job);

@@ -13,12 +13,16 @@
  *   set; the cursor (hash of the last entry in query direction) when more results exist.
  * - 400 "decoding rpc failed: <why>" with an empty request_id: the request frame does not
  *   decode (also a frame over LD_STORE_MAX_REQUEST_BYTES or a malformed length prefix).
+ * - 200 "OK" with no entries and no cursor when time_start is after time_end (nwaku's driver
+ *   finds no row; a cursor is still looked up first, so an unknown one gets "cursor not found").
  * - 300 "BAD_RESPONSE: archive error: INVALID_QUERY: <cause>" or "…: DRIVER_ERROR: <cause>"
- *   with an empty request_id: the query is refused by the checks nwaku's archive makes ("invalid
- *   cursor hash length: N", "all zeroes cursor hash", "too many content topics" — more than
+ *   with an empty request_id: the query is refused by the checks nwaku's archive makes ("all
+ *   zeroes cursor hash", "too many content topics" — more than
  *   LD_STORE_MAX_CURSOR_CONTENT_TOPICS with a cursor), or by the backend (LD_ERR_INVALID_ARG is
  *   INVALID_QUERY, any other error DRIVER_ERROR with the backend's reason, e.g. "cursor not
  *   found"), or the backend did not answer within query_timeout_ms (DRIVER_ERROR "timed out").
+ *   A cursor that is not 32 bytes long is read as nwaku's decoder reads it: zero-padded or cut
+ *   to 32 bytes (so a short one is "all zeroes cursor hash" or "cursor not found").
  * - 429 "TOO_MANY_REQUESTS" with request_id "N/A": the peer already has
  *   max_queries_per_peer queries at the backend, or the server max_queries in total.
  * A stream that ends before a whole request frame arrived, or stays silent for

@@ -301,7 +301,8 @@ async function route(node, admin, method, path, text) {
     }
     if (method === 'GET' && seg.length === 6) {
       const json = drain(node.autoCache, seg[5]);
-      return json == null ? { status: 404, text: 'Not subscribed to content topic' } : { status: 200, json };
+      // nwaku's 404 body: the content topic
+      return json == null ? { status: 404, text: seg[5] } : { status: 200, json };
     }
   }
   if (at('relay', 'v1', 'messages') && seg.length === 5) {
@@ -313,7 +314,7 @@ async function route(node, admin, method, path, text) {
     }
     if (method === 'GET') {
       const json = drain(node.cache, topic);
-      return json == null ? { status: 404, text: 'Not subscribed to topic' } : { status: 200, json };
+      return json == null ? { status: 404, text: '' } : { status: 200, json }; // nwaku: no body
     }
   }
   return { status: 404, text: 'Not found' };

@@ -173,7 +173,8 @@ function restUrlFrom(line) {
 
 /**
  * Starts the node program as a relay node with REST on an ephemeral loopback port. opts:
- *   clusterId, shards ([] = the node's default), numShardsInNetwork (autosharding), nodekey,
+ *   relay (default true: --relay=true; false starts it without relay), clusterId, shards ([] = the
+ *   node's default), numShardsInNetwork (autosharding), nodekey,
  *   rest (default true; false starts no HTTP server and leaves the REST URL null), restAdmin,
  *   logLevel (default DEBUG: message hashes are logged at that level), extraArgs, path ($LD_BIN),
  *   timeoutMs.
@@ -181,11 +182,11 @@ function restUrlFrom(line) {
  * logged, with a RelayNode.
  */
 export async function startRelayNode(opts = {}) {
-  const { clusterId, shards = [], numShardsInNetwork, nodekey, rest = true, restAdmin = false, logLevel = 'DEBUG',
-    extraArgs = [], path = nodePath(), timeoutMs = 30_000, name = 'logosdelivery' } = opts;
+  const { relay = true, clusterId, shards = [], numShardsInNetwork, nodekey, rest = true, restAdmin = false,
+    logLevel = 'DEBUG', extraArgs = [], path = nodePath(), timeoutMs = 30_000, name = 'logosdelivery' } = opts;
   const args = [];
   if (nodekey != null) args.push(`--nodekey=${nodekey}`);
-  args.push('--listen-address=127.0.0.1', '--tcp-port=0', '--relay=true');
+  args.push('--listen-address=127.0.0.1', '--tcp-port=0', `--relay=${relay}`);
   if (clusterId != null) args.push(`--cluster-id=${clusterId}`);
   for (const s of shards) args.push(`--shard=${s}`);
   if (numShardsInNetwork != null) args.push(`--num-shards-in-network=${numShardsInNetwork}`);

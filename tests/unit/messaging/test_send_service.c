@@ -382,7 +382,29 @@ static void lightpush_in_flight_is_not_timed_out(void **state) {
   ld_send_service_lightpush_done(f.s, id, LD_LIGHTPUSH_NO_PEERS_TO_RELAY, NULL, 65500);
   assert_int_equal(f.events, 0);
   ld_send_service_tick(f.s, 66000);
-  assert_string_equal(f.log, "E:t1:" LD_SEND_ERR_RETRY_WINDOW);
+  assert_string_equal(f.log, "E:t1:" LD_SEND_ERR_RETRY_WINDOW LD_SEND_ERR_LAST_ERROR
+                             "lightpush failed: 505 NO_PEERS_TO_RELAY");
+  ld_send_service_free(f.s);
+}
+
+/* Retryable answers until the window ends: the error names the last one (its description, or
+ * its code when it had none). */
+static void the_window_error_carries_the_last_answer(void **state) {
+  (void)state;
+  fake_t f;
+  uint64_t id = send_one(&f, EDGE, 0, "l1", "always busy");
+  ld_send_service_lightpush_done(f.s, id, LD_LIGHTPUSH_NO_PEERS_TO_RELAY,
+                                 "No peers for topic, skipping publish", 100);
+  ld_send_service_tick(f.s, 1000);
+  ld_send_service_lightpush_done(f.s, id, LD_LIGHTPUSH_TOO_MANY_REQUESTS,
+                                 "Request rejected due to too many requests", 1100);
+  f.lp_peer = false; /* paused: no push, nothing new to report */
+  ticks(&f, 2000, 59000);
+  assert_int_equal(f.lp_calls, 2);
+  assert_int_equal(f.events, 0);
+  ld_send_service_tick(f.s, 60000);
+  assert_string_equal(f.log, "E:l1:" LD_SEND_ERR_RETRY_WINDOW LD_SEND_ERR_LAST_ERROR
+                             "Request rejected due to too many requests");
   ld_send_service_free(f.s);
 }
 
@@ -614,6 +636,7 @@ int main(void) {
       cmocka_unit_test(edge_sends_through_lightpush_only),
       cmocka_unit_test(relay_without_peers_falls_back_to_lightpush),
       cmocka_unit_test(retryable_lightpush_codes_retry_next_round),
+      cmocka_unit_test(the_window_error_carries_the_last_answer),
       cmocka_unit_test(other_lightpush_codes_fail_with_the_description),
       cmocka_unit_test(nothing_to_send_with_fails_after_the_retry_window),
       cmocka_unit_test(a_peer_within_the_window_saves_the_send),

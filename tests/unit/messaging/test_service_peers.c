@@ -205,6 +205,136 @@ static void failure_list_is_bounded(void **state) {
   ld_service_peers_free(sp);
 }
 
+/* ---- outcomes and back-off ----------------------------------------------------------------- */
+
+typedef struct answer {
+  int err;
+  uint32_t status;
+  ld_service_outcome_t outcome;
+} answer_t;
+
+/* Lightpush v3, filter v2 and store v3 answers as their clients report them. */
+static void answers_are_told_apart(void **state) {
+  (void)state;
+  static const answer_t table[] = {
+      /* served */
+      {0, 200, LD_SERVICE_SERVED},
+      /* the request's fault: the peer is fine */
+      {0, 400, LD_SERVICE_REFUSED}, /* bad request (lightpush, filter, store) */
+      {0, 404, LD_SERVICE_REFUSED}, /* filter: no such subscription */
+      {0, 413, LD_SERVICE_REFUSED}, /* lightpush: payload too large */
+      {0, 420, LD_SERVICE_REFUSED}, /* lightpush: invalid message */
+      {0, 421, LD_SERVICE_REFUSED}, /* lightpush: unsupported pubsub topic */
+      /* server-side or passing: the same peer next round */
+      {0, 429, LD_SERVICE_TRANSIENT}, /* too many requests */
+      {0, 500, LD_SERVICE_TRANSIENT}, /* internal server error */
+      {0, 503, LD_SERVICE_TRANSIENT}, /* service not available / unavailable */
+      {0, 504, LD_SERVICE_TRANSIENT}, /* out of RLN proof / store's peer dial failure */
+      {0, 505, LD_SERVICE_TRANSIENT}, /* no peers to relay (also a 200 with 0 relay peers) */
+      {LD_ERR_TIMEOUT, 500, LD_SERVICE_TRANSIENT}, /* no answer in time */
+      {LD_ERR_RESET, 500, LD_SERVICE_TRANSIENT},   /* the service reset the stream */
+      /* dial or protocol failures */
+      {LD_ERR_PROTOCOL_UNSUPPORTED, 503, LD_SERVICE_BROKEN}, /* does not speak the protocol */
+      {LD_ERR_NEGOTIATION_FAILED, 503, LD_SERVICE_BROKEN},
+      {LD_ERR_CLOSED, 505, LD_SERVICE_BROKEN}, /* connection gone: "dial_failure" */
+      {LD_ERR_UNREACHABLE, 504, LD_SERVICE_BROKEN},
+      {LD_ERR_BAD_PROTOBUF, 500, LD_SERVICE_BROKEN}, /* the answer does not decode */
+      {LD_ERR_TOO_LARGE, 500, LD_SERVICE_BROKEN},
+      {LD_ERR_MALFORMED, 300, LD_SERVICE_BROKEN}, /* store/filter client: BAD_RESPONSE */
+      {0, 0, LD_SERVICE_BROKEN},                  /* no status */
+      {0, 300, LD_SERVICE_TRANSIENT}, /* store: archive error (DRIVER_ERROR, timed out) */
+      {0, 600, LD_SERVICE_BROKEN},    /* not a status of these protocols */
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    ld_service_outcome_t got = ld_service_outcome_of(table[i].err, table[i].status);
+    if (got != table[i].outcome)
+      fail_msg("err %s status %u: %s, expected %s", ld_errname(table[i].err), table[i].status,
+               ld_service_outcome_name(got), ld_service_outcome_name(table[i].outcome));
+  }
+  assert_string_equal(ld_service_outcome_name(LD_SERVICE_TRANSIENT), "transient");
+}
+
+static void backoff_schedule(void **state) {
+  (void)state;
+  static const uint64_t expect[] = {0,    500,  500,   500,   500,   2000,
+                                    4000, 8000, 16000, 30000, 30000, 30000};
+  for (uint32_t n = 0; n < sizeof expect / sizeof expect[0]; n++)
+    assert_int_equal(ld_service_peers_backoff_ms(n), expect[n]);
+  assert_int_equal(ld_service_peers_backoff_ms(UINT32_MAX), LD_SERVICE_PEERS_RETRY_MAX_MS);
+}
+
+/* A peer that answers transiently on every round of 1 s (fake clock): it stays the pick at the
+ * next round for the first LD_SERVICE_PEERS_RETRY_FAST answers, then is paused 2 s, 4 s, … */
+static void transient_answers_pace_the_same_peer(void **state) {
+  world_t *w = *state;
+  ld_service_peers_t *sp = ld_service_peers_new(NULL, 0);
+  ld_peerid_t id1 = fake_id(1);
+  ld_service_peer_t out[1];
+  uint64_t t = NOW, pushes = 0, last_push = 0;
+  uint64_t gaps[16];
+  /* one round a second for 60 s: ask the configured peer whenever it is picked */
+  for (uint64_t round = 0; round < 60; round++, t += 1000) {
+    size_t n = ld_service_peers_select(sp, &w->view, FILTER, NULL, 0, t, out, 1);
+    if (n == 0 || !ld_peerid_equal(&out[0].id, &id1))
+      continue;
+    if (pushes > 0 && pushes <= 16)
+      gaps[pushes - 1] = t - last_push;
+    pushes++;
+    last_push = t;
+    ld_service_peers_report(sp, &id1, LD_SERVICE_TRANSIENT, t, t + 5); /* answered in 5 ms */
+  }
+  /* rounds 0-4 (4 fast retries), then pauses of 2 s (round 7), 4 s (12), 8 s (21), 16 s (38):
+   * the pause runs from the answer, 5 ms after the round, so each one costs a round more */
+  assert_int_equal(pushes, 9);
+  const uint64_t expect[] = {1000, 1000, 1000, 1000, 3000, 5000, 9000, 17000};
+  for (size_t i = 0; i < 8; i++)
+    assert_int_equal(gaps[i], expect[i]);
+  assert_int_equal(ld_service_peers_transient_count(sp, &id1), 9);
+  /* while it is paused, the next candidate is picked */
+  size_t n = ld_service_peers_select(sp, &w->view, FILTER, NULL, 0, last_push + 10, out, 1);
+  assert_int_equal(n, 1);
+  assert_false(ld_peerid_equal(&out[0].id, &id1));
+  /* one served answer resets it */
+  ld_service_peers_report(sp, &id1, LD_SERVICE_SERVED, t, t + 5);
+  assert_int_equal(ld_service_peers_transient_count(sp, &id1), 0);
+  assert_false(ld_service_peers_failed(sp, &id1, t + 5));
+  ld_service_peers_report(sp, &id1, LD_SERVICE_TRANSIENT, t + 10, t + 15);
+  assert_int_equal(ld_service_peers_transient_count(sp, &id1), 1);
+  assert_true(ld_service_peers_failed(sp, &id1, t + 15 + 499));
+  assert_false(ld_service_peers_failed(sp, &id1, t + 15 + 500));
+  ld_service_peers_free(sp);
+}
+
+/* A refused request says nothing about the peer; a broken exchange marks it failed for the
+ * failure expiry, which a later transient answer does not shorten. */
+static void refused_and_broken_exchanges(void **state) {
+  (void)state;
+  ld_service_peers_t *sp = ld_service_peers_new(NULL, 60000);
+  ld_peerid_t id = fake_id(7);
+  ld_service_peers_report(sp, &id, LD_SERVICE_REFUSED, NOW, NOW + 1);
+  assert_false(ld_service_peers_failed(sp, &id, NOW + 1));
+  assert_int_equal(ld_service_peers_transient_count(sp, &id), 0);
+  ld_service_peers_report(sp, &id, LD_SERVICE_BROKEN, NOW, NOW + 2);
+  assert_true(ld_service_peers_failed(sp, &id, NOW + 2 + 59999));
+  ld_service_peers_report(sp, &id, LD_SERVICE_TRANSIENT, NOW + 10, NOW + 20);
+  assert_true(ld_service_peers_failed(sp, &id, NOW + 2 + 59999));
+  assert_false(ld_service_peers_failed(sp, &id, NOW + 2 + 60000));
+  ld_service_peers_free(sp);
+}
+
+/* Exchanges in flight side by side (several sends pushed in the same round) count once. */
+static void side_by_side_answers_count_once(void **state) {
+  (void)state;
+  ld_service_peers_t *sp = ld_service_peers_new(NULL, 0);
+  ld_peerid_t id = fake_id(3);
+  for (unsigned i = 0; i < 50; i++) /* 50 pushes started in the round at NOW */
+    ld_service_peers_report(sp, &id, LD_SERVICE_TRANSIENT, NOW + i / 10, NOW + 20 + i);
+  assert_int_equal(ld_service_peers_transient_count(sp, &id), 1);
+  ld_service_peers_report(sp, &id, LD_SERVICE_TRANSIENT, NOW + 1000, NOW + 1010);
+  assert_int_equal(ld_service_peers_transient_count(sp, &id), 2);
+  ld_service_peers_free(sp);
+}
+
 static void protocols_map_to_configured_services(void **state) {
   (void)state;
   assert_int_equal(ld_service_peers_service_of(LD_WAKU_STORE_CODEC), LD_NODE_SERVICE_STORE);
@@ -235,6 +365,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(max_and_exclusions_are_respected, setup, teardown),
       cmocka_unit_test_setup_teardown(failed_peers_are_skipped_until_expiry, setup, teardown),
       cmocka_unit_test(failure_list_is_bounded),
+      cmocka_unit_test(answers_are_told_apart),
+      cmocka_unit_test(backoff_schedule),
+      cmocka_unit_test_setup_teardown(transient_answers_pace_the_same_peer, setup, teardown),
+      cmocka_unit_test(refused_and_broken_exchanges),
+      cmocka_unit_test(side_by_side_answers_count_once),
       cmocka_unit_test(protocols_map_to_configured_services),
       cmocka_unit_test(without_a_node_nothing_is_picked),
   };

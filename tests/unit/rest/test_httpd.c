@@ -1,18 +1,26 @@
 /* The libmicrohttpd adapter on a libuv loop: synchronous and deferred answers, the body cap, CORS
- * as nwaku's --rest-allow-origin, raw paths, and closing with requests still pending. */
+ * as nwaku's --rest-allow-origin, raw paths, closing with requests still pending, and the
+ * connection limit: 503 beyond it, slots freed by clients leaving or by the idle timeout, and
+ * accepting paused (not spinning) while the process is out of descriptors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <uv.h>
 
 #include "base/error.h"
 #include "http_client.h"
+#include "http_conn.h"
 #include "rest/httpd.h"
+
+#define ANSWER_MS 1000 /* a free slot serves a new client within this */
+#define WAIT_MS 10000  /* generous bound for everything else */
 
 typedef struct server {
   uv_loop_t loop;
@@ -49,21 +57,34 @@ static void handler(ld_http_request_t *req, void *ud) {
   ld_http_respond_text(req, 200, text);
 }
 
-static void start(server_t *s, const char *const *origins, size_t n_origins, size_t max_body) {
+/* Starts a server with `cfg` (loop, handler and user data filled in here). */
+static void start_with(server_t *s, ld_httpd_config_t *cfg) {
   memset(s, 0, sizeof *s);
   uv_loop_init(&s->loop);
+  cfg->loop = &s->loop;
+  cfg->port = 0;
+  cfg->handler = handler;
+  cfg->user_data = s;
+  assert_int_equal(ld_httpd_new(cfg, &s->h), 0);
+  assert_true(ld_httpd_port(s->h) > 0);
+}
+
+static void start(server_t *s, const char *const *origins, size_t n_origins, size_t max_body) {
   ld_httpd_config_t cfg;
   ld_httpd_config_default(&cfg);
-  cfg.loop = &s->loop;
-  cfg.port = 0;
-  cfg.handler = handler;
-  cfg.user_data = s;
   cfg.allowed_origins = origins;
   cfg.n_allowed_origins = n_origins;
   if (max_body > 0)
     cfg.max_body = max_body;
-  assert_int_equal(ld_httpd_new(&cfg, &s->h), 0);
-  assert_true(ld_httpd_port(s->h) > 0);
+  start_with(s, &cfg);
+}
+
+static void start_limited(server_t *s, size_t max_connections, unsigned timeout_s) {
+  ld_httpd_config_t cfg;
+  ld_httpd_config_default(&cfg);
+  cfg.max_connections = max_connections;
+  cfg.timeout_s = timeout_s;
+  start_with(s, &cfg);
 }
 
 static void on_closed(void *ud) {
@@ -266,6 +287,149 @@ static void closing_answers_pending_requests(void **state) {
   assert_int_equal(uv_loop_close(&s.loop), 0);
 }
 
+/* One request on a new connection, waited for at most `ms`; returns its final state. */
+static hconn_state_t request_once(server_t *s, hconn_t *c, const char *request, uint64_t ms) {
+  assert_int_equal(hconn_open(c, ld_httpd_port(s->h)), 0);
+  assert_int_equal(hconn_send(c, request), 0);
+  hconn_state_t st;
+  hconn_wait_all(&s->loop, c, 1, &st, ms);
+  return st;
+}
+
+/* Suspended, idle keep-alive and waiting connections all count; the one beyond gets 503 at once
+ * and leaves; when the others are gone a new client is served at once. */
+static void refuses_over_the_limit_and_recovers(void **state) {
+  (void)state;
+  server_t s;
+  start_limited(&s, 3, 0);
+  hconn_t c[3];
+  hconn_state_t st[3];
+  assert_int_equal(request_once(&s, &c[0], HCONN_GET("/later"), 0), HCONN_PENDING);
+  for (int i = 0; s.held == NULL && i < 1000; i++)
+    hconn_wait_all(&s.loop, c, 1, st, 10);
+  assert_non_null(s.held);
+  assert_int_equal(request_once(&s, &c[1], HCONN_GET("/a"), WAIT_MS), HCONN_DONE);
+  assert_int_equal(request_once(&s, &c[2], HCONN_GET("/b"), WAIT_MS), HCONN_DONE);
+  ld_httpd_stats_t stats;
+  ld_httpd_stats(s.h, &stats);
+  assert_int_equal(stats.open, 3);
+  assert_int_equal(stats.refused, 0);
+  hconn_t extra;
+  assert_int_equal(request_once(&s, &extra, HCONN_GET("/c"), ANSWER_MS), HCONN_DONE);
+  assert_int_equal(extra.status, 503);
+  assert_int_equal(hconn_poll(&extra), HCONN_CLOSED); /* and closed */
+  ld_httpd_stats(s.h, &stats);
+  assert_int_equal(stats.refused, 1);
+  assert_int_equal(stats.accepted, 3);
+  /* the held request is still answered, then everybody leaves */
+  assert_int_equal(ld_http_respond_text(s.held, 202, "done later"), 0);
+  s.held = NULL;
+  assert_int_equal(hconn_wait_all(&s.loop, c, 1, st, WAIT_MS), 1);
+  assert_int_equal(c[0].status, 202);
+  for (int i = 0; i < 3; i++)
+    hconn_close(&c[i]);
+  hconn_t fresh;
+  assert_int_equal(request_once(&s, &fresh, HCONN_GET("/d"), ANSWER_MS), HCONN_DONE);
+  assert_int_equal(fresh.status, 200);
+  hconn_close(&fresh);
+  stop(&s);
+}
+
+/* At the limit, a client that has already gone does not count: a new client that arrives
+ * before the server has noticed the departure is served, not refused. */
+static void counts_out_clients_that_have_left(void **state) {
+  (void)state;
+  server_t s;
+  start_limited(&s, 1, 0);
+  hconn_t old, next;
+  assert_int_equal(request_once(&s, &old, HCONN_GET("/a"), WAIT_MS), HCONN_DONE);
+  /* the next client queues first, then the old one leaves, all before the loop runs again */
+  assert_int_equal(hconn_open(&next, ld_httpd_port(s.h)), 0);
+  assert_int_equal(hconn_send(&next, HCONN_GET("/b")), 0);
+  hconn_close(&old);
+  hconn_state_t st;
+  assert_int_equal(hconn_wait_all(&s.loop, &next, 1, &st, ANSWER_MS), 1);
+  assert_int_equal(next.status, 200);
+  hconn_close(&next);
+  ld_httpd_stats_t stats;
+  ld_httpd_stats(s.h, &stats);
+  assert_int_equal(stats.refused, 0);
+  stop(&s);
+}
+
+/* Connections that stop sending halfway through their head are closed after timeout_s, and their
+ * slots serve new clients at once. */
+static void timed_out_connections_free_their_slots(void **state) {
+  (void)state;
+  server_t s;
+  start_limited(&s, 2, 1);
+  hconn_t c[2];
+  hconn_state_t st[2];
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(hconn_open(&c[i], ld_httpd_port(s.h)), 0);
+    assert_int_equal(hconn_send(&c[i], "GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n"), 0);
+  }
+  assert_int_equal(hconn_wait_all(&s.loop, c, 2, st, WAIT_MS), 0);
+  assert_int_equal(st[0], HCONN_CLOSED);
+  assert_int_equal(st[1], HCONN_CLOSED);
+  assert_int_equal(s.calls, 0);
+  hconn_t fresh;
+  assert_int_equal(request_once(&s, &fresh, HCONN_GET("/y"), ANSWER_MS), HCONN_DONE);
+  assert_int_equal(fresh.status, 200);
+  hconn_close(&fresh);
+  stop(&s);
+}
+
+/* Fills every free descriptor slot below a lowered RLIMIT_NOFILE with copies of stdin; returns
+ * how many (their numbers in fds[]). */
+static size_t exhaust_descriptors(int *fds, size_t cap) {
+  size_t n = 0;
+  while (n < cap) {
+    int fd = dup(0);
+    if (fd < 0)
+      break;
+    fds[n++] = fd;
+  }
+  return n;
+}
+
+/* Without a descriptor for the client, accepting pauses (a few attempts, not a spin) and resumes
+ * once descriptors are free again: the waiting client is then served. */
+static void pauses_accepting_when_out_of_descriptors(void **state) {
+  (void)state;
+  server_t s;
+  start_limited(&s, 0, 0);
+  hconn_t c;
+  assert_int_equal(hconn_open(&c, ld_httpd_port(s.h)), 0);
+  assert_int_equal(hconn_send(&c, HCONN_GET("/z")), 0);
+  struct rlimit saved, low;
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  int probe = dup(0);
+  assert_true(probe >= 0);
+  close(probe);
+  low = saved;
+  low.rlim_cur = (rlim_t)probe + 8;
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  int fds[16];
+  size_t n = exhaust_descriptors(fds, 16);
+  assert_true(n < 16);
+  hconn_state_t st;
+  hconn_wait_all(&s.loop, &c, 1, &st, 500); /* 500 ms without a descriptor */
+  ld_httpd_stats_t stats;
+  ld_httpd_stats(s.h, &stats);
+  for (size_t i = 0; i < n; i++)
+    close(fds[i]);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  assert_int_equal(st, HCONN_PENDING);
+  assert_int_equal(stats.accepted, 0);
+  assert_true(stats.accept_failures >= 1);
+  assert_true(stats.accept_failures <= 20); /* one per 100 ms pause, not one per loop turn */
+  assert_int_equal(hconn_wait_all(&s.loop, &c, 1, &st, WAIT_MS), 1);
+  assert_int_equal(c.status, 200);
+  hconn_close(&c);
+  stop(&s);
+}
+
 static void refuses_bad_configuration(void **state) {
   (void)state;
   uv_loop_t loop;
@@ -305,6 +469,10 @@ int main(void) {
       cmocka_unit_test(cors_as_nwaku),
       cmocka_unit_test(origin_patterns),
       cmocka_unit_test(closing_answers_pending_requests),
+      cmocka_unit_test(refuses_over_the_limit_and_recovers),
+      cmocka_unit_test(counts_out_clients_that_have_left),
+      cmocka_unit_test(timed_out_connections_free_their_slots),
+      cmocka_unit_test(pauses_accepting_when_out_of_descriptors),
       cmocka_unit_test(refuses_bad_configuration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -983,6 +983,8 @@ static void publish_results_and_errors(void **state) {
   ld_gs_router_t *r = net->nodes[0].r;
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"a", 1, net->now), 0); /* nobody */
   subscribe_all(net, T);
+  /* published to nobody, so not seen: it goes out once there are peers */
+  assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"a", 1, net->now), 2);
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"b", 1, net->now), 2);
   assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"b", 1, net->now), LD_ERR_EXISTS);
   assert_int_equal(ld_gs_router_publish(r, "", (const uint8_t *)"c", 1, net->now),
@@ -992,6 +994,7 @@ static void publish_results_and_errors(void **state) {
                    LD_ERR_TOO_LARGE);
   free(big);
   net_run(net);
+  assert_true(delivered(&net->nodes[1], (const uint8_t *)"a", 1));
   assert_true(delivered(&net->nodes[1], (const uint8_t *)"b", 1));
   assert_int_equal(ld_gs_router_subscribe(r, T, net->now), LD_ERR_EXISTS);
   assert_int_equal(ld_gs_router_unsubscribe(r, "/other", net->now), LD_ERR_NOT_FOUND);
@@ -1000,6 +1003,49 @@ static void publish_results_and_errors(void **state) {
   assert_string_equal(topics[0], T);
   assert_int_equal(ld_gs_router_add_peer(r, 1, LD_GS_PROTO_WAKU_RELAY, true, NULL, net->now),
                    LD_ERR_EXISTS);
+  net_free(net);
+}
+
+static int reach_of(const node_t *n, const char *topic, const char *data, uint64_t now) {
+  uint8_t id[32];
+  ld_gs_msg_id((const uint8_t *)data, strlen(data), id);
+  return ld_gs_router_seen_reach(n->r, topic, id, now);
+}
+
+/* The seen cache remembers how many peers a message reached on its topic: the peers we
+ * published it to, or those that delivered it (so far, while it is being validated) and those it
+ * was forwarded to; nothing for one rejected, seen on another topic, or past the seen TTL. */
+static void seen_reach_counts_the_peers_a_message_reached(void **state) {
+  (void)state;
+  net_t *net = net_new(4, 0, 16);
+  link_nodes(net, 0, 1, LD_GS_PROTO_WAKU_RELAY);
+  link_nodes(net, 1, 2, LD_GS_PROTO_WAKU_RELAY);
+  link_nodes(net, 1, 3, LD_GS_PROTO_WAKU_RELAY);
+  subscribe_all(net, T);
+  tick(net, 2);
+  node_t *src = &net->nodes[0], *mid = &net->nodes[1], *leaf = &net->nodes[2];
+  assert_int_equal(ld_gs_router_publish(src->r, T, (const uint8_t *)"m1", 2, net->now), 1);
+  assert_int_equal(reach_of(src, T, "m1", net->now), 1);
+  assert_int_equal(reach_of(src, "/waku/2/rs/1/1", "m1", net->now), LD_ERR_NOT_FOUND);
+  assert_int_equal(reach_of(src, T, "never", net->now), LD_ERR_NOT_FOUND);
+  assert_int_equal(reach_of(mid, T, "m1", net->now), LD_ERR_NOT_FOUND); /* not arrived yet */
+  net_run(net);
+  assert_int_equal(reach_of(mid, T, "m1", net->now), 3);  /* from 0, forwarded to 2 and 3 */
+  assert_int_equal(reach_of(leaf, T, "m1", net->now), 1); /* from 1, nobody else to send to */
+  assert_int_equal(reach_of(mid, T, "m1", net->now + P.seen_ttl_ms), LD_ERR_NOT_FOUND);
+
+  mid->defer = true;
+  ld_gs_router_publish(src->r, T, (const uint8_t *)"m2", 2, net->now);
+  ld_gs_router_publish(src->r, T, (const uint8_t *)"m3", 2, net->now);
+  net_run(net);
+  assert_int_equal(mid->n_deferred, 2);
+  assert_int_equal(reach_of(mid, T, "m2", net->now), 1); /* being validated: node 0 has it */
+  assert_int_equal(reach_of(mid, "/waku/2/rs/1/1", "m2", net->now), LD_ERR_NOT_FOUND);
+  ld_gs_router_validated(mid->r, mid->deferred[0], LD_GS_REJECT, net->now);
+  ld_gs_router_validated(mid->r, mid->deferred[1], LD_GS_ACCEPT, net->now);
+  assert_int_equal(reach_of(mid, T, "m2", net->now), LD_ERR_NOT_FOUND);
+  assert_int_equal(reach_of(mid, T, "m3", net->now), 3);
+  assert_int_equal(ld_gs_router_seen_reach(mid->r, NULL, NULL, net->now), LD_ERR_INVALID_ARG);
   net_free(net);
 }
 
@@ -1122,12 +1168,22 @@ static void fanout_without_flood_publish(void **state) {
   assert_int_equal(ld_gs_router_publish(net->nodes[0].r, T, (const uint8_t *)"f2", 2, net->now),
                    (int)P.d);
   net_run(net);
+  size_t fanout = 0; /* only node 0's fanout peers have the messages yet */
+  for (int i = 1; i < N; i++) {
+    fanout += delivered(&net->nodes[i], (const uint8_t *)"f1", 2);
+  }
+  assert_int_equal(fanout, P.d);
   tick(net, 1);
   assert_true(ld_gs_router_subscribed(net->nodes[0].r, T) == false);
-  /* joining takes the fanout peers into the mesh */
+  /* joining takes the fanout peers into the mesh; the others, whose meshes are empty, graft
+   * node 0 as soon as its SUBSCRIBE arrives; the heartbeat trims the mesh back below D_hi */
   ld_gs_router_subscribe(net->nodes[0].r, T, net->now);
   net_run(net);
-  assert_int_equal(ld_gs_router_mesh_size(net->nodes[0].r, T), P.d);
+  for (int i = 1; i < N; i++) {
+    assert_true(ld_gs_router_in_mesh(net->nodes[0].r, T, (ld_gs_peer_t)i));
+  }
+  tick(net, 1);
+  assert_in_range(ld_gs_router_mesh_size(net->nodes[0].r, T), P.d_lo, P.d_hi);
   net_free(net);
   P = saved;
 }
@@ -1185,6 +1241,54 @@ static void direct_peers_are_flooded_and_never_grafted(void **state) {
   net_free(net);
 }
 
+/* A peer that subscribes to a topic whose mesh is below D_lo joins the mesh with the SUBSCRIBE,
+ * not at the next heartbeat: a message published right after it reaches it through the mesh
+ * (flood publish off, so only mesh peers get it). A full mesh takes no one, nor does a peer in
+ * PRUNE backoff. */
+static void new_subscriber_is_grafted_at_once(void **state) {
+  (void)state;
+  P.flood_publish = false;
+  net_t *net = net_new(1, 6, 19);
+  ld_gs_router_t *r = net->nodes[0].r;
+  for (int i = 1; i <= 6; i++) {
+    link_nodes(net, 0, i, LD_GS_PROTO_WAKU_RELAY);
+  }
+  ld_gs_router_subscribe(r, T, net->now);
+  net_run(net);
+  size_t mark = net->nodes[1].n_inbox;
+  raw_join(net, 1, 0, T, false);
+  assert_true(ld_gs_router_in_mesh(r, T, 1));
+  assert_int_equal(inbox_tally(&net->nodes[1], 0, mark).grafts, 1);
+  assert_int_equal(ld_gs_router_publish(r, T, (const uint8_t *)"at once", 7, net->now), 1);
+  net_run(net);
+  assert_int_equal(inbox_tally(&net->nodes[1], 0, mark).msgs, 1);
+
+  for (int i = 2; i <= 4; i++) { /* up to D_lo */
+    raw_join(net, i, 0, T, false);
+  }
+  assert_int_equal(ld_gs_router_mesh_peers(r, T, NULL, 0), P.d_lo);
+  mark = net->nodes[5].n_inbox;
+  raw_join(net, 5, 0, T, false); /* mesh at D_lo: the heartbeat decides */
+  assert_false(ld_gs_router_in_mesh(r, T, 5));
+  assert_int_equal(inbox_tally(&net->nodes[5], 0, mark).grafts, 0);
+
+  ld_gs_out_t o; /* peer 1 leaves with PRUNE and comes back within its backoff */
+  ld_gs_out_init(&o);
+  ld_gs_out_prune(&o, T, true, 60);
+  assert_int_equal(raw_send(net, 1, 0, &o), 0);
+  ld_gs_out_clear(&o);
+  assert_false(ld_gs_router_in_mesh(r, T, 1));
+  ld_gs_out_init(&o);
+  ld_gs_out_sub(&o, T, false);
+  assert_int_equal(raw_send(net, 1, 0, &o), 0);
+  ld_gs_out_clear(&o);
+  mark = net->nodes[1].n_inbox;
+  raw_join(net, 1, 0, T, false);
+  assert_false(ld_gs_router_in_mesh(r, T, 1));
+  assert_int_equal(inbox_tally(&net->nodes[1], 0, mark).grafts, 0);
+  net_free(net);
+}
+
 static void params_are_checked(void **state) {
   (void)state;
   ld_gs_params_t p;
@@ -1227,12 +1331,14 @@ int main(void) {
       cmocka_unit_test_setup(strict_no_sign_rejections, setup),
       cmocka_unit_test_setup(malformed_rpcs_are_named_and_end_in_disconnect, setup),
       cmocka_unit_test_setup(publish_results_and_errors, setup),
+      cmocka_unit_test_setup(seen_reach_counts_the_peers_a_message_reached, setup),
       cmocka_unit_test_setup(validation_is_asynchronous, setup),
       cmocka_unit_test_setup(pending_validations_are_capped_by_bytes, setup),
       cmocka_unit_test_setup(unsubscribe_prunes_with_backoff, setup),
       cmocka_unit_test_setup(fanout_without_flood_publish, setup),
       cmocka_unit_test_setup(output_respects_the_rpc_cap, setup),
       cmocka_unit_test_setup(direct_peers_are_flooded_and_never_grafted, setup),
+      cmocka_unit_test_setup(new_subscriber_is_grafted_at_once, setup),
       cmocka_unit_test_setup(params_are_checked, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

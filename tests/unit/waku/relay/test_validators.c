@@ -150,7 +150,7 @@ static void parses_protected_shards(void **state) {
   assert_memory_equal(ps.pubkey, pub, 33);
   /* 64 raw bytes: uncompressed without the 04 prefix */
   char raw64[200] = "3:";
-  strcat(raw64, PUB_U + 2);
+  strcat(raw64, &PUB_U[2]);
   assert_int_equal(ld_relay_protected_shard_parse(raw64, &ps), 0);
   assert_int_equal(ps.shard, 3);
   assert_memory_equal(ps.pubkey, pub, 33);

@@ -187,6 +187,9 @@ static int be_query(void *ctx, const ld_archive_query_t *q, ld_archive_query_fn 
   if (be->fail_err != 0) {
     p->err = be->fail_err;
     p->why = be->fail_why;
+  } else if (q->has_time_start && q->has_time_end && q->time_start > q->time_end) {
+    p->err = LD_ERR_INVALID_ARG; /* the archive refuses a reversed range (archive.h) */
+    p->why = "time_start after time_end";
   } else {
     run_query(q, p);
   }
@@ -527,13 +530,81 @@ static void invalid_cursors_get_300(void **state) {
   assert_status(&r.res, 300, "",
                 "BAD_RESPONSE: archive error: INVALID_QUERY: all zeroes cursor hash");
   ld_store_response_clear(&r.res);
+  /* Shorter cursors are zero-padded to 32 bytes as nwaku's decoder does: all zeroes, or not
+   * found (nwaku never answers "invalid cursor hash length" on the wire). */
+  body[6] = 3;
+  memset(body + 7, 0, 3);
+  send_body(body, 7 + 3, &r);
+  assert_status(&r.res, 300, "",
+                "BAD_RESPONSE: archive error: INVALID_QUERY: all zeroes cursor hash");
+  ld_store_response_clear(&r.res);
+  body[6] = 0;
+  send_body(body, 7, &r);
+  assert_status(&r.res, 300, "",
+                "BAD_RESPONSE: archive error: INVALID_QUERY: all zeroes cursor hash");
+  ld_store_response_clear(&r.res);
+  assert_int_equal(g_be.calls, 0);
   body[6] = 5;
   memset(body + 7, 1, 5);
   send_body(body, 7 + 5, &r);
-  assert_status(&r.res, 300, "",
-                "BAD_RESPONSE: archive error: INVALID_QUERY: invalid cursor hash length: 5");
+  assert_status(&r.res, 300, "", "BAD_RESPONSE: archive error: DRIVER_ERROR: cursor not found");
   ld_store_response_clear(&r.res);
-  assert_int_equal(g_be.calls, 0);
+  assert_int_equal(g_be.calls, 1);
+  uint8_t padded[LD_WAKU_HASH_LEN] = {1, 1, 1, 1, 1};
+  assert_memory_equal(g_be.last.cursor, padded, LD_WAKU_HASH_LEN);
+  /* A longer one is cut to its first 32 bytes: a stored hash followed by more bytes pages on. */
+  body[6] = LD_WAKU_HASH_LEN + 8;
+  memcpy(body + 7, g_msgs[7].hash, LD_WAKU_HASH_LEN);
+  memset(body + 7 + LD_WAKU_HASH_LEN, 0xee, 8);
+  send_body(body, 7 + LD_WAKU_HASH_LEN + 8, &r);
+  assert_int_equal(r.res.status_code, 200);
+  assert_string_equal(r.res.request_id, "id");
+  assert_true(r.res.n_entries > 0);
+  assert_memory_equal(g_be.last.cursor, g_msgs[7].hash, LD_WAKU_HASH_LEN);
+  ld_store_response_clear(&r.res);
+}
+
+/* time_start after time_end: an empty page, as nwaku's driver finds no row; a cursor is still
+ * looked up first (the archive itself refuses such a range). */
+static void reversed_time_range_gets_an_empty_page(void **state) {
+  (void)state;
+  ld_store_query_t q;
+  ld_store_query_init(&q);
+  q.request_id = "rev";
+  q.pubsub_topic = PUBSUB_A;
+  q.include_data = true;
+  q.has_time_start = q.has_time_end = true;
+  q.time_start = g_msgs[N_MSGS - 1].msg.timestamp;
+  q.time_end = g_msgs[0].msg.timestamp;
+  answer_t a;
+  ask_wait(&q, &a);
+  assert_int_equal(a.err, 0);
+  assert_status(&a.res, 200, "rev", "OK");
+  ld_store_response_clear(&a.res);
+  q.time_start = q.time_end + 1;
+  ask_wait(&q, &a);
+  assert_status(&a.res, 200, "rev", "OK");
+  ld_store_response_clear(&a.res);
+  q.has_cursor = true;
+  memcpy(q.cursor, g_msgs[3].hash, LD_WAKU_HASH_LEN);
+  ask_wait(&q, &a);
+  assert_status(&a.res, 200, "rev", "OK");
+  ld_store_response_clear(&a.res);
+  memset(q.cursor, 0x77, LD_WAKU_HASH_LEN); /* not stored */
+  ask_wait(&q, &a);
+  assert_status(&a.res, 300, "", "BAD_RESPONSE: archive error: DRIVER_ERROR: cursor not found");
+  ld_store_response_clear(&a.res);
+  /* an equal start and end is a range of one instant, not reversed */
+  q.has_cursor = false;
+  q.time_start = q.time_end = g_msgs[0].msg.timestamp;
+  ask_wait(&q, &a);
+  assert_int_equal(a.res.status_code, 200);
+  assert_true(a.res.n_entries > 0);
+  assert_true(g_be.last.has_time_start && g_be.last.has_time_end);
+  ld_store_response_clear(&a.res);
+  ld_store_server_stats_t st;
+  ld_store_server_get_stats(g_srv, &st);
+  assert_int_equal(st.errors[LD_STORE_ERROR_INVALID_QUERY], 0);
 }
 
 static void too_many_topics_only_with_a_cursor(void **state) {
@@ -576,10 +647,9 @@ static void backend_errors_get_300(void **state) {
   assert_status(&a.res, 300, "", "BAD_RESPONSE: archive error: DRIVER_ERROR: cursor not found");
   ld_store_response_clear(&a.res);
   g_be.fail_err = LD_ERR_INVALID_ARG;
-  g_be.fail_why = "time_start after time_end";
+  g_be.fail_why = "too many hashes";
   ask_wait(&q, &a);
-  assert_status(&a.res, 300, "",
-                "BAD_RESPONSE: archive error: INVALID_QUERY: time_start after time_end");
+  assert_status(&a.res, 300, "", "BAD_RESPONSE: archive error: INVALID_QUERY: too many hashes");
   ld_store_response_clear(&a.res);
   g_be.fail_err = LD_ERR_DB;
   g_be.fail_why = NULL;
@@ -993,6 +1063,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(forward_reading_of_absent_direction, setup, teardown),
       cmocka_unit_test_setup_teardown(malformed_requests_get_400, setup, teardown),
       cmocka_unit_test_setup_teardown(invalid_cursors_get_300, setup, teardown),
+      cmocka_unit_test_setup_teardown(reversed_time_range_gets_an_empty_page, setup, teardown),
       cmocka_unit_test_setup_teardown(too_many_topics_only_with_a_cursor, setup, teardown),
       cmocka_unit_test_setup_teardown(backend_errors_get_300, setup, teardown),
       cmocka_unit_test_setup_teardown(too_many_concurrent_get_429, setup, teardown),
