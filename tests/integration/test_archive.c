@@ -2,7 +2,8 @@
  * memory:// and postgres (LD_TEST_PG_URL; skipped when unset unless LD_REQUIRE_PG is set, then it
  * fails). Ingest checks, filters, hash lookups, pagination over 10,000 messages, cursor errors,
  * the three retention policies with a fake clock, reopening, read-your-writes (a query right
- * after an accepted message sees it), work taken while the archive opens, and the SQLite
+ * after an accepted message sees it), work taken while the archive opens, the key listing of
+ * store-sync (a time range in pages), and the SQLite
  * migrations; for PostgreSQL also the migration from nwaku's version 8 and the hash → timestamp
  * index kept exact through retention and other writers.
  *
@@ -26,6 +27,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "waku/archive/archive.h"
+#include "waku/archive/driver.h"
 #include "waku/archive/postgres/pg_lookup.h"
 
 #define SEC 1000000000ll
@@ -1221,6 +1223,123 @@ static void early_counted(int err, uint64_t n, void *ud) {
 
 /* Messages and queries given to an archive that is still opening wait for the open: the messages
  * are written once it is open, and the queries, answered after the open, see them. */
+/* ---- key listing (store-sync) -----------------------------------------------------------------
+ */
+
+#define LN 2500
+
+typedef struct listing {
+  bool done;
+  int err;
+  char why[160];
+  size_t n;
+  ld_archive_key_t last;
+  bool more;
+  msg_t *m; /* the stored messages, to check each key against */
+  int n_msgs;
+  int *seen; /* per message: times listed */
+  bool ordered;
+  bool topics_right;
+  int64_t prev_ts;
+  uint8_t prev_hash[LD_WAKU_HASH_LEN];
+  bool has_prev;
+} listing_t;
+
+static int msg_of(const listing_t *l, const uint8_t *hash) {
+  for (int i = 0; i < l->n_msgs; i++)
+    if (memcmp(l->m[i].hash, hash, LD_WAKU_HASH_LEN) == 0)
+      return i;
+  return -1;
+}
+
+static void listed(int err, const char *why, const ld_archive_key_t *keys, size_t n, bool more,
+                   void *ud) {
+  listing_t *l = ud;
+  l->done = true;
+  l->err = err;
+  snprintf(l->why, sizeof l->why, "%s", why);
+  l->n = n;
+  l->more = more;
+  for (size_t k = 0; k < n; k++) {
+    const ld_archive_key_t *key = &keys[k];
+    if (l->has_prev && ld_archive_key_cmp(l->prev_ts, l->prev_hash, key->timestamp, key->hash) >= 0)
+      l->ordered = false;
+    l->has_prev = true;
+    l->prev_ts = key->timestamp;
+    memcpy(l->prev_hash, key->hash, LD_WAKU_HASH_LEN);
+    int i = msg_of(l, key->hash);
+    if (i < 0 || l->m[i].m.timestamp != key->timestamp ||
+        strcmp(l->m[i].pubsub, key->pubsub_topic) != 0)
+      l->topics_right = false;
+    if (i >= 0)
+      l->seen[i]++;
+  }
+  if (n > 0)
+    l->last = keys[n - 1];
+}
+
+/* A time range listed in pages: every stored key inside the range (bounds included) exactly once,
+ * in ascending (timestamp, hash) order, with its own timestamp and pubsub topic; nothing outside
+ * it; `more` on every page but the last. */
+static void key_listing_pages_a_time_range(void **state) {
+  (void)state;
+  open_with(NULL);
+  msg_t *m = calloc(LN, sizeof *m);
+  assert_non_null(m);
+  for (int i = 0; i < LN; i++) /* five per millisecond: ties ordered by hash */
+    make_msg(&m[i], i, T0 + (int64_t)(i / 5) * 1000000, i % 3 ? PUBSUB_A : PUBSUB_B, k_ct[i % 3]);
+  store_all(m, LN);
+  int64_t lo = m[500].m.timestamp, hi = m[2000].m.timestamp; /* both bounds hold five keys */
+  listing_t l = {.m = m, .n_msgs = LN, .ordered = true, .topics_right = true};
+  l.seen = calloc(LN, sizeof *l.seen);
+  assert_non_null(l.seen);
+  ld_archive_listing_t q = {.time_start = lo, .time_end = hi, .limit = 333};
+  size_t pages = 0, total = 0;
+  for (;;) {
+    l.done = false;
+    assert_int_equal(ld_archive_list_keys(g_a, &q, listed, &l), 0);
+    run_until(&l.done);
+    assert_int_equal(l.err, 0);
+    pages++;
+    total += l.n;
+    if (!l.more)
+      break;
+    assert_int_equal(l.n, 333);
+    q.has_after = true;
+    q.after_ts = l.last.timestamp;
+    memcpy(q.after_hash, l.last.hash, LD_WAKU_HASH_LEN);
+  }
+  assert_true(l.ordered);
+  assert_true(l.topics_right);
+  int expected = 0;
+  for (int i = 0; i < LN; i++) {
+    bool inside = m[i].m.timestamp >= lo && m[i].m.timestamp <= hi;
+    expected += inside;
+    assert_int_equal(l.seen[i], inside ? 1 : 0);
+  }
+  assert_int_equal(total, (size_t)expected);
+  assert_int_equal(pages, ((size_t)expected + 332) / 333);
+  /* the default page holds everything here; a reversed range is an argument error */
+  memset(l.seen, 0, LN * sizeof *l.seen);
+  l.has_prev = false;
+  l.done = false;
+  ld_archive_listing_t all = {.time_start = INT64_MIN, .time_end = INT64_MAX};
+  assert_int_equal(ld_archive_list_keys(g_a, &all, listed, &l), 0);
+  run_until(&l.done);
+  assert_int_equal(l.err, 0);
+  assert_int_equal(l.n, LN);
+  assert_false(l.more);
+  assert_true(l.ordered);
+  l.done = false;
+  ld_archive_listing_t reversed = {.time_start = hi, .time_end = lo};
+  assert_int_equal(ld_archive_list_keys(g_a, &reversed, listed, &l), 0);
+  run_until(&l.done);
+  assert_int_equal(l.err, LD_ERR_INVALID_ARG);
+  assert_int_equal(l.n, 0);
+  free(l.seen);
+  free(m);
+}
+
 static void work_taken_while_opening_waits_for_the_open(void **state) {
   (void)state;
   ld_archive_config_t cfg;
@@ -1693,6 +1812,7 @@ static const struct CMUnitTest k_suite[] = {
     SUITE_TEST(a_query_sees_every_message_accepted_before_it),
     SUITE_TEST(a_page_after_a_burst_holds_the_whole_burst),
     SUITE_TEST(work_taken_while_opening_waits_for_the_open),
+    SUITE_TEST(key_listing_pages_a_time_range),
 };
 
 static const struct CMUnitTest k_sqlite_only[] = {

@@ -61,6 +61,8 @@ static entry_fn entry_of(const ld_archive_driver_ops_t *ops, ld_archive_job_kind
     return ops->drop_oldest;
   case LD_ARCHIVE_JOB_MAINTAIN:
     return ops->maintain;
+  case LD_ARCHIVE_JOB_LIST_KEYS:
+    return ops->list_keys;
   default:
     return NULL;
   }
@@ -617,6 +619,85 @@ int ld_archive_query(ld_archive_t *a, const ld_archive_query_t *q, ld_archive_qu
     return rc;
   }
   return 0;
+}
+
+/* ---- key listing --------------------------------------------------------------------------------
+ */
+
+static void list_done(ld_archive_job_t *job) {
+  ld_archive_t *a = job->owner;
+  if (job->err < 0) {
+    a->stats.query_errors++;
+    job->cb.list(job->err, job->why[0] ? job->why : ld_strerror(job->err), NULL, 0, false,
+                 job->user_data);
+    ld_archive__job_free(job);
+    return;
+  }
+  size_t take = job->rows.n < job->page ? job->rows.n : job->page;
+  ld_archive_key_t *keys = take > 0 ? malloc(take * sizeof *keys) : NULL;
+  if (take > 0 && keys == NULL) {
+    job->cb.list(LD_ERR_NOMEM, "out of memory", NULL, 0, false, job->user_data);
+    ld_archive__job_free(job);
+    return;
+  }
+  for (size_t i = 0; i < take; i++) {
+    const ld_archive_row_t *row = &job->rows.rows[i];
+    keys[i].timestamp = row->msg.timestamp;
+    memcpy(keys[i].hash, row->hash, LD_WAKU_HASH_LEN);
+    keys[i].pubsub_topic = row->pubsub_topic;
+  }
+  job->cb.list(0, "", keys, take, job->rows.n > job->page, job->user_data);
+  free(keys);
+  ld_archive__job_free(job);
+}
+
+static void list_timeout(ld_archive_job_t *job) {
+  ld_archive_t *a = job->owner;
+  a->stats.query_errors++;
+  job->cb.list(LD_ERR_TIMEOUT, "database request timed out", NULL, 0, false, job->user_data);
+}
+
+static uint32_t list_page_size(uint32_t limit) {
+  if (limit == 0)
+    return LD_ARCHIVE_DEFAULT_LIST_PAGE;
+  return limit > LD_ARCHIVE_MAX_LIST_PAGE ? LD_ARCHIVE_MAX_LIST_PAGE : limit;
+}
+
+int ld_archive_list_keys(ld_archive_t *a, const ld_archive_listing_t *l, ld_archive_list_fn done,
+                         void *user_data) {
+  if (a == NULL || l == NULL || done == NULL)
+    return LD_ERR_INVALID_ARG;
+  if (a->state == LD_ARCHIVE_ST_CLOSING)
+    return LD_ERR_CLOSED;
+  ld_archive_job_t *job = ld_archive__job_new(a, LD_ARCHIVE_JOB_LIST_KEYS);
+  if (job == NULL)
+    return LD_ERR_NOMEM;
+  job->cb.list = done;
+  job->user_data = user_data;
+  job->on_done = list_done;
+  job->on_timeout = list_timeout;
+  a->stats.queries++;
+  if (l->time_start > l->time_end) {
+    ld_archive_job_fail(job, LD_ERR_INVALID_ARG, "time_start after time_end");
+    ld_archive__defer(a, job);
+    return 0;
+  }
+  job->query.has_time_start = job->query.has_time_end = true;
+  job->query.time_start = l->time_start;
+  job->query.time_end = l->time_end;
+  job->query.forward = true;
+  job->query.include_data = true;
+  job->query.has_cursor = l->has_after;
+  memcpy(job->query.cursor, l->after_hash, LD_WAKU_HASH_LEN);
+  job->ts = l->after_ts;
+  job->page = list_page_size(l->limit);
+  job->query.limit = job->page + 1;
+  int rc = submit_read(a, job);
+  if (rc != 0) {
+    ld_archive__job_free(job);
+    a->stats.queries--;
+  }
+  return rc;
 }
 
 /* ---- count, figures ----------------------------------------------------------------------------

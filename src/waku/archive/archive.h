@@ -249,6 +249,46 @@ typedef void (*ld_archive_query_fn)(int err, const char *why, const ld_archive_r
 int ld_archive_query(ld_archive_t *a, const ld_archive_query_t *q, ld_archive_query_fn done,
                      void *user_data);
 
+/* ---- key listing (store-sync) -----------------------------------------------------------------
+ */
+
+/* Keys per listing page: absent (0) → default; above the maximum → clamped. */
+#define LD_ARCHIVE_DEFAULT_LIST_PAGE 10000
+#define LD_ARCHIVE_MAX_LIST_PAGE 50000
+
+/* The (timestamp, hash) keys of the stored messages with time_start ≤ timestamp ≤ time_end, in
+ * ascending (timestamp, hash) order, a page at a time: what store-sync fills its item sets from
+ * at start (nwaku's initFillStorage pages through full messages; only the keys and the pubsub
+ * topic are needed). A page resumes strictly after the key (after_ts, after_hash) when has_after
+ * is set (the last key of the previous page). */
+typedef struct ld_archive_listing {
+  int64_t time_start; /* ns, inclusive */
+  int64_t time_end;   /* ns, inclusive */
+  bool has_after;
+  int64_t after_ts;
+  uint8_t after_hash[LD_WAKU_HASH_LEN];
+  uint32_t limit; /* 0 → LD_ARCHIVE_DEFAULT_LIST_PAGE; > max → LD_ARCHIVE_MAX_LIST_PAGE */
+} ld_archive_listing_t;
+
+typedef struct ld_archive_key {
+  int64_t timestamp;
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  const char *pubsub_topic; /* NUL-terminated */
+} ld_archive_key_t;
+
+/* One page: err 0 with keys[0..n) (valid only during the call) and `more` when keys beyond the
+ * page exist, or an error and a reason (`why`, never NULL; keys NULL, n 0): LD_ERR_INVALID_ARG
+ * (time_start > time_end), LD_ERR_DB, LD_ERR_TIMEOUT, LD_ERR_CLOSED, LD_ERR_NOMEM. Called exactly
+ * once. */
+typedef void (*ld_archive_list_fn)(int err, const char *why, const ld_archive_key_t *keys, size_t n,
+                                   bool more, void *user_data);
+
+/* Starts listing one page of `l` (copied). Returns 0 (then `done` reports), or LD_ERR_CLOSED /
+ * LD_ERR_NOMEM / LD_ERR_INVALID_ARG (a, l or done NULL) with `done` never called. Read-your-writes
+ * as ld_archive_query. */
+int ld_archive_list_keys(ld_archive_t *a, const ld_archive_listing_t *l, ld_archive_list_fn done,
+                         void *user_data);
+
 /* ---- maintenance and figures ----------------------------------------------------------------- */
 
 /* Runs the retention policies now (the timer calls the same); `done` (may be NULL) gets 0 or
