@@ -19,9 +19,9 @@
  *     zero-length frame), until ld_sync_session_done; close the stream.
  *   responder: the same loop from the first frame read.
  *   after every receive: push each item of `have` to the peer by transfer (transfer.h; message
- *     bodies from the archive or the node's recent-message cache), and remember `need` as the
- *     hashes the peer may transfer to us (anything else arriving by transfer is unsolicited);
- *     a caller may empty both lists (n = 0) between calls.
+ *     bodies from the archive or the node's recent-message cache), and remember `need` and
+ *     `offered` as what the peer may transfer to us (anything else arriving by transfer is
+ *     unsolicited); a caller may empty the three between calls (n = 0).
  *   on any error: close (reset) the stream; the error is named by ld_strerror.
  *   time: the engine keeps none; the handler bounds every read (a stalled peer) and the number of
  *     sessions at once.
@@ -65,6 +65,7 @@
 #include "waku/sync/codec.h"
 #include "waku/sync/ranges.h"
 #include "waku/sync/set.h"
+#include "waku/sync/spans.h"
 
 /* nwaku's store-sync defaults (waku_store_sync/common.nim). */
 #define LD_SYNC_DEFAULT_INTERVAL_NS (300ll * 1000000000ll) /* --store-sync-interval 300 s */
@@ -113,6 +114,12 @@ typedef struct ld_sync_session {
   size_t frames_in, frames_out;
   uint64_t bytes_in, bytes_out;
   ld_sync_ranges_t ranges; /* ranges.have / ranges.need: the differences so far */
+  /* The time spans of the item sets we sent (each range's lower bound as the peer decodes it to
+   * its upper time, whole timestamps): there we showed the peer all we hold, so the peer may
+   * push us whatever it holds there (what we lack of it we could not list as `need`: we never
+   * saw those items). What a peer pushes is solicited when it is in ranges.need or in one of
+   * these spans. */
+  ld_sync_spans_t offered;
   /* private */
   ld_sync_payload_t in, out;
   ld_sync_payload_t peer_topics; /* the topics of the last scope resolved */
