@@ -18,6 +18,7 @@
 #include "waku/lightpush/server.h"
 #include "waku/peer_exchange/peer_exchange.h"
 #include "waku/store/server.h"
+#include "waku/sync/service.h"
 
 /* ENRs of other peers the node keeps (peer exchange answers from them). */
 #define LD_NODE_ENR_CACHE 1000
@@ -83,6 +84,7 @@ struct ld_node {
   int archive_stage; /* fan-out handles, 0 when not added */
   int filter_stage;
   ld_store_server_t *store;
+  ld_store_sync_t *store_sync; /* --store-sync with --store */
   ld_lightpush_server_t *lightpush;
   ld_filter_server_t *filter;
   ld_px_server_t *px;
@@ -119,7 +121,8 @@ void ld_node_servers_stop(ld_node_t *node);
 /* Frees what the servers left (registry, collectors) once they are closed. */
 void ld_node_servers_free(ld_node_t *node);
 
-/* node_services.c: archive + store, lightpush, filter, peer exchange (as configured). */
+/* node_services.c: archive + store (and store-sync), lightpush, filter, peer exchange (as
+ * configured). */
 int ld_node_services_mount(ld_node_t *node);
 /* With --peer-exchange, asks a newly identified peer that serves peer exchange for the records
  * it knows and keeps them in the ENR cache our own peer-exchange service answers from (with no

@@ -223,6 +223,7 @@ static int start_metrics(ld_node_t *node) {
   ss.lightpush = node->lightpush;
   ss.filter = node->filter;
   ss.px = node->px;
+  ss.store_sync = node->store_sync;
   ss.loop = node->loop;
   node->service_metrics = ld_service_metrics_new(node->metrics_reg, &ss);
   if (node->service_metrics == NULL)

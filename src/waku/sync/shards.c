@@ -89,6 +89,11 @@ int ld_sync_shards_insert(ld_sync_shards_t *s, const char *topic, const ld_sync_
   return ld_sync_tree_insert(s->v[i].tree, id);
 }
 
+int ld_sync_shards_remove(ld_sync_shards_t *s, const char *topic, const ld_sync_id_t *id) {
+  int i = ld_sync_shards_find(s, topic, strlen(topic));
+  return i < 0 ? LD_ERR_NOT_FOUND : ld_sync_tree_remove(s->v[i].tree, id);
+}
+
 bool ld_sync_shards_contains(const ld_sync_shards_t *s, const ld_sync_id_t *id) {
   for (size_t i = 0; i < s->n; i++)
     if (ld_sync_tree_contains(s->v[i].tree, id))

@@ -44,6 +44,9 @@ int ld_sync_shards_find(const ld_sync_shards_t *s, const char *topic, size_t len
  * LD_ERR_NOT_FOUND (a topic not kept: nothing changes), LD_ERR_NOMEM. */
 int ld_sync_shards_insert(ld_sync_shards_t *s, const char *topic, const ld_sync_id_t *id);
 
+/* Removes `id` from the tree of `topic`. Returns 0 or LD_ERR_NOT_FOUND. */
+int ld_sync_shards_remove(ld_sync_shards_t *s, const char *topic, const ld_sync_id_t *id);
+
 /* True when any tree holds `id`. */
 bool ld_sync_shards_contains(const ld_sync_shards_t *s, const ld_sync_id_t *id);
 
