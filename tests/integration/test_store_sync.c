@@ -616,7 +616,6 @@ static int victim_setup(void **state) {
   ld_node_config_t *cfg = store_config(url, 3600);
   assert_int_equal(ld_node_config_add_protected_shard(cfg, arg, err, sizeof err), 0);
   cfg->store_sync_read_timeout_ms = 600;
-  cfg->store_sync_session_timeout_ms = 2500;
   g_victim = nh_start(&g_loop, cfg);
   NH_WAIT_FOR(&g_loop, sync_ready(g_victim), WAIT_MS);
   return 0;
