@@ -66,6 +66,12 @@ static void kept_and_unknown_topics(void **state) {
   assert_true(ld_sync_shards_contains(s, &b));
   assert_int_equal(ld_sync_shards_size(s), 2);
   assert_true(ld_sync_shards_memory(s) > 0);
+  /* removal from its own topic only */
+  assert_int_equal(ld_sync_shards_remove(s, k_topics[1], &a), LD_ERR_NOT_FOUND);
+  assert_int_equal(ld_sync_shards_remove(s, k_topics[2], &a), LD_ERR_NOT_FOUND);
+  assert_int_equal(ld_sync_shards_remove(s, k_topics[1], &b), 0);
+  assert_false(ld_sync_shards_contains(s, &b));
+  assert_int_equal(ld_sync_shards_insert(s, k_topics[1], &b), 0);
   /* prune drops items with time < before, from every tree */
   assert_int_equal(ld_sync_shards_prune(s, NOW - 10 * SEC), 1);
   assert_false(ld_sync_shards_contains(s, &a));
