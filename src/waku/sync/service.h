@@ -42,7 +42,11 @@
  * bounded by read_timeout_ms and every session by session_timeout_ms (and by the engine's 32
  * payloads), LD_SYNC_DEFAULT_MAX_DIFFS differences per session, the bytes of a push buffered
  * before the archive is asked for more, LD_STORE_SYNC_MAX_PEERS peers with state at once. Memory
- * per session: about 2.2 × max_payload at worst plus 4 MB of differences (session.h).
+ * per session at worst: about 5.5 × max_payload (the frame read and its decoding, the answer
+ * decoded and encoded, the frame being written) plus 4 MB of differences (session.h): ≈ 92 MB at
+ * the default 16 MiB (nwaku's answers reach 9 MB with 1,000 differences in a million items,
+ * bench/RESULTS.md), for at most max_sessions sessions; a session that finds a handful of
+ * differences uses a few KiB.
  *
  * Threading: every function on the switch's loop thread; callbacks come from that loop. */
 #ifndef LD_WAKU_SYNC_SERVICE_H

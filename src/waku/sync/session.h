@@ -12,7 +12,7 @@
  * zero-length frame and ends the session (nwaku's rule). The `scope` callback maps a scope to the
  * item set to use (e.g. a per-shard view); without it the configured set is used.
  *
- * Driving it (the node's reconciliation handler, next stage):
+ * Driving it (service.h does, for store nodes):
  *   initiator: dial the peer on LD_SYNC_RECONCILIATION_PROTOCOL, ld_sync_session_start, write
  *     the body as one length-prefixed frame, then loop: read a frame (cap: limits.max_payload),
  *     ld_sync_session_receive, write the reply frame when `reply` says so (it may be empty: a
@@ -23,8 +23,8 @@
  *     `offered` as what the peer may transfer to us (anything else arriving by transfer is
  *     unsolicited); a caller may empty the three between calls (n = 0).
  *   on any error: close (reset) the stream; the error is named by ld_strerror.
- *   time: the engine keeps none; the handler bounds every read (a stalled peer) and the number of
- *     sessions at once.
+ *   time: the engine keeps none; the handler bounds every read (a stalled peer), the whole
+ *     session, and the number of sessions at once.
  * Presence (the Network Reliability Service's send-side confirmation): once a session is
  * complete (ld_sync_session_complete), every item that was in our set inside the window before
  * the session started and is not in `have` is in the peer's set too: a range either matched
@@ -34,18 +34,18 @@
  * skew one tolerates (recent sends are); and XOR fingerprints do not resist a peer that forges
  * them, so presence counts towards confirmation only from several distinct peers.
  *
- * Wiring (next stage):
- *   store nodes (store-sync, --store-sync*): one tree per shard, filled from the archive at start
- *     over [now − range, now] and fed by archive inserts; a `scope` callback answering with the
- *     view over the shards of a scope; every --store-sync-interval a session with a random peer
- *     that serves LD_SYNC_RECONCILIATION_PROTOCOL (ENR capability bit 4, identify), in nwaku's
- *     window (this config's defaults); prune every interval, first at half an interval (nwaku).
- *   Network Reliability Service: one tree per subscribed content topic, fed by the relay fan-out
- *     (non-ephemeral messages after validation) over the rolling window (default 7 min,
- *     window_start/end accordingly), pruned on a timer; sessions with a few mesh peers (light
- *     nodes: their service peers) on a timer and on reconnection, content_topics = {topic};
- *     what a peer lacks is pushed from the recent-message cache, what we lack arrives by its
- *     push, is validated (transfer.h) and surfaces as an ordinary received message.
+ * Wiring:
+ *   store nodes (store-sync, --store-sync*): service.h — one tree per shard (shards.h), filled
+ *     from the archive at start and fed by what the archive accepts; a `scope` callback
+ *     answering with the view over the shards of a scope; every --store-sync-interval a session
+ *     with a random peer that serves LD_SYNC_RECONCILIATION_PROTOCOL (identify), in nwaku's
+ *     window; prune every interval, first at half an interval (nwaku).
+ *   Network Reliability Service (to come): one tree per subscribed content topic, fed by the
+ *     relay fan-out (non-ephemeral messages after validation) over the rolling window (default
+ *     7 min, window_start/end accordingly), pruned on a timer; sessions with a few mesh peers
+ *     (light nodes: their service peers) on a timer and on reconnection, content_topics =
+ *     {topic}; what a peer lacks is pushed from the recent-message cache, what we lack arrives by
+ *     its push, is checked (ingress.h) and surfaces as an ordinary received message.
  *
  * Memory of one session at the default caps (codec.h, ranges.h): the decoded received payload
  * (≤ 32,768 ranges × 96 bytes + 127,100 items × 40 bytes ≈ 8.2 MB), the answer (the same caps:
