@@ -1,6 +1,8 @@
 # Test suites, all driven by CTest. Labels: unit, integration, fuzz, interop, style.
 enable_testing()
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+# GMP is the oracle of the zk layer's field tests (tests/unit/zk); the library never links it.
+pkg_check_modules(GMP REQUIRED IMPORTED_TARGET gmp)
 
 file(GLOB LD_TEST_SUPPORT_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.c)
 add_library(ld_testsupport STATIC ${LD_TEST_SUPPORT_SOURCES} ${CMAKE_SOURCE_DIR}/tests/support/empty.c)
@@ -16,6 +18,9 @@ foreach(src ${LD_UNIT_TESTS})
   string(REPLACE "/" "_" exe ${rel})
   add_executable(unit_${exe} ${src})
   target_link_libraries(unit_${exe} PRIVATE ld_testsupport)
+  if(rel MATCHES "^zk/")
+    target_link_libraries(unit_${exe} PRIVATE PkgConfig::GMP)
+  endif()
   add_test(NAME unit/${rel} COMMAND unit_${exe})
   set_tests_properties(unit/${rel} PROPERTIES LABELS unit TIMEOUT 300)
 endforeach()
