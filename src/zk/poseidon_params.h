@@ -5,7 +5,7 @@
 
 #include "zk/field.h"
 
-#define LD_POSEIDON_MAX_INPUTS 8
+#include "zk/poseidon.h"
 
 typedef struct {
   unsigned t;                     /* state width: inputs + 1 */
