@@ -68,6 +68,18 @@ if(LD_TESTPEER_SOURCES)
   list(APPEND LD_INTEROP_ENV "LD_TESTPEER=$<TARGET_FILE:ld_testpeer>")
 endif()
 
+# tests/interop/zkverify: ld_zkverify, the C verifier the RLN-v2 interop test feeds zerokit's proofs.
+# LD_RLN_FIXTURES: the RLN-v2 proving key and verifying key (shared/fixtures/rln-v2 beside the
+# checkout by default).
+set(LD_RLN_FIXTURES "${CMAKE_SOURCE_DIR}/../shared/fixtures/rln-v2" CACHE PATH
+    "Folder with the RLN-v2 rln_final.zkey used by the interop tests")
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/zkverify/ld_zkverify.c)
+  add_executable(ld_zkverify ${CMAKE_SOURCE_DIR}/tests/interop/zkverify/ld_zkverify.c)
+  target_link_libraries(ld_zkverify PRIVATE ld_static)
+  list(APPEND LD_INTEROP_ENV "LD_ZKVERIFY=$<TARGET_FILE:ld_zkverify>")
+endif()
+list(APPEND LD_INTEROP_ENV "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+
 # tests/interop/*.test.mjs: node's test runner against real js-libp2p peers from npm.
 find_program(LD_NODE node)
 file(GLOB LD_INTEROP_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/interop/*.test.mjs)
