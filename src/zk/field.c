@@ -4,6 +4,22 @@
 
 #include "base/error.h"
 
+#ifdef LD_MONT_X86
+#include <cpuid.h>
+#endif
+
+int ld_mont_have_adx = 0;
+
+#ifdef LD_MONT_X86
+/* CPUID leaf 7: EBX bit 8 is BMI2 (mulx), bit 19 is ADX (adcx, adox). */
+__attribute__((constructor)) static void detect_adx(void) {
+  unsigned a, b, c, d;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    ld_mont_have_adx = ((b >> 8) & 1) && ((b >> 19) & 1);
+  }
+}
+#endif
+
 static const uint64_t P_MINUS_2[4] = LD_BN254_P_MINUS_2;
 static const uint64_t R_MINUS_2[4] = LD_BN254_R_MINUS_2;
 static const uint64_t P_PLUS_1_DIV_4[4] = LD_BN254_P_PLUS_1_DIV_4;

@@ -9,7 +9,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define LD_MONT_X86 1
+#endif
+
 typedef unsigned __int128 ld_u128_t;
+
+/* 1 when the CPU has BMI2 and ADX (mulx, adcx, adox): mont_mul then takes the assembly path.
+ * Set once at load time (field.c). */
+extern int ld_mont_have_adx;
 
 typedef struct {
   uint64_t m[4];   /* the modulus */
@@ -20,6 +29,18 @@ typedef struct {
 
 /* r = a - b over 256 bits; returns the borrow (0 or 1). */
 static inline uint64_t mont_sub_raw(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+#ifdef LD_MONT_X86
+  unsigned long long d0, d1, d2, d3;
+  unsigned char borrow = _subborrow_u64(0, a[0], b[0], &d0);
+  borrow = _subborrow_u64(borrow, a[1], b[1], &d1);
+  borrow = _subborrow_u64(borrow, a[2], b[2], &d2);
+  borrow = _subborrow_u64(borrow, a[3], b[3], &d3);
+  r[0] = d0;
+  r[1] = d1;
+  r[2] = d2;
+  r[3] = d3;
+  return borrow;
+#else
   uint64_t borrow = 0;
   for (int i = 0; i < 4; i++) {
     ld_u128_t d = (ld_u128_t)a[i] - b[i] - borrow;
@@ -27,10 +48,23 @@ static inline uint64_t mont_sub_raw(uint64_t r[4], const uint64_t a[4], const ui
     borrow = (uint64_t)(d >> 64) & 1;
   }
   return borrow;
+#endif
 }
 
 /* r = a + b over 256 bits; returns the carry. */
 static inline uint64_t mont_add_raw(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+#ifdef LD_MONT_X86
+  unsigned long long s0, s1, s2, s3;
+  unsigned char carry = _addcarry_u64(0, a[0], b[0], &s0);
+  carry = _addcarry_u64(carry, a[1], b[1], &s1);
+  carry = _addcarry_u64(carry, a[2], b[2], &s2);
+  carry = _addcarry_u64(carry, a[3], b[3], &s3);
+  r[0] = s0;
+  r[1] = s1;
+  r[2] = s2;
+  r[3] = s3;
+  return carry;
+#else
   uint64_t carry = 0;
   for (int i = 0; i < 4; i++) {
     ld_u128_t s = (ld_u128_t)a[i] + b[i] + carry;
@@ -38,6 +72,7 @@ static inline uint64_t mont_add_raw(uint64_t r[4], const uint64_t a[4], const ui
     carry = (uint64_t)(s >> 64);
   }
   return carry;
+#endif
 }
 
 /* r = mask ? a : b, mask all ones or zero. */
@@ -81,9 +116,9 @@ static inline void mont_neg(uint64_t r[4], const uint64_t a[4], const ld_mont_t 
 }
 
 /* Montgomery product a * b / 2^256 mod m (CIOS; the final carry is never needed because the
- * modulus' top word is below 2^63 - 1, so intermediate values stay below 2m). */
-static inline void mont_mul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4],
-                            const ld_mont_t *f) {
+ * modulus' top word is below 2^63 - 1, so intermediate values stay below 2m). Portable C. */
+static inline void mont_mul_c(uint64_t r[4], const uint64_t a[4], const uint64_t b[4],
+                              const ld_mont_t *f) {
   uint64_t t[4] = {0, 0, 0, 0};
   const uint64_t *m = f->m;
   for (int i = 0; i < 4; i++) {
@@ -103,6 +138,86 @@ static inline void mont_mul(uint64_t r[4], const uint64_t a[4], const uint64_t b
     t[3] = hi_a + hi_c;
   }
   mont_reduce_once(r, t, f);
+}
+
+#ifdef LD_MONT_X86
+/* The same CIOS with mulx and two carry chains (adcx, adox): the multiplication by b[i] and the
+ * reduction interleave as in gnark-crypto's generated amd64 code. Needs BMI2 and ADX. */
+static inline void mont_mul_adx(uint64_t r[4], const uint64_t x[4], const uint64_t y[4],
+                                const ld_mont_t *f) {
+  uint64_t t0, t1, t2, t3, a, ax, bx;
+  const uint64_t *q = f->m;
+  uint64_t np = f->nprime;
+  __asm__(
+      /* i = 0: t = x * y[0] */
+      "xorq %[ax], %[ax]\n\t"
+      "movq 0(%[y]), %%rdx\n\t"
+      "mulxq 0(%[x]), %[t0], %[t1]\n\t"
+      "mulxq 8(%[x]), %[ax], %[t2]\n\t"
+      "adoxq %[ax], %[t1]\n\t"
+      "mulxq 16(%[x]), %[ax], %[t3]\n\t"
+      "adoxq %[ax], %[t2]\n\t"
+      "mulxq 24(%[x]), %[ax], %[a]\n\t"
+      "adoxq %[ax], %[t3]\n\t"
+      "movq $0, %[ax]\n\t"
+      "adoxq %[ax], %[a]\n\t"
+#define REDUCE                                                                                     \
+  "movq %[np], %%rdx\n\t"                                                                          \
+  "imulq %[t0], %%rdx\n\t"                                                                         \
+  "xorq %[ax], %[ax]\n\t"                                                                          \
+  "mulxq 0(%[q]), %[ax], %[bx]\n\t"                                                                \
+  "adcxq %[t0], %[ax]\n\t"                                                                         \
+  "movq %[bx], %[t0]\n\t"                                                                          \
+  "adcxq %[t1], %[t0]\n\t"                                                                         \
+  "mulxq 8(%[q]), %[ax], %[t1]\n\t"                                                                \
+  "adoxq %[ax], %[t0]\n\t"                                                                         \
+  "adcxq %[t2], %[t1]\n\t"                                                                         \
+  "mulxq 16(%[q]), %[ax], %[t2]\n\t"                                                               \
+  "adoxq %[ax], %[t1]\n\t"                                                                         \
+  "adcxq %[t3], %[t2]\n\t"                                                                         \
+  "mulxq 24(%[q]), %[ax], %[t3]\n\t"                                                               \
+  "adoxq %[ax], %[t2]\n\t"                                                                         \
+  "movq $0, %[ax]\n\t"                                                                             \
+  "adcxq %[ax], %[t3]\n\t"                                                                         \
+  "adoxq %[a], %[t3]\n\t"
+#define MULSTEP(off)                                                                               \
+  "movq " #off "(%[y]), %%rdx\n\t"                                                                 \
+  "xorq %[ax], %[ax]\n\t"                                                                          \
+  "mulxq 0(%[x]), %[ax], %[bx]\n\t"                                                                \
+  "adoxq %[ax], %[t0]\n\t"                                                                         \
+  "adcxq %[bx], %[t1]\n\t"                                                                         \
+  "mulxq 8(%[x]), %[ax], %[bx]\n\t"                                                                \
+  "adoxq %[ax], %[t1]\n\t"                                                                         \
+  "adcxq %[bx], %[t2]\n\t"                                                                         \
+  "mulxq 16(%[x]), %[ax], %[bx]\n\t"                                                               \
+  "adoxq %[ax], %[t2]\n\t"                                                                         \
+  "adcxq %[bx], %[t3]\n\t"                                                                         \
+  "mulxq 24(%[x]), %[ax], %[a]\n\t"                                                                \
+  "adoxq %[ax], %[t3]\n\t"                                                                         \
+  "movq $0, %[ax]\n\t"                                                                             \
+  "adcxq %[ax], %[a]\n\t"                                                                          \
+  "adoxq %[ax], %[a]\n\t"
+      REDUCE MULSTEP(8) REDUCE MULSTEP(16) REDUCE MULSTEP(24) REDUCE
+#undef REDUCE
+#undef MULSTEP
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [a] "=&r"(a),
+        [ax] "=&r"(ax), [bx] "=&r"(bx)
+      : [x] "r"(x), [y] "r"(y), [q] "r"(q), [np] "m"(np)
+      : "rdx", "cc", "memory");
+  const uint64_t t[4] = {t0, t1, t2, t3};
+  mont_reduce_once(r, t, f);
+}
+#endif
+
+static inline void mont_mul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4],
+                            const ld_mont_t *f) {
+#ifdef LD_MONT_X86
+  if (__builtin_expect(ld_mont_have_adx, 1)) {
+    mont_mul_adx(r, a, b, f);
+    return;
+  }
+#endif
+  mont_mul_c(r, a, b, f);
 }
 
 /* 1 when a == b, else 0, without branching on the values. */

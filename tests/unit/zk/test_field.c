@@ -61,6 +61,8 @@ static void moduli_and_constants(void **state) {
   mpz_clears(p, r, m, NULL);
 }
 
+static void fr_against_gmp(void **state);
+
 static void fp_against_gmp(void **state) {
   (void)state;
   uint64_t seed = 1;
@@ -128,6 +130,15 @@ static void fp_against_gmp(void **state) {
     assert_int_equal(ld_fp_cmp_vartime(&x, &y), (c > 0) - (c < 0));
   }
   mpz_clears(p, a, b, want, t, NULL);
+}
+
+/* The portable multiplication, where the CPU would otherwise take the mulx/adcx/adox path. */
+static void fp_against_gmp_portable(void **state) {
+  int saved = ld_mont_have_adx;
+  ld_mont_have_adx = 0;
+  fp_against_gmp(state);
+  fr_against_gmp(state);
+  ld_mont_have_adx = saved;
 }
 
 static void fp_laws(void **state) {
@@ -295,6 +306,7 @@ int main(void) {
       cmocka_unit_test(fp_laws),
       cmocka_unit_test(fr_against_gmp),
       cmocka_unit_test(encodings),
+      cmocka_unit_test(fp_against_gmp_portable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
