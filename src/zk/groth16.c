@@ -11,9 +11,18 @@
 /* Far above any circuit this library verifies (RLN-v2 has 5). */
 #define MAX_PUBLIC 64
 
+/* Fixed-base tables for the input points: window w (4 bits of the scalar) holds j * 16^w * P for
+ * j = 1..15 in affine form, so that sum_i input_i IC[i+1] costs one mixed addition per non-zero
+ * window and no doubling (about 68 KiB per input). */
+#define WINDOWS 64
+typedef struct {
+  ld_g1_affine_t t[WINDOWS][15];
+} fixed_base_t;
+
 struct ld_groth16_vk {
   size_t n_public;
-  ld_g1_affine_t *ic; /* n_public + 1 */
+  ld_g1_affine_t *ic;   /* n_public + 1 */
+  fixed_base_t *tables; /* n_public: for ic[1..] */
   ld_fp12_t alpha_beta;
   ld_g2_prepared_t neg_gamma, neg_delta;
 };
@@ -112,6 +121,77 @@ static int json_g2(ld_g2_affine_t *r, json_t *v) {
   return rc;
 }
 
+/* Affine forms of n Jacobian points with one inversion (Montgomery's trick). */
+static void batch_to_affine(ld_g1_affine_t *out, const ld_g1_t *in, size_t n, ld_fp_t *scratch) {
+  ld_fp_t acc, inv;
+  ld_fp_set_one(&acc);
+  for (size_t i = 0; i < n; i++) {
+    scratch[i] = acc;
+    if (!ld_g1_is_infinity(&in[i])) {
+      ld_fp_mul(&acc, &acc, &in[i].z);
+    }
+  }
+  ld_fp_inv(&inv, &acc);
+  for (size_t i = n; i-- > 0;) {
+    if (ld_g1_is_infinity(&in[i])) {
+      memset(&out[i], 0, sizeof out[i]);
+      out[i].infinity = 1;
+      continue;
+    }
+    ld_fp_t zinv, zinv2;
+    ld_fp_mul(&zinv, &inv, &scratch[i]);
+    ld_fp_mul(&inv, &inv, &in[i].z);
+    ld_fp_sqr(&zinv2, &zinv);
+    ld_fp_mul(&out[i].x, &in[i].x, &zinv2);
+    ld_fp_mul(&zinv2, &zinv2, &zinv);
+    ld_fp_mul(&out[i].y, &in[i].y, &zinv2);
+    out[i].infinity = 0;
+  }
+}
+
+static int build_fixed_base(fixed_base_t *table, const ld_g1_affine_t *p) {
+  ld_g1_t *jac = malloc(WINDOWS * 15 * sizeof *jac);
+  ld_fp_t *scratch = malloc(WINDOWS * 15 * sizeof *scratch);
+  if (jac == NULL || scratch == NULL) {
+    free(jac);
+    free(scratch);
+    return LD_ERR_NOMEM;
+  }
+  ld_g1_t base;
+  ld_g1_from_affine(&base, p);
+  for (int w = 0; w < WINDOWS; w++) {
+    jac[w * 15] = base;
+    for (int j = 1; j < 15; j++) {
+      ld_g1_add(&jac[w * 15 + j], &jac[w * 15 + j - 1], &base);
+    }
+    for (int d = 0; d < 4; d++) {
+      ld_g1_dbl(&base, &base);
+    }
+  }
+  batch_to_affine(&table->t[0][0], jac, WINDOWS * 15, scratch);
+  free(jac);
+  free(scratch);
+  return 0;
+}
+
+/* IC[0] + sum_i inputs[i] IC[i+1] from the fixed-base tables. */
+static void linear_combination(ld_g1_affine_t *out, const ld_groth16_vk_t *vk,
+                               const ld_fr_t *inputs) {
+  ld_g1_t acc;
+  ld_g1_from_affine(&acc, &vk->ic[0]);
+  for (size_t i = 0; i < vk->n_public; i++) {
+    uint64_t k[4];
+    ld_fr_to_limbs(k, &inputs[i]);
+    for (int w = 0; w < WINDOWS; w++) {
+      unsigned nib = (unsigned)(k[w / 16] >> (4 * (w % 16))) & 15;
+      if (nib) {
+        ld_g1_add_affine(&acc, &acc, &vk->tables[i].t[w][nib - 1]);
+      }
+    }
+  }
+  ld_g1_to_affine(out, &acc);
+}
+
 static void prepare_negated(ld_g2_prepared_t *out, const ld_g2_affine_t *q) {
   ld_g2_affine_t neg = *q;
   ld_fp2_neg(&neg.y, &q->y);
@@ -159,6 +239,15 @@ static int vk_fill(ld_groth16_vk_t *vk, json_t *root) {
   ld_pairing(&vk->alpha_beta, &alpha, &beta);
   prepare_negated(&vk->neg_gamma, &gamma);
   prepare_negated(&vk->neg_delta, &delta);
+  vk->tables = calloc(vk->n_public ? vk->n_public : 1, sizeof *vk->tables);
+  if (vk->tables == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  for (size_t i = 0; i < vk->n_public; i++) {
+    if ((rc = build_fixed_base(&vk->tables[i], &vk->ic[i + 1])) != 0) {
+      return rc;
+    }
+  }
   return 0;
 }
 
@@ -181,6 +270,7 @@ int ld_groth16_vk_from_json(ld_groth16_vk_t **out, const char *json, size_t len)
 void ld_groth16_vk_free(ld_groth16_vk_t *vk) {
   if (vk != NULL) {
     free(vk->ic);
+    free(vk->tables);
     free(vk);
   }
 }
@@ -194,12 +284,8 @@ int ld_groth16_verify(const ld_groth16_vk_t *vk, const ld_groth16_proof_t *proof
   if (n != vk->n_public) {
     return LD_ERR_INVALID_ARG;
   }
-  ld_g1_t acc, sum;
-  ld_g1_msm_vartime(&sum, vk->ic + 1, inputs, n);
-  ld_g1_from_affine(&acc, &vk->ic[0]);
-  ld_g1_add(&acc, &acc, &sum);
   ld_g1_affine_t l;
-  ld_g1_to_affine(&l, &acc);
+  linear_combination(&l, vk, inputs);
 
   ld_g2_prepared_t *b = malloc(sizeof *b);
   if (b == NULL) {

@@ -5,8 +5,8 @@
  *
  * checked as one multi-Miller loop of (A, B), (L, -gamma), (C, -delta), one final
  * exponentiation, and a comparison with e(alpha, beta), which the prepared key holds together
- * with the lines of -gamma and -delta. A verifying key is immutable once built: share it between
- * threads freely. */
+ * with the lines of -gamma and -delta, and fixed-base tables of the input points (about 68 KiB
+ * per public input). A verifying key is immutable once built: share it between threads freely. */
 #ifndef LD_ZK_GROTH16_H
 #define LD_ZK_GROTH16_H
 
