@@ -29,7 +29,7 @@ foreach(src ${LD_INTEGRATION_TESTS})
   target_link_libraries(integration_${name} PRIVATE ld_testsupport)
   add_test(NAME integration/${name} COMMAND integration_${name})
   set_tests_properties(integration/${name} PROPERTIES LABELS integration TIMEOUT 600
-                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>")
+                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>;LD_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endforeach()
 
 # fuzz/<parser>.c: a libFuzzer entry point. Without LD_LIBFUZZER it is linked with a replay driver
