@@ -79,6 +79,14 @@ add_test(NAME style/clang-format COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/clang-format PROPERTIES LABELS style)
 
+# The include layering of ARCHITECTURE.md (scripts/check-layers.sh, exceptions in
+# scripts/layering-allowlist.txt), and the check itself on trees that break it.
+add_test(NAME style/layering COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-layers.sh
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME style/layering-check
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/check_layers_test.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(style/layering style/layering-check PROPERTIES LABELS style)
+
 # examples/: installed with `cmake --install`, the C chat built through pkg-config, and the C and
 # Python (ctypes) chats exchanging messages.
 add_test(NAME examples/chat
