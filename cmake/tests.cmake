@@ -63,6 +63,14 @@ if(LD_TESTPEER_SOURCES)
   list(APPEND LD_INTEROP_ENV "LD_TESTPEER=$<TARGET_FILE:ld_testpeer>")
 endif()
 
+# tests/interop/sdstool/sdstool.c: ld_sdstool, src/channels/ (SDS codec, bloom filter, engine) on
+# stdin/stdout for sds.test.mjs, which compares it with js-waku's @waku/sds.
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/sdstool/sdstool.c)
+  add_executable(ld_sdstool ${CMAKE_SOURCE_DIR}/tests/interop/sdstool/sdstool.c)
+  target_link_libraries(ld_sdstool PRIVATE ld_static)
+  list(APPEND LD_INTEROP_ENV "LD_SDSTOOL=$<TARGET_FILE:ld_sdstool>")
+endif()
+
 # tests/interop/*.test.mjs: node's test runner against real js-libp2p peers from npm.
 find_program(LD_NODE node)
 file(GLOB LD_INTEROP_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/interop/*.test.mjs)

@@ -51,6 +51,11 @@ static int rest_publish(void *ud, const char *topic, const ld_waku_message_t *ms
   return rc;
 }
 
+static int rest_await_archived(void *ud, const char *topic, const ld_waku_message_t *msg,
+                               void (*done)(void *done_data), void *done_data) {
+  return ld_node_await_archived(ud, topic, msg, done, done_data);
+}
+
 static size_t rest_peer_count(void *ud) {
   ld_node_t *node = ud;
   return node->gs != NULL ? ld_gs_service_peers(node->gs, NULL, 0) : 0;
@@ -155,13 +160,13 @@ static void rest_cache_stage(const ld_fanout_message_t *m, void *user_data) {
 }
 
 static int start_rest(ld_node_t *node) {
-  static const ld_rest_relay_ops_t ops_template = {rest_subscribe,
-                                                   rest_unsubscribe,
-                                                   rest_subscribed,
-                                                   rest_publish,
-                                                   rest_peer_count,
-                                                   rest_peer_score,
-                                                   NULL};
+  static const ld_rest_relay_ops_t ops_template = {.subscribe = rest_subscribe,
+                                                   .unsubscribe = rest_unsubscribe,
+                                                   .subscribed = rest_subscribed,
+                                                   .publish = rest_publish,
+                                                   .await_archived = rest_await_archived,
+                                                   .peer_count = rest_peer_count,
+                                                   .peer_score = rest_peer_score};
   ld_rest_relay_ops_t ops = ops_template;
   ops.user_data = node;
   ld_rest_context_t ctx;
@@ -223,7 +228,7 @@ static int start_metrics(ld_node_t *node) {
   ld_node_metrics_set_relay(node->node_metrics, node->relay);
   ld_service_metrics_sources_t ss;
   memset(&ss, 0, sizeof ss);
-  ss.archive = node->archive;
+  ss.archive = node->archive_opening ? NULL : node->archive; /* set once open */
   ss.store = node->store;
   ss.lightpush = node->lightpush;
   ss.filter = node->filter;

@@ -156,7 +156,8 @@ static void on_request(ld_http_request_t *req, void *user_data) {
   } else if (rc == LD_ERR_BAD_ENCODING) {
     ld_http_respond_text(req, 400, "Invalid path parameter: bad percent-encoding");
   } else if (rc == LD_ERR_TOO_LARGE) {
-    ld_http_respond_text(req, 431, ""); /* as for a head over LD_HTTPD_MAX_HEAD */
+    static const char body[] = LD_HTTPD_HEAD_TOO_LARGE_JSON; /* as for a head that long */
+    ld_http_respond(req, 431, "application/json", body, sizeof body - 1);
   } else {
     const char *text = unavailable_text(srv, path);
     ld_http_respond_text(req, text != NULL ? 404 : 400, text != NULL ? text : NOT_FOUND_TEXT);

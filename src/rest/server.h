@@ -110,6 +110,14 @@ typedef struct ld_rest_relay_ops {
    * "Failed to publish: <why>"). Required. */
   int (*publish)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg, char *why,
                  size_t why_cap);
+  /* After `publish` succeeded (≥ 0): calls done(done_data) once the node's own `msg` has been
+   * written to its archive (or refused by it, or its write failed), so that the answer comes
+   * after it as nwaku's does (it archives inside the publish call) and a store query sent after
+   * the answer finds the message. Returns 0 (then `done` is called exactly once, later, from the
+   * loop, also when the node stops), or an error when there is nothing to wait for (no archive):
+   * then `done` is never called. Optional: without it the publish answers at once. */
+  int (*await_archived)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg,
+                        void (*done)(void *done_data), void *done_data);
   /* Connected relay peers over all topics (relay health). Optional: without it relay counts as
    * ready. */
   size_t (*peer_count)(void *user_data);
