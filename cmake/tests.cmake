@@ -34,7 +34,7 @@ foreach(src ${LD_INTEGRATION_TESTS})
   target_link_libraries(integration_${name} PRIVATE ld_testsupport)
   add_test(NAME integration/${name} COMMAND integration_${name})
   set_tests_properties(integration/${name} PROPERTIES LABELS integration TIMEOUT 600
-                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>")
+                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>;LD_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endforeach()
 
 # fuzz/<parser>.c: a libFuzzer entry point. Without LD_LIBFUZZER it is linked with a replay driver
@@ -68,6 +68,14 @@ if(LD_TESTPEER_SOURCES)
   list(APPEND LD_INTEROP_ENV "LD_TESTPEER=$<TARGET_FILE:ld_testpeer>")
 endif()
 
+# tests/interop/sdstool/sdstool.c: ld_sdstool, src/channels/ (SDS codec, bloom filter, engine) on
+# stdin/stdout for sds.test.mjs, which compares it with js-waku's @waku/sds.
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/sdstool/sdstool.c)
+  add_executable(ld_sdstool ${CMAKE_SOURCE_DIR}/tests/interop/sdstool/sdstool.c)
+  target_link_libraries(ld_sdstool PRIVATE ld_static)
+  list(APPEND LD_INTEROP_ENV "LD_SDSTOOL=$<TARGET_FILE:ld_sdstool>")
+endif()
+
 # tests/interop/zkverify: ld_zkverify, the C verifier the RLN-v2 interop test feeds zerokit's proofs.
 # LD_RLN_FIXTURES: the RLN-v2 proving key and verifying key (shared/fixtures/rln-v2 beside the
 # checkout by default).
@@ -95,6 +103,14 @@ endforeach()
 add_test(NAME style/clang-format COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-format.sh
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/clang-format PROPERTIES LABELS style)
+
+# The include layering of ARCHITECTURE.md (scripts/check-layers.sh, exceptions in
+# scripts/layering-allowlist.txt), and the check itself on trees that break it.
+add_test(NAME style/layering COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-layers.sh
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME style/layering-check
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/check_layers_test.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(style/layering style/layering-check PROPERTIES LABELS style)
 
 # examples/: installed with `cmake --install`, the C chat built through pkg-config, and the C and
 # Python (ctypes) chats exchanging messages.

@@ -13,13 +13,88 @@
 /* ---- archive and store ------------------------------------------------------------------------
  */
 
+/* An own message someone waits to see archived (ld_node_await_archived). */
+typedef struct archive_wait {
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  void (*done)(void *done_data);
+  void *done_data;
+  uint64_t since_ms;
+  struct archive_wait *next;
+} archive_wait_t;
+
+static void waits_complete(archive_wait_t *w) {
+  while (w != NULL) {
+    archive_wait_t *next = w->next;
+    w->done(w->done_data);
+    free(w);
+    w = next;
+  }
+}
+
+/* Takes out of the node's list the waits for `hash` (claim) or, with `hash` NULL, those older
+ * than LD_NODE_ARCHIVE_WAIT_MS; returns them as a list. */
+static archive_wait_t *waits_take(ld_node_t *node, const uint8_t *hash, uint64_t now_ms) {
+  archive_wait_t *taken = NULL, **pp = &node->archive_waits;
+  while (*pp != NULL) {
+    archive_wait_t *w = *pp;
+    bool take = hash != NULL ? memcmp(w->hash, hash, LD_WAKU_HASH_LEN) == 0
+                             : now_ms - w->since_ms >= LD_NODE_ARCHIVE_WAIT_MS;
+    if (!take) {
+      pp = &w->next;
+      continue;
+    }
+    *pp = w->next;
+    w->next = taken;
+    taken = w;
+  }
+  return taken;
+}
+
+static void on_own_archived(int err, void *user_data) {
+  (void)err; /* a failed write is logged by the archive; the publish itself succeeded */
+  waits_complete(user_data);
+}
+
+int ld_node_await_archived(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                           void (*done)(void *done_data), void *done_data) {
+  if (node->archive == NULL || node->archive_stage <= 0 || node->relay == NULL ||
+      !ld_relay_subscribed(node->relay, pubsub_topic))
+    return LD_ERR_NOT_FOUND;
+  if (msg->timestamp == 0)
+    return LD_ERR_INVALID_ARG;
+  archive_wait_t *w = calloc(1, sizeof *w);
+  if (w == NULL)
+    return LD_ERR_NOMEM;
+  if (ld_waku_message_hash(pubsub_topic, msg, w->hash) != 0) {
+    free(w);
+    return LD_ERR_INVALID_ARG;
+  }
+  w->done = done;
+  w->done_data = done_data;
+  w->since_ms = uv_now(node->loop);
+  w->next = node->archive_waits;
+  node->archive_waits = w;
+  return 0;
+}
+
+/* The archive takes messages from its mount on, while it opens too (it writes them once open);
+ * none is dropped without a word. The node's own messages that someone waits for report when
+ * written. */
 static void archive_stage(const ld_fanout_message_t *m, void *user_data) {
   ld_node_t *node = user_data;
-  if (node->archive == NULL)
-    return;
-  int rc = ld_archive_handle_message(node->archive, m->pubsub_topic, m->msg, m->hash, NULL, NULL);
+  archive_wait_t *waits = NULL;
+  if (node->archive_waits != NULL) {
+    waits_complete(waits_take(node, NULL, m->received_ms)); /* given up */
+    waits = m->own ? waits_take(node, m->hash, 0) : NULL;
+  }
+  int rc = node->archive != NULL
+               ? ld_archive_handle_message(node->archive, m->pubsub_topic, m->msg, m->hash,
+                                           waits != NULL ? on_own_archived : NULL, waits)
+               : LD_ERR_CLOSED;
   if (rc < 0)
     LD_WARN(TOPIC, "archive refused a message on %s: %s", m->pubsub_topic, ld_errname(rc));
+  if (rc != LD_ARCHIVE_ACCEPTED)
+    waits_complete(waits);
 }
 
 static int store_backend_query(void *ctx, const ld_archive_query_t *q, ld_archive_query_fn done,
@@ -34,12 +109,16 @@ static void on_archive_open(ld_archive_t *a, int err, const char *why, void *use
   ld_node_t *node = user_data;
   node->archive_opening = false;
   if (err != 0) {
+    node->archive = NULL; /* gone */
     LD_ERROR(TOPIC, "Cannot open the archive %s: %s (%s)", node->cfg.store_db_url,
              why != NULL ? why : ld_strerror(err), ld_errname(err));
     if (node->state == NODE_STOPPING) {
       ld_node_pending_done(node);
       return;
     }
+    if (node->archive_stage > 0) /* reported once here rather than for every message */
+      ld_fanout_remove(node->fanout, node->archive_stage);
+    node->archive_stage = 0;
     ld_event_node_failure_t ev = {"archive", err, why != NULL ? why : ld_strerror(err)};
     ld_broker_publish(node->broker, LD_EVENT_NODE_FAILURE, &ev);
     return;
@@ -48,7 +127,6 @@ static void on_archive_open(ld_archive_t *a, int err, const char *why, void *use
     ld_archive_close(a, ld_node_pending_done, node);
     return;
   }
-  node->archive = a;
   if (node->service_metrics != NULL)
     ld_service_metrics_set_archive(node->service_metrics, a);
   LD_INFO(TOPIC, "Archive open (%s driver)", ld_archive_driver_name(a));
@@ -67,13 +145,15 @@ static int open_archive(ld_node_t *node) {
   }
   ac.n_policies = (size_t)n;
   ac.max_db_connections = node->cfg.store_max_db_connections;
-  int rc = ld_archive_open(node->loop, &ac, on_archive_open, node);
+  int rc = ld_archive_open_early(node->loop, &ac, on_archive_open, node, &node->archive);
   if (rc != 0)
     return rc;
   node->archive_opening = true;
   return 0;
 }
 
+/* The archive takes messages and store queries at once, before its database is open, and holds
+ * them until it is (a large archive takes a while to open). */
 static int mount_store(ld_node_t *node) {
   int rc = open_archive(node);
   if (rc != 0)
@@ -274,15 +354,17 @@ void ld_node_services_stop(ld_node_t *node) {
   if (node->filter_stage > 0)
     ld_fanout_remove(node->fanout, node->filter_stage);
   node->archive_stage = node->filter_stage = 0;
-  if (node->archive != NULL) {
-    if (node->service_metrics != NULL)
-      ld_service_metrics_set_archive(node->service_metrics, NULL);
+  waits_complete(node->archive_waits); /* those not written yet report from the archive */
+  node->archive_waits = NULL;
+  if (node->archive != NULL && node->service_metrics != NULL)
+    ld_service_metrics_set_archive(node->service_metrics, NULL);
+  if (node->archive_opening) {
+    node->pending++; /* on_archive_open closes it and completes this */
+  } else if (node->archive != NULL) {
     node->pending++;
     ld_archive_close(node->archive, ld_node_pending_done, node);
-    node->archive = NULL;
-  } else if (node->archive_opening) {
-    node->pending++; /* on_archive_open closes it and completes this */
   }
+  node->archive = NULL;
 }
 
 void ld_node_services_free(ld_node_t *node) {

@@ -135,6 +135,10 @@ struct ld_archive_job {
   bool submitted;         /* handed to the driver */
   bool abandoned;         /* reported as timed out; freed when the driver completes it */
   ld_archive_job_t *next; /* archive queues */
+  /* INSERT: sequence number of its first message; QUERY, COUNT held back: the last message
+   * accepted before it, which it waits for */
+  uint64_t seq;
+  ld_archive_job_t *flight_next; /* INSERT at the driver: the next younger one */
   /* driver bookkeeping */
   ld_archive_job_t *dnext;
   void *dpriv;
