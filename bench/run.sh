@@ -25,7 +25,7 @@ echo "# crypto and Noise on one core (ceilings)"
 
 echo "# RLN / zk on one core: BN254 arithmetic, pairing, Poseidon, RLN-v2 verification"
 ./build-rel/bench_zk
-# the same proofs verified by zerokit's wasm build and by bench_zk (needs shared/fixtures/rln-v2)
+# the same proofs verified by zerokit's wasm build and by bench_zk (tests/interop/fixtures/rln-v2)
 (cd tests/interop && LD_BENCH_ZK="$root/build-rel/bench_zk" node bench/zk-verify.mjs --proofs 4 --rounds 20)
 
 echo "# C <-> C, one stream, one direction (sink), and connection set-ups"

@@ -77,9 +77,9 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/sdstool/sdstool.c)
 endif()
 
 # tests/interop/zkverify: ld_zkverify, the C verifier the RLN-v2 interop test feeds zerokit's proofs.
-# LD_RLN_FIXTURES: the RLN-v2 proving key and verifying key (shared/fixtures/rln-v2 beside the
-# checkout by default).
-set(LD_RLN_FIXTURES "${CMAKE_SOURCE_DIR}/../shared/fixtures/rln-v2" CACHE PATH
+# LD_RLN_FIXTURES: the RLN-v2 proving key, verifying key and witness calculator
+# (tests/interop/fixtures/rln-v2 by default).
+set(LD_RLN_FIXTURES "${CMAKE_SOURCE_DIR}/tests/interop/fixtures/rln-v2" CACHE PATH
     "Folder with the RLN-v2 rln_final.zkey used by the interop tests")
 if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/zkverify/ld_zkverify.c)
   add_executable(ld_zkverify ${CMAKE_SOURCE_DIR}/tests/interop/zkverify/ld_zkverify.c)

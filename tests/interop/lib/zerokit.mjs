@@ -1,7 +1,7 @@
 // zerokit as the oracle of the RLN-v2 tests: @waku/zerokit-rln-wasm 0.2.1 (zerokit v0.8's wasm
 // build, pinned in package-lock.json) proves and verifies; the circuit's witness comes from the
-// circom witness calculator in fixtures/rln-v2/rln.wasm; the proving key is the shared fixture
-// (LD_RLN_FIXTURES, default ../../../shared/fixtures/rln-v2).
+// circom witness calculator in fixtures/rln-v2/rln.wasm; the proving key is beside it
+// (LD_RLN_FIXTURES, default ../fixtures/rln-v2).
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +14,7 @@ export const R = 218882428718392752222464057452572750885483644004160343436982041
 export const TREE_DEPTH = 20;
 
 export function fixtureDir() {
-  const dir = process.env.LD_RLN_FIXTURES ?? path.join(here, '../../../../shared/fixtures/rln-v2');
+  const dir = process.env.LD_RLN_FIXTURES ?? path.join(here, '../fixtures/rln-v2');
   if (!fs.existsSync(path.join(dir, 'rln_final.zkey'))) {
     throw new Error(`RLN fixtures not found in ${dir} (set LD_RLN_FIXTURES)`);
   }
