@@ -71,6 +71,7 @@ struct ld_node {
   bool static_timer_init;
 
   ld_rest_server_t *rest;
+  int rest_stage; /* fan-out handle feeding REST's relay cache, 0 when not added */
   ld_metrics_t *metrics_reg;
   ld_node_metrics_t *node_metrics;
   ld_service_metrics_t *service_metrics;

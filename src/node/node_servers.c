@@ -152,6 +152,13 @@ static void fill_rest_config(const ld_node_t *node, cached_topics_t *t, ld_rest_
   rc->n_cached_content_topics = node->cfg.n_content_topics;
 }
 
+/* The end of the fan-out (LD_FANOUT_BROKER): REST's relay cache. */
+static void rest_cache_stage(const ld_fanout_message_t *m, void *user_data) {
+  ld_node_t *node = user_data;
+  if (node->rest != NULL)
+    ld_rest_server_relay_message(node->rest, m->pubsub_topic, m->msg);
+}
+
 static int start_rest(ld_node_t *node) {
   static const ld_rest_relay_ops_t ops_template = {.subscribe = rest_subscribe,
                                                    .unsubscribe = rest_unsubscribe,
@@ -168,7 +175,6 @@ static int start_rest(ld_node_t *node) {
   ctx.sw = node->sw;
   ctx.peerstore = node->peerstore;
   ctx.metadata = node->metadata;
-  ctx.fanout = node->fanout;
   ctx.relay = node->relay != NULL ? &ops : NULL;
   ld_rest_lightpush_ops_t lp;
   ld_rest_filter_ops_t fo;
@@ -195,6 +201,10 @@ static int start_rest(ld_node_t *node) {
   fill_rest_config(node, topics, &rc);
   int err = ld_rest_server_new(&ctx, &rc, &node->rest);
   free(topics);
+  if (err == 0) {
+    node->rest_stage = ld_fanout_add(node->fanout, LD_FANOUT_BROKER, rest_cache_stage, node);
+    err = node->rest_stage > 0 ? 0 : node->rest_stage;
+  }
   if (err != 0)
     LD_ERROR(TOPIC, "REST server on %s:%u failed: %s", node->cfg.rest.address, node->cfg.rest.port,
              ld_strerror(err));
@@ -257,6 +267,9 @@ uint16_t ld_node_metrics_port(const ld_node_t *node) {
 }
 
 void ld_node_servers_stop(ld_node_t *node) {
+  if (node->rest_stage > 0)
+    ld_fanout_remove(node->fanout, node->rest_stage);
+  node->rest_stage = 0;
   if (node->rest != NULL) {
     node->pending++;
     ld_rest_server_set_health(node->rest, LD_REST_HEALTH_SHUTTING_DOWN);
