@@ -1,11 +1,12 @@
 /* Archive figures at a million stored messages, for sqlite and postgres: ingest rate through
  * ld_archive_insert (the last 100,000 messages, on top of the rest loaded by a bulk path), and
  * store-query latency (p50/p99) for a 20-message page by content topic and time range and for a
- * 100-hash lookup, with 1 client and with 16 concurrent clients. Prints figures; never fails on a
- * time.
+ * 100-hash lookup, with 1 client and with 16 concurrent clients; then publish-then-query rounds
+ * (a message inserted and its hash looked up at once, which waits for the write). Prints
+ * figures; never fails on a time.
  *
  *   bench_archive [--rows N] [--ingest N] [--queries N] [--db-connections N] [--sqlite-only]
- *                 [--postgres-only] [--reuse] [--lookups-only] [--days N]
+ *                 [--postgres-only] [--reuse] [--lookups-only] [--days N] [--ryw N]
  *
  * SQLite uses /tmp/ld-bench-archive.db; PostgreSQL the server of LD_BENCH_PG_URL (or
  * LD_TEST_PG_URL) in a schema ld_bench, dropped at the end. PostgreSQL queries run right after
@@ -36,6 +37,7 @@
 #define PG_SCHEMA "ld_bench"
 
 static size_t g_rows = 1000000, g_ingest = 100000, g_queries = 2000;
+static size_t g_ryw_rounds = 1000; /* --ryw N: publish-then-query rounds (0: none) */
 static int64_t g_span = 24 * HOUR; /* --days N: the time the messages spread over */
 static uint32_t g_db_connections;  /* 0: the archive's default */
 static bool g_reuse;               /* --reuse: query the tables a kept run left */
@@ -287,6 +289,55 @@ static void all_latencies(const char *driver) {
   latency(driver, Q_RECENT_HASHES, 16);
 }
 
+/* ---- publish then query ---------------------------------------------------------------------- */
+
+typedef struct ryw_answer {
+  bool done;
+  size_t rows;
+} ryw_answer_t;
+
+static void ryw_answered(int err, const char *why, const ld_archive_result_t *res, void *ud) {
+  ryw_answer_t *a = ud;
+  a->done = true;
+  if (err != 0)
+    fprintf(stderr, "query failed: %s\n", why);
+  else
+    a->rows = res->n_rows;
+}
+
+/* `n` rounds, one after the other: a new message is inserted and its hash looked up at once,
+ * with no loop turn in between. The lookup waits for the write (read-your-writes): its latency
+ * is that of the write plus the lookup. */
+static void publish_then_query(const char *driver, size_t n) {
+  if (n == 0)
+    return;
+  uint64_t *lat = calloc(n, sizeof *lat);
+  size_t found = 0;
+  for (size_t k = 0; k < n; k++) {
+    gen_t g;
+    gen(g_rows + k, &g);
+    uint8_t hash[1][LD_WAKU_HASH_LEN];
+    ld_waku_message_hash(g.pubsub, &g.m, hash[0]);
+    ld_archive_query_t q = {
+        .forward = true, .hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])hash, .n_hashes = 1};
+    ryw_answer_t a = {0};
+    uint64_t t0 = ld_now_ns();
+    if (ld_archive_insert(g_a, g.pubsub, &g.m, hash[0], NULL, NULL) != LD_ARCHIVE_ACCEPTED ||
+        ld_archive_query(g_a, &q, ryw_answered, &a) != 0)
+      exit(1);
+    while (!a.done)
+      uv_run(&g_loop, UV_RUN_ONCE);
+    lat[k] = ld_now_ns() - t0;
+    found += a.rows == 1;
+  }
+  qsort(lat, n, sizeof *lat, cmp_u64);
+  printf("%-8s publish, then its hash at once, %zu rounds: p50 %.2f ms  p99 %.2f ms  "
+         "(max %.2f ms), found %zu of %zu\n",
+         driver, n, (double)lat[n / 2] / 1e6, (double)lat[n * 99 / 100] / 1e6,
+         (double)lat[n - 1] / 1e6, found, n);
+  free(lat);
+}
+
 /* ---- sqlite ---------------------------------------------------------------------------------- */
 
 static int cmp_by_hash(const void *a, const void *b) {
@@ -359,6 +410,7 @@ static void bench_sqlite(void) {
          g_ingest, g_rows - g_ingest);
   printf("sqlite   stored: %llu messages\n", (unsigned long long)count());
   all_latencies("sqlite");
+  publish_then_query("sqlite", g_ryw_rounds);
   close_archive();
 }
 
@@ -539,6 +591,7 @@ static void pg_queries(PGconn *c) {
     printf("postgres after pg_prewarm (as much of the tables as shared_buffers holds):\n");
     all_latencies("postgres");
   }
+  publish_then_query("postgres", g_ryw_rounds);
   close_archive();
   if (getenv("LD_BENCH_KEEP") == NULL)
     pg_drop_schema(c);
@@ -566,6 +619,8 @@ int main(int argc, char **argv) {
       g_reuse = true;
     else if (strcmp(argv[i], "--lookups-only") == 0)
       g_lookups_only = true;
+    else if (strcmp(argv[i], "--ryw") == 0 && i + 1 < argc)
+      g_ryw_rounds = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--days") == 0 && i + 1 < argc)
       g_span = (int64_t)strtoul(argv[++i], NULL, 10) * 24 * HOUR;
   }

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh >/dev/null
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF -DLD_TESTS=ON -DLD_WERROR=OFF >/dev/null
 cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p bench_relay \
-  bench_ws bench_lightpush bench_filter bench_archive bench_lib ld_testpeer logosdelivery >/dev/null
+  bench_ws bench_lightpush bench_filter bench_archive bench_lib bench_zk ld_testpeer logosdelivery >/dev/null
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
 root=$(pwd)
@@ -22,6 +22,11 @@ echo "# node $(node --version), js-libp2p $(node -p "require('./tests/interop/no
 echo "# crypto and Noise on one core (ceilings)"
 ./build-rel/bench_crypto
 ./build-rel/bench_noise
+
+echo "# RLN / zk on one core: BN254 arithmetic, pairing, Poseidon, RLN-v2 verification"
+./build-rel/bench_zk
+# the same proofs verified by zerokit's wasm build and by bench_zk (tests/interop/fixtures/rln-v2)
+(cd tests/interop && LD_BENCH_ZK="$root/build-rel/bench_zk" node bench/zk-verify.mjs --proofs 4 --rounds 20)
 
 echo "# C <-> C, one stream, one direction (sink), and connection set-ups"
 ./build-rel/bench_p2p serve >/tmp/ld-bench-serve.out &

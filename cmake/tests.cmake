@@ -1,6 +1,8 @@
 # Test suites, all driven by CTest. Labels: unit, integration, fuzz, interop, style.
 enable_testing()
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+# GMP is the oracle of the zk layer's field tests (tests/unit/zk); the library never links it.
+pkg_check_modules(GMP REQUIRED IMPORTED_TARGET gmp)
 
 file(GLOB LD_TEST_SUPPORT_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.c)
 add_library(ld_testsupport STATIC ${LD_TEST_SUPPORT_SOURCES} ${CMAKE_SOURCE_DIR}/tests/support/empty.c)
@@ -16,6 +18,9 @@ foreach(src ${LD_UNIT_TESTS})
   string(REPLACE "/" "_" exe ${rel})
   add_executable(unit_${exe} ${src})
   target_link_libraries(unit_${exe} PRIVATE ld_testsupport)
+  if(rel MATCHES "^zk/")
+    target_link_libraries(unit_${exe} PRIVATE PkgConfig::GMP)
+  endif()
   add_test(NAME unit/${rel} COMMAND unit_${exe})
   set_tests_properties(unit/${rel} PROPERTIES LABELS unit TIMEOUT 300)
 endforeach()
@@ -29,7 +34,7 @@ foreach(src ${LD_INTEGRATION_TESTS})
   target_link_libraries(integration_${name} PRIVATE ld_testsupport)
   add_test(NAME integration/${name} COMMAND integration_${name})
   set_tests_properties(integration/${name} PROPERTIES LABELS integration TIMEOUT 600
-                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>")
+                       ENVIRONMENT "LD_BIN=$<TARGET_FILE:logosdelivery>;LD_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endforeach()
 
 # fuzz/<parser>.c: a libFuzzer entry point. Without LD_LIBFUZZER it is linked with a replay driver
@@ -63,6 +68,26 @@ if(LD_TESTPEER_SOURCES)
   list(APPEND LD_INTEROP_ENV "LD_TESTPEER=$<TARGET_FILE:ld_testpeer>")
 endif()
 
+# tests/interop/sdstool/sdstool.c: ld_sdstool, src/channels/ (SDS codec, bloom filter, engine) on
+# stdin/stdout for sds.test.mjs, which compares it with js-waku's @waku/sds.
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/sdstool/sdstool.c)
+  add_executable(ld_sdstool ${CMAKE_SOURCE_DIR}/tests/interop/sdstool/sdstool.c)
+  target_link_libraries(ld_sdstool PRIVATE ld_static)
+  list(APPEND LD_INTEROP_ENV "LD_SDSTOOL=$<TARGET_FILE:ld_sdstool>")
+endif()
+
+# tests/interop/zkverify: ld_zkverify, the C verifier the RLN-v2 interop test feeds zerokit's proofs.
+# LD_RLN_FIXTURES: the RLN-v2 proving key, verifying key and witness calculator
+# (tests/interop/fixtures/rln-v2 by default).
+set(LD_RLN_FIXTURES "${CMAKE_SOURCE_DIR}/tests/interop/fixtures/rln-v2" CACHE PATH
+    "Folder with the RLN-v2 rln_final.zkey used by the interop tests")
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/zkverify/ld_zkverify.c)
+  add_executable(ld_zkverify ${CMAKE_SOURCE_DIR}/tests/interop/zkverify/ld_zkverify.c)
+  target_link_libraries(ld_zkverify PRIVATE ld_static)
+  list(APPEND LD_INTEROP_ENV "LD_ZKVERIFY=$<TARGET_FILE:ld_zkverify>")
+endif()
+list(APPEND LD_INTEROP_ENV "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+
 # tests/interop/*.test.mjs: node's test runner against real js-libp2p peers from npm.
 find_program(LD_NODE node)
 file(GLOB LD_INTEROP_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/interop/*.test.mjs)
@@ -78,6 +103,14 @@ endforeach()
 add_test(NAME style/clang-format COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-format.sh
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/clang-format PROPERTIES LABELS style)
+
+# The include layering of ARCHITECTURE.md (scripts/check-layers.sh, exceptions in
+# scripts/layering-allowlist.txt), and the check itself on trees that break it.
+add_test(NAME style/layering COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-layers.sh
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME style/layering-check
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/check_layers_test.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(style/layering style/layering-check PROPERTIES LABELS style)
 
 # examples/: installed with `cmake --install`, the C chat built through pkg-config, and the C and
 # Python (ctypes) chats exchanging messages.

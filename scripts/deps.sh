@@ -9,6 +9,7 @@ packages=(
   libuv1-dev libsodium-dev libsecp256k1-dev libssl-dev
   libprotobuf-c-dev protobuf-c-compiler libjansson-dev libmicrohttpd-dev
   libcmocka-dev libwslay-dev libsqlite3-dev libpq-dev postgresql nettle-dev
+  libgmp-dev
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

@@ -54,7 +54,7 @@ static size_t common_flags(ld_client_opts_t *o, ld_flag_t *t) {
       {"peer", LD_FLAG_STRING, o->peer, 0, 0, "service peer multiaddr ending in /p2p/<id>"},
       {"pubsub-topic", LD_FLAG_STRING, o->pubsub_topic, 0, 0,
        "static-shard pubsub topic /waku/2/rs/<cluster>/<shard>"},
-      {"cluster-id", LD_FLAG_INT, &o->cluster_id, 0, 65535, "cluster ID (default 0)"},
+      {"cluster-id", LD_FLAG_INT, &o->cluster_id, 0, 65535, "cluster ID (default: the peer's)"},
       {"timeout", LD_FLAG_INT, &o->timeout_s, 0, 86400, "seconds before giving up (0 = never)"},
       {"log-level", LD_FLAG_STRING, o->log_level, 0, 0, "log level on stderr (default ERROR)"},
       {"help", LD_FLAG_BOOL, &o->help, 0, 0, "print this help"},
@@ -66,7 +66,7 @@ static size_t topic_flags(ld_client_opts_t *o, ld_flag_t *t, size_t n) {
   const ld_flag_t topic[] = {
       {"content-topic", LD_FLAG_STRING, o->content_topic, 0, 0, "content topic"},
       {"num-shards-in-network", LD_FLAG_INT, &o->num_shards, 1, LD_NODE_MAX_SHARDS_IN_NETWORK,
-       "autosharding shard count (default 1)"},
+       "autosharding shard count (default: learnt from the peer)"},
   };
   return APPEND(t, n, topic);
 }
@@ -122,7 +122,6 @@ static size_t client_flags(ld_client_opts_t *o, ld_flag_t *t) {
 static void set_defaults(ld_client_opts_t *o, ld_client_command_t cmd) {
   memset(o, 0, sizeof *o);
   o->command = cmd;
-  o->num_shards = 1;
   o->timeout_s = cmd == LD_CLIENT_SEND ? LD_CLIENT_SEND_TIMEOUT_S : 0;
   o->cluster_id = -1;
   o->ping_interval_s = LD_CLIENT_FILTER_PING_S;
@@ -173,8 +172,16 @@ void ld_client_opts_clear(ld_client_opts_t *o) {
 
 /* ---- the topic ------------------------------------------------------------------------------ */
 
-static int topic_from_pubsub(const ld_client_opts_t *o, char *topic, size_t cap, uint16_t *cluster,
-                             uint16_t *shard, char *err, size_t errlen) {
+bool ld_client_cluster_from_flags(const ld_client_opts_t *o) {
+  return o->cluster_id >= 0 || o->pubsub_topic[0] != '\0';
+}
+
+bool ld_client_topic_from_flags(const ld_client_opts_t *o) {
+  return o->pubsub_topic[0] != '\0' || (o->cluster_id >= 0 && o->num_shards > 0);
+}
+
+static int topic_from_pubsub(const ld_client_opts_t *o, ld_client_topic_t *out, char *err,
+                             size_t errlen) {
   ld_relay_shard_t rs;
   ld_topic_error_t why = LD_TOPIC_OK;
   if (ld_pubsub_topic_parse(o->pubsub_topic, strlen(o->pubsub_topic), &rs, &why) != 0) {
@@ -191,14 +198,62 @@ static int topic_from_pubsub(const ld_client_opts_t *o, char *topic, size_t cap,
              LD_NODE_MAX_SHARD);
     return LD_ERR_INVALID_ARG;
   }
-  *cluster = rs.cluster_id;
-  *shard = rs.shard_id;
-  ld_pubsub_topic_format(rs, topic, cap);
+  out->cluster = rs.cluster_id;
+  out->shard = rs.shard_id;
+  out->num_shards = 0;
+  snprintf(out->source, sizeof out->source, "--pubsub-topic");
+  ld_pubsub_topic_format(rs, out->topic, sizeof out->topic);
   return 0;
 }
 
-int ld_client_topic(const ld_client_opts_t *o, char *topic, size_t cap, uint16_t *cluster,
-                    uint16_t *shard, char *err, size_t errlen) {
+/* Writes the peer's shards as "0, 3, 5" (the first few) to `out`. */
+static void shards_text(const ld_metadata_info_t *peer, char *out, size_t cap) {
+  uint16_t shards[8];
+  size_t n = ld_metadata_info_shards(peer, shards, 8);
+  size_t used = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < n && i < 8 && used < cap; i++)
+    used += (size_t)snprintf(out + used, cap - used, "%s%u", i > 0 ? ", " : "", shards[i]);
+  if (n > 8 && used < cap)
+    snprintf(out + used, cap - used, ", … (%zu shards)", n);
+}
+
+/* The largest shard the peer named plus one, or 0 when it named none. */
+static uint32_t shard_span(const ld_metadata_info_t *peer) {
+  uint16_t shards[LD_METADATA_MAX_SHARDS];
+  size_t n = ld_metadata_info_shards(peer, shards, LD_METADATA_MAX_SHARDS);
+  return n > 0 ? (uint32_t)shards[n - 1] + 1 : 0;
+}
+
+/* The autosharding shard count (see ld_client_topic), or 0 when the peer's shards tell none. */
+static uint32_t shard_count(const ld_client_opts_t *o, const ld_metadata_info_t *peer,
+                            uint16_t cluster, char *source, size_t cap) {
+  if (o->num_shards > 0) {
+    snprintf(source, cap, "--num-shards-in-network");
+    return (uint32_t)o->num_shards;
+  }
+  uint32_t span = peer != NULL ? shard_span(peer) : 0;
+  if (span > 0 && span == peer->n_shards) {
+    snprintf(source, cap, "the peer serves shards 0..%u", span - 1);
+    return span;
+  }
+  size_t n_presets = 0;
+  const ld_waku_network_preset_t *presets = ld_waku_network_presets(&n_presets);
+  for (size_t i = 0; i < n_presets && span > 0; i++)
+    if (presets[i].cluster_id == cluster && span <= presets[i].num_shards) {
+      snprintf(source, cap, "the network preset %s of cluster %u", presets[i].name, cluster);
+      return presets[i].num_shards;
+    }
+  if (span == 0) {
+    snprintf(source, cap, "the default: the peer named no shards");
+    return LD_WAKU_DEFAULT_NUM_SHARDS;
+  }
+  return 0;
+}
+
+int ld_client_topic(const ld_client_opts_t *o, const ld_metadata_info_t *peer,
+                    ld_client_topic_t *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
   ld_topic_error_t why = LD_TOPIC_OK;
   ld_content_topic_t ct;
   if (ld_content_topic_parse(o->content_topic, strlen(o->content_topic), &ct, &why) != 0) {
@@ -206,16 +261,29 @@ int ld_client_topic(const ld_client_opts_t *o, char *topic, size_t cap, uint16_t
     return LD_ERR_INVALID_ARG;
   }
   if (o->pubsub_topic[0] != '\0')
-    return topic_from_pubsub(o, topic, cap, cluster, shard, err, errlen);
+    return topic_from_pubsub(o, out, err, errlen);
+  uint16_t cluster = o->cluster_id >= 0                  ? (uint16_t)o->cluster_id
+                     : peer != NULL && peer->has_cluster ? (uint16_t)peer->cluster_id
+                                                         : LD_WAKU_DEFAULT_CLUSTER_ID;
+  uint32_t n = shard_count(o, peer, cluster, out->source, sizeof out->source);
+  if (n == 0) {
+    char shards[96];
+    shards_text(peer, shards, sizeof shards);
+    snprintf(err, errlen,
+             "the peer serves shards %s of cluster %u, which tell no autosharding shard count: "
+             "give --num-shards-in-network or --pubsub-topic",
+             shards, cluster);
+    return LD_ERR_INVALID_ARG;
+  }
   ld_relay_shard_t rs;
-  uint16_t c = o->cluster_id >= 0 ? (uint16_t)o->cluster_id : 0;
-  if (ld_autoshard_parsed(&ct, (uint32_t)o->num_shards, c, &rs, &why) != 0) {
+  if (ld_autoshard_parsed(&ct, n, cluster, &rs, &why) != 0) {
     snprintf(err, errlen, "--content-topic '%s': %s", o->content_topic, ld_topic_strerror(why));
     return LD_ERR_INVALID_ARG;
   }
-  *cluster = rs.cluster_id;
-  *shard = rs.shard_id;
-  ld_pubsub_topic_format(rs, topic, cap);
+  out->cluster = rs.cluster_id;
+  out->shard = rs.shard_id;
+  out->num_shards = n;
+  ld_pubsub_topic_format(rs, out->topic, sizeof out->topic);
   return 0;
 }
 
@@ -251,32 +319,42 @@ int ld_client_service_exit(int err) {
 
 /* ---- the node's configuration --------------------------------------------------------------- */
 
-/* query: --cluster-id, else the cluster of --pubsub-topic, else 0 (a peer of another cluster
- * drops us after the metadata exchange). */
-static uint16_t query_cluster(const ld_client_opts_t *o) {
+/* The cluster before the peer said anything: --cluster-id, else the cluster of --pubsub-topic,
+ * else 0. */
+static uint16_t initial_cluster(const ld_client_opts_t *o) {
   ld_relay_shard_t rs;
   if (o->cluster_id >= 0)
     return (uint16_t)o->cluster_id;
   if (o->pubsub_topic[0] != '\0' &&
       ld_pubsub_topic_parse(o->pubsub_topic, strlen(o->pubsub_topic), &rs, NULL) == 0)
     return rs.cluster_id;
-  return 0;
+  return LD_WAKU_DEFAULT_CLUSTER_ID;
 }
 
-static int config_topic(ld_client_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
-  if (c->opts.command == LD_CLIENT_QUERY) {
-    cfg->cluster_id = query_cluster(&c->opts);
-    return 0;
-  }
-  uint16_t cluster, shard;
-  int rc = ld_client_topic(&c->opts, c->topic, sizeof c->topic, &cluster, &shard, err, errlen);
+static bool wants_topic(const ld_client_t *c) {
+  return c->opts.command != LD_CLIENT_QUERY;
+}
+
+static bool wants_relay(const ld_client_t *c) {
+  return wants_topic(c) && !c->opts.light;
+}
+
+/* Chooses c->topic (and c->cluster) from the options and what the peer said (`peer`, NULL:
+ * nothing) and says on stderr which topic it is and why. */
+static int choose_topic(ld_client_t *c, const ld_metadata_info_t *peer, char *err, size_t errlen) {
+  ld_client_topic_t t;
+  int rc = ld_client_topic(&c->opts, peer, &t, err, errlen);
   if (rc != 0)
     return rc;
-  cfg->cluster_id = cluster;
-  cfg->shards[0] = shard;
-  cfg->n_shards = 1;
-  if (c->opts.pubsub_topic[0] == '\0')
-    cfg->num_shards_in_network = (uint16_t)c->opts.num_shards;
+  snprintf(c->topic, sizeof c->topic, "%s", t.topic);
+  c->cluster = t.cluster;
+  const char *name = ld_client_command_name(c->opts.command);
+  if (t.num_shards == 0)
+    fprintf(stderr, "%s: pubsub topic %s (%s)\n", name, t.topic, t.source);
+  else
+    fprintf(stderr, "%s: pubsub topic %s (autosharding of %s over %u shard%s in cluster %u: %s)\n",
+            name, t.topic, c->opts.content_topic, t.num_shards, t.num_shards == 1 ? "" : "s",
+            t.cluster, t.source);
   return 0;
 }
 
@@ -287,16 +365,21 @@ static int peer_id_of(const char *text, ld_peerid_t *id) {
   return 0;
 }
 
+/* The node in c->cluster, with relay on the shard of c->topic when the command relays and the
+ * topic is chosen (before that, and for the light variants and query, without relay). */
 static int build_config(ld_client_t *c, ld_node_config_t *cfg, char *err, size_t errlen) {
   ld_node_config_default(cfg);
   cfg->listen = false;
   cfg->max_connections = 8;
-  cfg->relay = c->opts.command != LD_CLIENT_QUERY && !c->opts.light;
-  int rc = config_topic(c, cfg, err, errlen);
-  if (rc != 0)
-    return rc;
+  cfg->cluster_id = c->cluster;
+  ld_relay_shard_t rs;
+  if (c->topic[0] != '\0' && ld_pubsub_topic_parse(c->topic, strlen(c->topic), &rs, NULL) == 0) {
+    cfg->shards[0] = rs.shard_id;
+    cfg->n_shards = 1;
+  }
+  cfg->relay = wants_relay(c) && cfg->n_shards > 0;
   char why[300];
-  rc = ld_node_config_add_static_node(cfg, c->opts.peer, why, sizeof why);
+  int rc = ld_node_config_add_static_node(cfg, c->opts.peer, why, sizeof why);
   if (rc == 0)
     rc = ld_node_config_finalize(cfg, why, sizeof why);
   if (rc == 0 && (rc = peer_id_of(c->opts.peer, &c->peer_id)) != 0)
@@ -308,12 +391,15 @@ static int build_config(ld_client_t *c, ld_node_config_t *cfg, char *err, size_t
 
 /* ---- stopping ------------------------------------------------------------------------------- */
 
-static void on_node_stopped(void *user_data) {
-  ld_client_t *c = user_data;
+static void close_handles(ld_client_t *c) {
   c->node = NULL;
   uv_close((uv_handle_t *)&c->sigint, NULL);
   uv_close((uv_handle_t *)&c->sigterm, NULL);
   uv_close((uv_handle_t *)&c->tick, NULL);
+}
+
+static void on_node_stopped(void *user_data) {
+  close_handles(user_data);
 }
 
 void ld_client_stop(ld_client_t *c) {
@@ -324,9 +410,9 @@ void ld_client_stop(ld_client_t *c) {
   c->conn = NULL;
   uv_timer_stop(&c->tick);
   if (c->node != NULL)
-    ld_node_stop(c->node, on_node_stopped, c);
+    ld_node_stop(c->node, on_node_stopped, c); /* while replacing, on_replaced sees `stopping` */
   else
-    on_node_stopped(c);
+    close_handles(c);
 }
 
 void ld_client_finish(ld_client_t *c, int exit_code) {
@@ -354,17 +440,131 @@ size_t ld_client_mesh_peers(const ld_client_t *c) {
   return gs != NULL ? ld_gs_service_mesh_peers(gs, c->topic, NULL, 0) : 0;
 }
 
+/* ---- replacing the node --------------------------------------------------------------------- */
+
+static int start_node(ld_client_t *c, const ld_node_config_t *cfg);
+
+static void report_start_failure(ld_client_t *c, int rc) {
+  fprintf(stderr, "%s: cannot start: %s (%s)\n", ld_client_command_name(c->opts.command),
+          ld_strerror(rc), ld_errname(rc));
+  c->exit_code = c->node != NULL ? ld_client_exit_code(rc) : LD_CANARY_EXIT_OTHER;
+}
+
+/* The first node has stopped: start the one that fits the settled cluster and topic. */
+static void on_replaced(void *user_data) {
+  static ld_node_config_t cfg;
+  ld_client_t *c = user_data;
+  c->node = NULL;
+  c->replacing = false;
+  if (c->stopping) {
+    close_handles(c);
+    return;
+  }
+  char err[512];
+  int rc = build_config(c, &cfg, err, sizeof err);
+  if (rc == 0)
+    rc = start_node(c, &cfg);
+  if (rc != 0) {
+    report_start_failure(c, rc);
+    ld_client_stop(c);
+  }
+}
+
+static void replace_node(ld_client_t *c) {
+  LD_INFO("client", "connecting to %s again in cluster %u%s%s", c->opts.peer, c->cluster,
+          wants_relay(c) ? " with relay on " : "", wants_relay(c) ? c->topic : "");
+  c->replaced = c->replacing = true;
+  c->conn = NULL;
+  c->awaiting_ready = c->peer_connected = c->has_peer_info = false;
+  ld_node_stop(c->node, on_replaced, c);
+}
+
+/* ---- the peer's cluster --------------------------------------------------------------------- */
+
+/* The cluster the peer's metadata named, or -1 when it has not said. */
+static int64_t peer_cluster(const ld_client_t *c) {
+  return c->has_peer_info && c->peer_info.has_cluster ? (int64_t)c->peer_info.cluster_id : -1;
+}
+
+/* Whether the peer is in another cluster than the node: its metadata said so, or our metadata
+ * service closed a connection for that reason (`reason`, or its counter: the node has no other
+ * peer). */
+static bool other_cluster(ld_client_t *c, int reason) {
+  ld_metadata_stats_t st = {0};
+  ld_metadata_t *md = ld_node_metadata(c->node);
+  if (md != NULL)
+    ld_metadata_get_stats(md, &st);
+  int64_t theirs = peer_cluster(c);
+  uint32_t ours = ld_node_config(c->node)->cluster_id;
+  return (theirs >= 0 && theirs != ours) || st.rejected_cluster > 0 ||
+         reason == LD_ERR_CLUSTER_MISMATCH;
+}
+
+static void report_other_cluster(ld_client_t *c) {
+  int64_t theirs = peer_cluster(c);
+  uint32_t ours = ld_node_config(c->node)->cluster_id;
+  fprintf(stderr, "%s: %s is not in cluster %u", ld_client_command_name(c->opts.command),
+          c->opts.peer, ours);
+  if (theirs >= 0 && theirs != ours)
+    fprintf(stderr, " but in cluster %lld", (long long)theirs);
+  fprintf(stderr, " (CLUSTER_MISMATCH)\n");
+  ld_client_finish(c, ld_client_exit_code(LD_ERR_CLUSTER_MISMATCH));
+}
+
+/* Settles the cluster and the topic with what the peer said (`reason`: why the last connection
+ * went away, or 0): adopts the peer's cluster unless the flags name one (then a peer of another
+ * cluster ends the command), chooses the topic, and replaces the node when it does not fit them.
+ * Calls on_started once the node in place is the one to use; returns true then. */
+static bool settle(ld_client_t *c, int reason) {
+  if (other_cluster(c, reason)) {
+    if (c->settled || c->replaced || peer_cluster(c) < 0 ||
+        ld_client_cluster_from_flags(&c->opts)) {
+      report_other_cluster(c);
+      return false;
+    }
+    c->cluster = (uint16_t)peer_cluster(c);
+  }
+  if (c->settled)
+    return true;
+  char err[512];
+  if (wants_topic(c) && c->topic[0] == '\0' &&
+      choose_topic(c, c->has_peer_info ? &c->peer_info : NULL, err, sizeof err) != 0) {
+    fprintf(stderr, "%s: %s\n", ld_client_command_name(c->opts.command), err);
+    ld_client_finish(c, LD_EXIT_USAGE);
+    return false;
+  }
+  if (ld_node_config(c->node)->cluster_id != c->cluster ||
+      (wants_relay(c) && ld_node_relay(c->node) == NULL)) {
+    replace_node(c);
+    return false;
+  }
+  c->settled = true;
+  if (c->hooks->on_started != NULL)
+    c->hooks->on_started(c);
+  return !c->finished;
+}
+
 /* ---- events --------------------------------------------------------------------------------- */
 
 static void on_static_peer(int kind, const void *payload, void *user_data) {
   (void)kind;
   const ld_event_static_peer_t *ev = payload;
   ld_client_t *c = user_data;
-  if (ev->dial_error == 0 || c->finished)
+  if (ev->dial_error == 0 || c->finished || c->replacing)
     return;
   fprintf(stderr, "%s: cannot reach %s: %s (%s)\n", ld_client_command_name(c->opts.command),
           c->opts.peer, ld_strerror(ev->dial_error), ld_errname(ev->dial_error));
   ld_client_finish(c, ld_client_exit_code(ev->dial_error));
+}
+
+static void on_peer_metadata(int kind, const void *payload, void *user_data) {
+  (void)kind;
+  const ld_event_peer_metadata_t *ev = payload;
+  ld_client_t *c = user_data;
+  if (c->finished || c->replacing || ev->info == NULL || !ld_peerid_equal(ev->peer, &c->peer_id))
+    return;
+  c->peer_info = *ev->info;
+  c->has_peer_info = true;
 }
 
 /* Another live connection to the peer than `gone`, or NULL. */
@@ -377,39 +577,18 @@ static ld_conn_t *other_conn(ld_client_t *c, const ld_conn_t *gone) {
   return NULL;
 }
 
-/* The cluster the peer's metadata named, or -1 when it has not said. */
-static int64_t peer_cluster(ld_client_t *c) {
-  ld_metadata_t *md = ld_node_metadata(c->node);
-  const ld_metadata_info_t *info = md != NULL ? ld_metadata_peer(md, &c->peer_id) : NULL;
-  return info != NULL && info->has_cluster ? (int64_t)info->cluster_id : -1;
-}
-
-/* Ends the command when the peer is in another cluster than ours: its metadata said so, or our
- * metadata service closed a connection for that reason (`reason`, or its counter: the node has
- * no other peer). */
-static bool wrong_cluster(ld_client_t *c, int reason) {
-  ld_metadata_stats_t st = {0};
-  ld_metadata_t *md = ld_node_metadata(c->node);
-  if (md != NULL)
-    ld_metadata_get_stats(md, &st);
-  int64_t theirs = peer_cluster(c);
-  uint32_t ours = ld_node_config(c->node)->cluster_id;
-  if ((theirs < 0 || theirs == ours) && st.rejected_cluster == 0 &&
-      reason != LD_ERR_CLUSTER_MISMATCH)
-    return false;
-  fprintf(stderr, "%s: %s is not in cluster %u", ld_client_command_name(c->opts.command),
-          c->opts.peer, ours);
-  if (theirs >= 0 && theirs != ours)
-    fprintf(stderr, " but in cluster %lld", (long long)theirs);
-  fprintf(stderr, " (CLUSTER_MISMATCH)\n");
-  ld_client_finish(c, ld_client_exit_code(LD_ERR_CLUSTER_MISMATCH));
-  return true;
-}
-
+/* A connection is ready once the peer said its metadata, or LD_CLIENT_METADATA_WAIT_MS after it
+ * came up without; the first ready connection settles the cluster and topic. */
 static void check_ready(ld_client_t *c) {
-  if (!c->awaiting_ready || c->conn == NULL || wrong_cluster(c, 0))
+  if (!c->awaiting_ready || c->conn == NULL)
     return;
-  if (peer_cluster(c) < 0 && uv_now(&c->loop) - c->connected_ms < LD_CLIENT_METADATA_WAIT_MS)
+  if (c->settled && other_cluster(c, 0)) {
+    report_other_cluster(c);
+    return;
+  }
+  if (!c->has_peer_info && uv_now(&c->loop) - c->connected_ms < LD_CLIENT_METADATA_WAIT_MS)
+    return;
+  if (!settle(c, 0))
     return;
   c->awaiting_ready = false;
   if (c->hooks->on_peer_ready != NULL)
@@ -430,7 +609,7 @@ static void on_connection(int kind, const void *payload, void *user_data) {
   (void)kind;
   const ld_event_connection_t *ev = payload;
   ld_client_t *c = user_data;
-  if (c->finished || !ld_peerid_equal(ev->peer, &c->peer_id))
+  if (c->finished || c->replacing || !ld_peerid_equal(ev->peer, &c->peer_id))
     return;
   if (ev->connected) {
     peer_up(c, ev->conn);
@@ -442,14 +621,18 @@ static void on_connection(int kind, const void *payload, void *user_data) {
     return;
   c->peer_connected = c->awaiting_ready = false;
   c->conn = NULL;
-  if (!wrong_cluster(c, ev->reason) && c->hooks->on_peer_lost != NULL)
+  if (other_cluster(c, ev->reason)) {
+    settle(c, ev->reason); /* adopts the peer's cluster, or ends the command */
+    return;
+  }
+  if (c->hooks->on_peer_lost != NULL)
     c->hooks->on_peer_lost(c, ev->reason);
 }
 
 static void on_message(int kind, const void *payload, void *user_data) {
   (void)kind;
   ld_client_t *c = user_data;
-  if (!c->finished && c->hooks->on_message != NULL)
+  if (!c->finished && c->settled && c->hooks->on_message != NULL)
     c->hooks->on_message(c, payload);
 }
 
@@ -465,7 +648,7 @@ static void report_timeout(ld_client_t *c) {
 
 static void on_tick(uv_timer_t *t) {
   ld_client_t *c = t->data;
-  if (c->finished)
+  if (c->finished || c->replacing)
     return;
   uint64_t timeout_ms = (uint64_t)c->opts.timeout_s * 1000;
   if (timeout_ms > 0 && uv_now(&c->loop) - c->started_ms >= timeout_ms) {
@@ -474,7 +657,7 @@ static void on_tick(uv_timer_t *t) {
     return;
   }
   check_ready(c);
-  if (!c->finished && c->hooks->on_tick != NULL)
+  if (!c->finished && !c->replacing && c->settled && c->hooks->on_tick != NULL)
     c->hooks->on_tick(c);
 }
 
@@ -491,7 +674,7 @@ static void on_signal(uv_signal_t *h, int signum) {
 
 /* ---- running -------------------------------------------------------------------------------- */
 
-static int start(ld_client_t *c, const ld_node_config_t *cfg) {
+static int start_node(ld_client_t *c, const ld_node_config_t *cfg) {
   int err = 0;
   c->node = ld_node_new(&c->loop, cfg, &err);
   if (c->node == NULL)
@@ -499,12 +682,17 @@ static int start(ld_client_t *c, const ld_node_config_t *cfg) {
   ld_broker_t *b = ld_node_broker(c->node);
   ld_broker_subscribe(b, LD_EVENT_STATIC_PEER, on_static_peer, c);
   ld_broker_subscribe(b, LD_EVENT_CONNECTION, on_connection, c);
+  ld_broker_subscribe(b, LD_EVENT_PEER_METADATA, on_peer_metadata, c);
   ld_broker_subscribe(b, LD_EVENT_MESSAGE, on_message, c);
+  return ld_node_start(c->node);
+}
+
+static int start(ld_client_t *c, const ld_node_config_t *cfg) {
   uv_signal_start(&c->sigint, on_signal, SIGINT);
   uv_signal_start(&c->sigterm, on_signal, SIGTERM);
   c->started_ms = uv_now(&c->loop);
   uv_timer_start(&c->tick, on_tick, LD_CLIENT_TICK_MS, LD_CLIENT_TICK_MS);
-  return ld_node_start(c->node);
+  return start_node(c, cfg);
 }
 
 static void init_handles(ld_client_t *c) {
@@ -515,6 +703,8 @@ static void init_handles(ld_client_t *c) {
   c->sigint.data = c->sigterm.data = c->tick.data = c;
 }
 
+/* The log level, the cluster and, when the flags decide it, the topic; then the configuration of
+ * the first node. */
 static int prepare(ld_client_t *c, ld_node_config_t *cfg) {
   const char *name = ld_client_command_name(c->opts.command);
   char err[512];
@@ -524,7 +714,16 @@ static int prepare(ld_client_t *c, ld_node_config_t *cfg) {
     return LD_EXIT_USAGE;
   }
   ld_log_set_level(level);
-  if (build_config(c, cfg, err, sizeof err) != 0) {
+  c->cluster = initial_cluster(&c->opts);
+  int rc = 0;
+  ld_client_topic_t unsettled;
+  if (wants_topic(c) && ld_client_topic_from_flags(&c->opts))
+    rc = choose_topic(c, NULL, err, sizeof err);
+  else if (wants_topic(c)) /* checks the content topic now; the peer settles the rest */
+    rc = ld_client_topic(&c->opts, NULL, &unsettled, err, sizeof err);
+  if (rc == 0)
+    rc = build_config(c, cfg, err, sizeof err);
+  if (rc != 0) {
     fprintf(stderr, "%s: %s\n", name, err);
     return LD_EXIT_USAGE;
   }
@@ -540,12 +739,8 @@ int ld_client_run(ld_client_t *c, const ld_client_hooks_t *hooks) {
   init_handles(c);
   int rc = start(c, &cfg);
   if (rc != 0) {
-    fprintf(stderr, "%s: cannot start: %s (%s)\n", ld_client_command_name(c->opts.command),
-            ld_strerror(rc), ld_errname(rc));
-    c->exit_code = c->node != NULL ? ld_client_exit_code(rc) : LD_CANARY_EXIT_OTHER;
+    report_start_failure(c, rc);
     ld_client_stop(c);
-  } else if (hooks->on_started != NULL) {
-    hooks->on_started(c);
   }
   uv_run(&c->loop, UV_RUN_DEFAULT);
   uv_loop_close(&c->loop);

@@ -5,6 +5,12 @@
  * (`send --lightpush`) and filter (`subscribe --filter`) variants, without it; query always
  * runs it without relay.
  *
+ * The cluster and the pubsub topic are the peer's unless flags say otherwise: the node first
+ * connects in the flags' cluster (else 0) and reads the peer's metadata (cluster and shards);
+ * from it the command settles its cluster and its topic (ld_client_topic) and prints the topic
+ * on stderr. When the node in place does not fit them (the peer is in another cluster, or relay
+ * needs the topic's shard) it is replaced once by one that does, which connects again.
+ *
  * Output: every message a command prints is one compact JSON line on stdout (see
  * ld_client_message_json), so that scripts parse the output of `subscribe` (either variant) and
  * `query` alike. Diagnostics go to stderr.
@@ -21,6 +27,7 @@
 
 #include "logosdelivery/flags.h"
 #include "node/node.h"
+#include "waku/metadata/metadata.h"
 #include "waku/store/codec.h"
 
 #define LD_CLIENT_TICK_MS 50
@@ -31,6 +38,8 @@
 #define LD_CLIENT_METADATA_WAIT_MS 2000
 /* Default deadlines: `send` gives up after 20 s; `subscribe` and `query` run until done. */
 #define LD_CLIENT_SEND_TIMEOUT_S 20
+/* Room for "/waku/2/rs/<cluster>/<shard>" and its NUL. */
+#define LD_CLIENT_TOPIC_MAX 64
 
 typedef enum ld_client_command {
   LD_CLIENT_SEND = 0,
@@ -47,8 +56,8 @@ typedef struct ld_client_opts {
   char content_topic[LD_FLAG_STRING_MAX]; /* send, subscribe */
   char pubsub_topic[LD_FLAG_STRING_MAX];
   int64_t cluster_id; /* -1: not given */
-  int64_t num_shards;
-  int64_t timeout_s; /* 0: none */
+  int64_t num_shards; /* 0: not given */
+  int64_t timeout_s;  /* 0: none */
   char log_level[LD_FLAG_STRING_MAX];
   bool help;
   /* send */
@@ -86,12 +95,35 @@ void ld_client_opts_clear(ld_client_opts_t *o);
 /* The usage line of `cmd` ("usage: logosdelivery send --peer …"), without a newline. Static. */
 const char *ld_client_usage(ld_client_command_t cmd);
 
-/* The pubsub topic of the options: --pubsub-topic when given (it must be a static-shard topic of
- * --cluster-id when that is given too), else the autosharding shard of --content-topic over
- * --num-shards-in-network (default 1) in --cluster-id (default 0). Also checks the content
- * topic. Writes the topic, its cluster and its shard. LD_ERR_INVALID_ARG with the reason. */
-int ld_client_topic(const ld_client_opts_t *o, char *topic, size_t cap, uint16_t *cluster,
-                    uint16_t *shard, char *err, size_t errlen);
+/* The pubsub topic of send and subscribe, and how it was chosen. */
+typedef struct ld_client_topic {
+  char topic[LD_CLIENT_TOPIC_MAX]; /* "/waku/2/rs/<cluster>/<shard>" */
+  uint16_t cluster;
+  uint16_t shard;
+  uint32_t num_shards; /* the autosharding shard count; 0 for --pubsub-topic */
+  char source[96];     /* where the shard count came from ("--pubsub-topic" for that flag) */
+} ld_client_topic_t;
+
+/* The pubsub topic of the options and of `peer` (what the peer's metadata said; NULL when it
+ * said nothing): --pubsub-topic when given (a static-shard topic; of --cluster-id when that is
+ * given too), else the autosharding shard of --content-topic in the cluster (--cluster-id, else
+ * the peer's, else 0) over a shard count that is, first that applies:
+ *   --num-shards-in-network;
+ *   N when the peer's shards are exactly 0..N-1 (a node autosharding over N serves them all);
+ *   the count of the cluster's network preset (twn, logos.dev, …) when the peer's shards all
+ *   lie below it;
+ *   1 (nwaku's default) when the peer named no shards.
+ * Also checks the content topic. LD_ERR_INVALID_ARG with the reason in `err`, which for shards
+ * that tell no count names them and the flags to give. Pure function. */
+int ld_client_topic(const ld_client_opts_t *o, const ld_metadata_info_t *peer,
+                    ld_client_topic_t *out, char *err, size_t errlen);
+
+/* Whether the flags alone decide the topic, whatever the peer says: --pubsub-topic, or both
+ * --cluster-id and --num-shards-in-network. */
+bool ld_client_topic_from_flags(const ld_client_opts_t *o);
+
+/* Whether the flags decide the cluster: --cluster-id, or the cluster of --pubsub-topic. */
+bool ld_client_cluster_from_flags(const ld_client_opts_t *o);
 
 /* ---- query ---------------------------------------------------------------------------------- */
 
@@ -134,9 +166,11 @@ typedef struct ld_client ld_client_t;
 
 /* Every hook is optional. */
 typedef struct ld_client_hooks {
-  void (*on_tick)(ld_client_t *c);                                  /* every LD_CLIENT_TICK_MS */
+  void (*on_tick)(ld_client_t *c); /* every LD_CLIENT_TICK_MS once settled (see on_started) */
   void (*on_message)(ld_client_t *c, const ld_fanout_message_t *m); /* relay messages */
-  /* The node started: mount what the command needs on ld_node_switch(c->node). */
+  /* The node the command uses is running and its cluster and topic are settled (the first time
+   * a connection to the peer is ready, just before on_peer_ready): mount what the command
+   * needs on ld_node_switch(c->node). Called once. */
   void (*on_started)(ld_client_t *c);
   /* A connection to the peer is ready (see LD_CLIENT_METADATA_WAIT_MS); c->conn is set. Called
    * again after each reconnection. */
@@ -152,7 +186,14 @@ typedef struct ld_client_hooks {
 
 struct ld_client {
   ld_client_opts_t opts;
-  char topic[64]; /* send, subscribe: the pubsub topic ("" for query) */
+  char topic[LD_CLIENT_TOPIC_MAX]; /* send, subscribe: the pubsub topic ("" for query, or until
+                                      settled) */
+  uint16_t cluster;                /* the cluster the node runs in */
+  ld_metadata_info_t peer_info;    /* what the peer's metadata said, when has_peer_info */
+  bool has_peer_info;
+  bool settled;   /* the node in place is the one the command uses */
+  bool replaced;  /* the first node was replaced (see above) */
+  bool replacing; /* the first node is stopping; its events are ignored */
   uv_loop_t loop;
   uv_signal_t sigint, sigterm;
   uv_timer_t tick;
@@ -170,10 +211,12 @@ struct ld_client {
   void *user_data;
 };
 
-/* Builds the node for `c->opts` (and `c->topic`, computed here for send and subscribe), runs the
- * loop until the node has stopped and returns the exit code. Dial failures end the command with
- * the canary exit codes; a bad --peer, topic or --log-level with LD_EXIT_USAGE. `c` and `hooks`
- * must stay valid until it returns. */
+/* Builds the node for `c->opts`, settles the cluster and (send, subscribe) `c->topic` with the
+ * peer (see above), runs the loop until the node has stopped and returns the exit code. Dial
+ * failures end the command with the canary exit codes; a peer in another cluster than the flags
+ * name with LD_CANARY_EXIT_UNREACHABLE; a bad --peer, topic or --log-level, or a topic the
+ * peer's shards do not tell, with LD_EXIT_USAGE. `c` and `hooks` must stay valid until it
+ * returns. */
 int ld_client_run(ld_client_t *c, const ld_client_hooks_t *hooks);
 
 /* Ends the command with `exit_code` (the first call wins): sets c->finished and calls the

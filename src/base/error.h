@@ -44,6 +44,8 @@
   X(CRYPTO, -40, "cryptographic operation failed")                                                 \
   X(BAD_SIGNATURE, -41, "signature verification failed")                                           \
   X(DECRYPT, -42, "decryption failed")                                                             \
+  X(BAD_POINT, -43, "point not on the curve or outside the prime-order subgroup")                  \
+  X(BAD_PROOF, -44, "zero-knowledge proof verification failed")                                    \
   /* connections and protocols */                                                                  \
   X(PROTOCOL, -60, "protocol violation")                                                           \
   X(NEGOTIATION_FAILED, -61, "protocol negotiation failed")                                        \

@@ -101,6 +101,51 @@ static int read_body(ld_http_request_t *req, bool json_errors, json_t **out) {
   return rc;
 }
 
+/* ---- MessageRecord --------------------------------------------------------------------------- */
+
+static json_t *text_json(const char *s) {
+  return ld_rest_json_string(s, strlen(s));
+}
+
+json_t *ld_messaging_rest_record_json(const ld_message_record_t *r) {
+  json_t *o = json_object();
+  if (o == NULL)
+    return NULL;
+  int rc = 0;
+  if (r->has_request_id) {
+    rc |= ld_rest_json_set(o, "sending", json_boolean(r->sending));
+    rc |= ld_rest_json_set(o, "sent", json_boolean(r->sent));
+  }
+  rc |= ld_rest_json_set(o, "stored", json_boolean(r->stored));
+  rc |= ld_rest_json_set(o, "received", json_boolean(r->received));
+  if (r->has_request_id)
+    rc |= ld_rest_json_set(o, "requestId", text_json(r->request_id));
+  if (r->has_hash)
+    rc |= ld_rest_json_set(o, "messageHash", ld_rest_json_hash(r->hash));
+  if (r->pubsub_topic != NULL && r->pubsub_topic[0] != '\0')
+    rc |= ld_rest_json_set(o, "pubsubTopic", text_json(r->pubsub_topic));
+  rc |= ld_rest_json_set(o, "message", ld_rest_message_to_sparse_json(&r->msg));
+  if (r->error != NULL)
+    rc |= ld_rest_json_set(o, "error", text_json(r->error));
+  if (rc != 0) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+json_t *ld_messaging_rest_records_json(const ld_message_record_t *const *r, size_t n) {
+  json_t *list = json_array();
+  for (size_t i = 0; list != NULL && i < n; i++) {
+    json_t *item = ld_messaging_rest_record_json(r[i]);
+    if (item == NULL || json_array_append_new(list, item) != 0) {
+      json_decref(list);
+      list = NULL;
+    }
+  }
+  return list;
+}
+
 /* ---- content topics -------------------------------------------------------------------------- */
 
 /* Writes why `topic` cannot be used with autosharding into `why`; 0 when it can. */
@@ -341,7 +386,7 @@ static void get_message(ld_rest_server_t *srv, ld_http_request_t *req, const ld_
     respond_error(req, 400, "%s", "Missing query parameter: requestId or hash");
   }
   if (rec != NULL)
-    respond_json(req, 200, ld_rest_message_record_json(rec));
+    respond_json(req, 200, ld_messaging_rest_record_json(rec));
 }
 
 typedef struct page {
@@ -385,7 +430,7 @@ static void respond_page(mrest_t *r, ld_http_request_t *req, const page_t *p) {
   if (n == 0 && fetch(r, p, 0, 1, &any, 1) == 0)
     respond_error(req, 404, "No messages found for %s '%s'", p->key, p->value);
   else
-    respond_json(req, 200, ld_rest_message_records_json(recs, n));
+    respond_json(req, 200, ld_messaging_rest_records_json(recs, n));
   free(recs);
 }
 

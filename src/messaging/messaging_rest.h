@@ -40,6 +40,9 @@
 #ifndef LD_MESSAGING_MESSAGING_REST_H
 #define LD_MESSAGING_MESSAGING_REST_H
 
+#include <jansson.h>
+#include <stddef.h>
+
 #include "messaging/messaging.h"
 
 /* The broker provider under which an attached client's REST state is registered. Request: NULL.
@@ -57,5 +60,17 @@ int ld_messaging_rest_attach(ld_messaging_t *m);
  * when `m` is not attached. Call it while `m` and its node are still alive (before
  * ld_messaging_free lets go of the client). */
 void ld_messaging_rest_detach(ld_messaging_t *m);
+
+/* The draft's MessageRecord of `r`: {"sending"?, "sent"?, "stored", "received", "requestId"?,
+ * "messageHash"?, "pubsubTopic"?, "message": {"payload", "contentTopic", "version"?,
+ * "timestamp"?, "meta"?, "ephemeral"?, "proof"?}, "error"?}, a field left out when unset
+ * (sending and sent exist for the node's own messages only, the message's fields when zero or
+ * empty; the message is ld_rest_message_to_sparse_json's, rest/json.h). Hashes "0x" + 64 hex
+ * digits, byte fields standard base64. Returns a new reference, or NULL when out of memory. Pure
+ * function; any thread. */
+json_t *ld_messaging_rest_record_json(const ld_message_record_t *r);
+
+/* A JSON array of `n` MessageRecords (ld_messaging_rest_record_json). */
+json_t *ld_messaging_rest_records_json(const ld_message_record_t *const *r, size_t n);
 
 #endif

@@ -272,6 +272,67 @@ static void c_network_bytes(ld_metrics_emitter_t *e, void *ud) {
                     (double)fs.push_bytes);
 }
 
+/* ---- store-sync ------------------------------------------------------------------------------ */
+
+static bool sync_stats(const ld_service_metrics_t *sm, ld_store_sync_stats_t *st) {
+  if (sm->src.store_sync == NULL)
+    return false;
+  ld_store_sync_get_stats(sm->src.store_sync, st);
+  return true;
+}
+
+static void emit_sync_histogram(ld_metrics_emitter_t *e, const uint64_t *counts,
+                                const double *bounds, size_t n, double sum) {
+  ld_metrics_emit_histogram(e, NULL, bounds, counts, n, counts[n], sum);
+}
+
+static void c_sync_roundtrips(ld_metrics_emitter_t *e, void *ud) {
+  ld_store_sync_stats_t st;
+  if (sync_stats(ud, &st))
+    emit_sync_histogram(e, st.roundtrips, ld_store_sync_roundtrip_bounds,
+                        LD_STORE_SYNC_ROUNDTRIP_BUCKETS, st.roundtrips_sum);
+}
+
+static void c_sync_differences(ld_metrics_emitter_t *e, void *ud) {
+  ld_store_sync_stats_t st;
+  if (sync_stats(ud, &st))
+    emit_sync_histogram(e, st.differences, ld_store_sync_difference_bounds,
+                        LD_STORE_SYNC_DIFFERENCE_BUCKETS, st.differences_sum);
+}
+
+static void c_sync_bytes(ld_metrics_emitter_t *e, void *ud) {
+  ld_store_sync_stats_t st;
+  if (!sync_stats(ud, &st))
+    return;
+  ld_metrics_emit(e, (const char *const[]){"reconciliation", "receive"}, (double)st.recon_bytes_in);
+  ld_metrics_emit(e, (const char *const[]){"reconciliation", "sent"}, (double)st.recon_bytes_out);
+  ld_metrics_emit(e, (const char *const[]){"transfer", "receive"}, (double)st.transfer_bytes_in);
+  ld_metrics_emit(e, (const char *const[]){"transfer", "sent"}, (double)st.transfer_bytes_out);
+}
+
+static void c_sync_messages(ld_metrics_emitter_t *e, void *ud) {
+  ld_store_sync_stats_t st;
+  if (!sync_stats(ud, &st))
+    return;
+  ld_metrics_emit(e, (const char *const[]){"receive"}, (double)st.transfer_in);
+  ld_metrics_emit(e, (const char *const[]){"sent"}, (double)st.transfer_out);
+}
+
+static void c_sync_cached(ld_metrics_emitter_t *e, void *ud) {
+  ld_store_sync_stats_t st;
+  if (sync_stats(ud, &st))
+    ld_metrics_emit(e, NULL, (double)st.cached);
+}
+
+static void c_sync_rejected(ld_metrics_emitter_t *e, void *ud) {
+  ld_store_sync_stats_t st;
+  if (!sync_stats(ud, &st))
+    return;
+  for (int v = LD_SYNC_INGRESS_DUPLICATE; v < LD_SYNC_INGRESS_VERDICTS; v++)
+    ld_metrics_emit(e, (const char *const[]){ld_sync_ingress_verdict_name(v)},
+                    (double)st.rejected[v]);
+}
+
 /* ---- registration ---------------------------------------------------------------------------- */
 
 typedef struct family_def {
@@ -374,6 +435,42 @@ static const family_def_t FAMILIES[] = {
      {"service", "direction"},
      2,
      c_network_bytes},
+    {"reconciliation_roundtrips",
+     LD_METRIC_HISTOGRAM,
+     "the nubmer of roundtrips for each reconciliation",
+     {0},
+     0,
+     c_sync_roundtrips},
+    {"reconciliation_differences",
+     LD_METRIC_HISTOGRAM,
+     "the nubmer of differences for each reconciliation",
+     {0},
+     0,
+     c_sync_differences},
+    {"total_bytes_exchanged",
+     LD_METRIC_COUNTER,
+     "the number of bytes sent and received by the protocols",
+     {"protocol", "direction"},
+     2,
+     c_sync_bytes},
+    {"total_transfer_messages_exchanged",
+     LD_METRIC_COUNTER,
+     "the number of messages sent and received by the transfer protocol",
+     {"direction"},
+     1,
+     c_sync_messages},
+    {"total_messages_cached",
+     LD_METRIC_GAUGE,
+     "the number of messages cached by the node after prunning",
+     {0},
+     0,
+     c_sync_cached},
+    {"waku_store_sync_rejected_messages",
+     LD_METRIC_COUNTER,
+     "transferred messages refused by store-sync, by reason",
+     {"type"},
+     1,
+     c_sync_rejected},
 };
 
 #define N_FAMILIES (sizeof FAMILIES / sizeof FAMILIES[0])
@@ -443,6 +540,10 @@ void ld_service_metrics_set_filter(ld_service_metrics_t *sm, ld_filter_server_t 
 
 void ld_service_metrics_set_px(ld_service_metrics_t *sm, ld_px_server_t *px) {
   sm->src.px = px;
+}
+
+void ld_service_metrics_set_store_sync(ld_service_metrics_t *sm, ld_store_sync_t *store_sync) {
+  sm->src.store_sync = store_sync;
 }
 
 void ld_service_metrics_free(ld_service_metrics_t *sm) {

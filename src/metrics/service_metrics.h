@@ -52,6 +52,21 @@
  *                                                 "out"), as written on the streams: length
  *                                                 prefixes included, which nwaku leaves out
  *
+ * Store-sync, nwaku's names (waku_store_sync/protocols_metrics.nim, without a waku_ prefix):
+ *   reconciliation_roundtrips                     histogram: payloads read per session
+ *                                                 (buckets 1, 2, 3, 5, 8, 13)
+ *   reconciliation_differences                    histogram: differences found per session
+ *                                                 (buckets 0, 10, 50, 100, 500, 1000, 5000)
+ *   total_bytes_exchanged{protocol,direction}     counter: frame bodies, protocol
+ *                                                 "reconciliation" or "transfer", direction
+ *                                                 "receive" or "sent" (nwaku's label values)
+ *   total_transfer_messages_exchanged{direction}  counter: transfer messages, "receive"/"sent"
+ *   total_messages_cached                         gauge: items in the store-sync sets
+ * and one nwaku lacks (it checks nothing it receives):
+ *   waku_store_sync_rejected_messages{type}       counter: transferred messages refused, by
+ *                                                 verdict (ld_sync_ingress_verdict_name:
+ *                                                 "duplicate", "unsolicited", "too_old", …)
+ *
  * Not exposed, for want of the figure in the services' stats: waku_archive_messages_per_shard,
  * waku_archive_errors{type="retpolicy_failure"}, waku_archive_insert_duration_seconds,
  * waku_store_time_seconds{phase} (a last duration, not kept), waku_filter_request_duration_seconds,
@@ -67,7 +82,8 @@
  *   ld_service_metrics_sources_t ss = {
  *       .archive = node->archive,         (NULL while it is still opening)
  *       .store = <store server>, .lightpush = <lightpush server>,
- *       .filter = <filter server>, .px = <peer-exchange server>,   (NULL when not mounted)
+ *       .filter = <filter server>, .px = <peer-exchange server>,
+ *       .store_sync = <store-sync service>,                        (NULL when not mounted)
  *       .loop = node->loop};
  *   node->service_metrics = ld_service_metrics_new(node->metrics_reg, &ss);
  *
@@ -88,6 +104,7 @@
 #include "waku/lightpush/server.h"
 #include "waku/peer_exchange/peer_exchange.h"
 #include "waku/store/server.h"
+#include "waku/sync/service.h"
 
 /* How often the stored-messages gauge is refreshed by default (nwaku's
  * WakuArchiveDefaultMetricsReportInterval). */
@@ -102,6 +119,7 @@ typedef struct ld_service_metrics_sources {
   ld_lightpush_server_t *lightpush;
   ld_filter_server_t *filter;
   ld_px_server_t *px;
+  ld_store_sync_t *store_sync;
   /* The loop of the services, for the timer that refreshes the stored-messages count; NULL: no
    * timer (the count is then asked for only by ld_service_metrics_set_archive and
    * ld_service_metrics_refresh). */
@@ -129,6 +147,7 @@ void ld_service_metrics_set_store(ld_service_metrics_t *sm, ld_store_server_t *s
 void ld_service_metrics_set_lightpush(ld_service_metrics_t *sm, ld_lightpush_server_t *lightpush);
 void ld_service_metrics_set_filter(ld_service_metrics_t *sm, ld_filter_server_t *filter);
 void ld_service_metrics_set_px(ld_service_metrics_t *sm, ld_px_server_t *px);
+void ld_service_metrics_set_store_sync(ld_service_metrics_t *sm, ld_store_sync_t *store_sync);
 
 /* Asks the archive for its message count now (the gauge changes when it answers, from the
  * loop). Returns 0 (also when a count is already under way), LD_ERR_STATE without an archive,

@@ -39,6 +39,9 @@ void ld_node_config_default(ld_node_config_t *cfg) {
   strcpy(cfg->store_db_url, LD_NODE_DEFAULT_STORE_DB_URL);
   strcpy(cfg->store_retention, LD_NODE_DEFAULT_RETENTION);
   cfg->store_max_db_connections = LD_NODE_DEFAULT_DB_CONNECTIONS;
+  cfg->store_sync_interval_s = LD_NODE_DEFAULT_STORE_SYNC_INTERVAL_S;
+  cfg->store_sync_range_s = LD_NODE_DEFAULT_STORE_SYNC_RANGE_S;
+  cfg->store_sync_relay_jitter_s = LD_NODE_DEFAULT_STORE_SYNC_JITTER_S;
 }
 
 int ld_node_config_set_nodekey_hex(ld_node_config_t *cfg, const char *hex, char *err,

@@ -51,11 +51,14 @@
 #define LD_NODE_URL_MAX 1024         /* --store-message-db-url with its NUL */
 #define LD_NODE_POLICY_MAX 256       /* --store-message-retention-policy */
 #define LD_NODE_DEFAULT_STORE_DB_URL "sqlite://store.sqlite3"
-#define LD_NODE_DEFAULT_RETENTION "time:172800"  /* two days */
-#define LD_NODE_DEFAULT_DB_CONNECTIONS 50        /* --store-max-num-db-connections */
-#define LD_NODE_DEFAULT_FILTER_TIMEOUT_S 300     /* --filter-subscription-timeout */
-#define LD_NODE_DEFAULT_FILTER_MAX_PEERS 1000    /* --filter-max-peers-to-serve */
-#define LD_NODE_DEFAULT_FILTER_MAX_CRITERIA 1000 /* --filter-max-criteria */
+#define LD_NODE_DEFAULT_RETENTION "time:172800"   /* two days */
+#define LD_NODE_DEFAULT_DB_CONNECTIONS 50         /* --store-max-num-db-connections */
+#define LD_NODE_DEFAULT_FILTER_TIMEOUT_S 300      /* --filter-subscription-timeout */
+#define LD_NODE_DEFAULT_FILTER_MAX_PEERS 1000     /* --filter-max-peers-to-serve */
+#define LD_NODE_DEFAULT_FILTER_MAX_CRITERIA 1000  /* --filter-max-criteria */
+#define LD_NODE_DEFAULT_STORE_SYNC_INTERVAL_S 300 /* --store-sync-interval */
+#define LD_NODE_DEFAULT_STORE_SYNC_RANGE_S 3600   /* --store-sync-range */
+#define LD_NODE_DEFAULT_STORE_SYNC_JITTER_S 20    /* --store-sync-relay-jitter */
 /* Options accepted and checked but without effect yet (their subsystem does not exist). */
 #define LD_NODE_MAX_INERT 128
 
@@ -131,7 +134,14 @@ typedef struct ld_node_config {
   char store_db_url[LD_NODE_URL_MAX];     /* --store-message-db-url */
   char store_retention[LD_NODE_POLICY_MAX]; /* --store-message-retention-policy */
   uint32_t store_max_db_connections;        /* --store-max-num-db-connections */
-  bool peer_exchange;                       /* --peer-exchange: serve peer exchange */
+  bool store_sync;                          /* --store-sync (with --store) */
+  uint32_t store_sync_interval_s;           /* --store-sync-interval; 0: no periodic sync */
+  uint32_t store_sync_range_s;              /* --store-sync-range */
+  uint32_t store_sync_relay_jitter_s;       /* --store-sync-relay-jitter */
+  /* store-sync stream deadlines (no flag: nwaku has none); 0: the service's defaults */
+  uint32_t store_sync_read_timeout_ms;
+  uint32_t store_sync_session_timeout_ms;
+  bool peer_exchange; /* --peer-exchange: serve peer exchange */
   bool has_service_node[LD_NODE_SERVICES];
   ld_multiaddr_t service_node[LD_NODE_SERVICES]; /* each ending in /p2p/<id> */
 

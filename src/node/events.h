@@ -11,6 +11,7 @@
 #include "p2p/multiaddr.h"
 #include "p2p/peerid.h"
 #include "p2p/stream.h"
+#include "waku/metadata/metadata.h"
 #include "waku/relay/validators.h"
 
 enum {
@@ -28,6 +29,10 @@ enum {
   /* A part the node cannot run without failed after start (the archive could not be opened).
    * Payload: ld_event_node_failure_t. The node keeps running without it; the program stops. */
   LD_EVENT_NODE_FAILURE = 6,
+  /* A peer said its cluster and shards (metadata: its answer to our request, or its own
+   * request), or its connection is being closed for what it said (another cluster) or did not
+   * say. Payload: ld_event_peer_metadata_t. */
+  LD_EVENT_PEER_METADATA = 7,
   /* Upper layers number their own kinds from here. */
   LD_EVENT_USER = 1000,
 };
@@ -56,6 +61,13 @@ typedef struct ld_event_node_failure {
   int err;          /* LD_ERR_* */
   const char *why;  /* one line */
 } ld_event_node_failure_t;
+
+typedef struct ld_event_peer_metadata {
+  const ld_peerid_t *peer;
+  ld_conn_t *conn;
+  const ld_metadata_info_t *info; /* what it said; NULL when it answered nothing (rejected only) */
+  int rejected;                   /* 0, or why the connection is being closed (LD_ERR_*) */
+} ld_event_peer_metadata_t;
 
 typedef struct ld_event_static_peer {
   const ld_multiaddr_t *addr; /* as configured, with /p2p */

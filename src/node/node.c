@@ -233,6 +233,24 @@ static void on_relay_peer(ld_relay_t *r, const ld_peerid_t *peer, bool up, void 
 
 static const ld_relay_events_t g_relay_events = {on_relay_health, on_relay_message, on_relay_peer};
 
+static void publish_peer_metadata(ld_node_t *node, ld_conn_t *c, const ld_metadata_info_t *info,
+                                  int rejected) {
+  ld_event_peer_metadata_t ev = {ld_conn_remote_peer(c), c, info, rejected};
+  ld_broker_publish(node->broker, LD_EVENT_PEER_METADATA, &ev);
+}
+
+static void on_metadata_peer(ld_conn_t *c, const ld_metadata_info_t *info, void *user_data) {
+  publish_peer_metadata(user_data, c, info, 0);
+}
+
+static void on_metadata_rejected(ld_conn_t *c, int reason, const ld_metadata_info_t *info,
+                                 void *user_data) {
+  publish_peer_metadata(user_data, c, info, reason);
+}
+
+static const ld_metadata_events_t g_metadata_events = {on_metadata_peer, on_metadata_rejected,
+                                                       NULL};
+
 static int mount_metadata(ld_node_t *node) {
   ld_metadata_config_t mc;
   ld_metadata_config_default(&mc);
@@ -244,6 +262,7 @@ static int mount_metadata(ld_node_t *node) {
   if (node->metadata == NULL)
     return LD_ERR_NOMEM;
   ld_metadata_set_peerstore(node->metadata, node->peerstore);
+  ld_metadata_set_events(node->metadata, &g_metadata_events, node);
   return 0;
 }
 

@@ -8,7 +8,9 @@
  *   the relay's fan-out hook) → listening → static peers and configured service nodes
  *   (--storenode, --filternode, --lightpushnode: dialed now, redialed with back-off whenever not
  *   connected, as nwaku's connectivity loop does) → REST server → metrics server.
- * Later protocols (filter, archive, sync) plug into the fan-out (ld_node_fanout) at their stage.
+ * Later protocols (filter, archive, sync) plug into the fan-out (ld_node_fanout) at their stage;
+ * store-sync (--store-sync, with --store) takes what the archive stage accepts, and advertises the
+ * Sync capability (bit 4) in the node's ENR.
  *
  * Addresses: a node listening on 0.0.0.0 or :: announces (identify, REST, logs) the machine's
  * interface addresses with the bound port, never the unspecified address.
@@ -34,7 +36,9 @@
 #include "rest/server.h"
 #include "waku/core/message.h"
 #include "waku/metadata/metadata.h"
+#include "waku/archive/archive.h"
 #include "waku/relay/relay.h"
+#include "waku/sync/service.h"
 
 /* Addresses announced at most (interfaces of an unspecified listen address included). */
 #define LD_NODE_MAX_LISTEN_ADDRS 16
@@ -75,6 +79,10 @@ ld_identify_t *ld_node_identify(ld_node_t *node);
 ld_metadata_t *ld_node_metadata(ld_node_t *node);
 ld_relay_t *ld_node_relay(ld_node_t *node);
 ld_gs_service_t *ld_node_gossipsub(ld_node_t *node);
+/* Store-sync (--store-sync with --store) and the archive (--store; NULL once closed or when it
+ * failed to open). */
+ld_store_sync_t *ld_node_store_sync(ld_node_t *node);
+ld_archive_t *ld_node_archive(ld_node_t *node);
 /* The engine keeping the static nodes (indices 0..n_static_nodes-1, in configuration order)
  * and then the configured service nodes that are not static nodes connected; NULL when there
  * are none. */

@@ -18,11 +18,15 @@
 #include "waku/lightpush/server.h"
 #include "waku/peer_exchange/peer_exchange.h"
 #include "waku/store/server.h"
+#include "waku/sync/service.h"
 
 /* ENRs of other peers the node keeps (peer exchange answers from them). */
 #define LD_NODE_ENR_CACHE 1000
 /* Peer-exchange requests the node makes at once to learn ENRs. */
 #define LD_NODE_PX_MAX_INFLIGHT 4
+/* An own message waited for by ld_node_await_archived that has not reached the archive stage
+ * (relay left the topic meanwhile) is given up after this long. */
+#define LD_NODE_ARCHIVE_WAIT_MS 10000
 
 typedef enum node_state {
   NODE_NEW = 0,
@@ -67,6 +71,7 @@ struct ld_node {
   bool static_timer_init;
 
   ld_rest_server_t *rest;
+  int rest_stage; /* fan-out handle feeding REST's relay cache, 0 when not added */
   ld_metrics_t *metrics_reg;
   ld_node_metrics_t *node_metrics;
   ld_service_metrics_t *service_metrics;
@@ -74,11 +79,13 @@ struct ld_node {
 
   ld_hashmap_t *peer_conns; /* peer ID bytes → live connection count (uintptr_t) */
 
-  ld_archive_t *archive; /* once open */
+  ld_archive_t *archive; /* from the mount on (it takes work while it opens); NULL once gone */
+  struct archive_wait *archive_waits; /* own messages waited for by ld_node_await_archived */
   bool archive_opening;
   int archive_stage; /* fan-out handles, 0 when not added */
   int filter_stage;
   ld_store_server_t *store;
+  ld_store_sync_t *store_sync; /* --store-sync with --store */
   ld_lightpush_server_t *lightpush;
   ld_filter_server_t *filter;
   ld_px_server_t *px;
@@ -115,7 +122,8 @@ void ld_node_servers_stop(ld_node_t *node);
 /* Frees what the servers left (registry, collectors) once they are closed. */
 void ld_node_servers_free(ld_node_t *node);
 
-/* node_services.c: archive + store, lightpush, filter, peer exchange (as configured). */
+/* node_services.c: archive + store (and store-sync), lightpush, filter, peer exchange (as
+ * configured). */
 int ld_node_services_mount(ld_node_t *node);
 /* With --peer-exchange, asks a newly identified peer that serves peer exchange for the records
  * it knows and keeps them in the ENR cache our own peer-exchange service answers from (with no
@@ -123,6 +131,17 @@ int ld_node_services_mount(ld_node_t *node);
 void ld_node_px_learn(ld_node_t *node, ld_conn_t *c, const ld_identify_info_t *info);
 /* Builds the node's ENR from its key, announced addresses, capabilities and shards. */
 int ld_node_build_enr(ld_node_t *node);
+/* Calls done(done_data) once the node's own message `msg`, just published on `pubsub_topic`, has
+ * gone through the archive stage and been written (or refused, or its write failed): the REST
+ * publish answers after it, as nwaku archives inside the publish call, so that a store query
+ * sent after the answer finds the message. Returns 0 (then `done` is called exactly once, from
+ * the loop, never from inside this call; a message that never reaches the archive stage is given
+ * up at the first message after LD_NODE_ARCHIVE_WAIT_MS, or when the node stops), or
+ * LD_ERR_NOT_FOUND when there is nothing to wait for (no archive, or
+ * relay does not deliver the topic to the fan-out), LD_ERR_INVALID_ARG (no timestamp: the hash
+ * is not final), LD_ERR_NOMEM; then `done` is never called. */
+int ld_node_await_archived(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                           void (*done)(void *done_data), void *done_data);
 /* Removes the fan-out stages and closes the archive (counts in node->pending). */
 void ld_node_services_stop(ld_node_t *node);
 /* Frees the protocol services once the switch is closed. */

@@ -51,6 +51,11 @@ static int rest_publish(void *ud, const char *topic, const ld_waku_message_t *ms
   return rc;
 }
 
+static int rest_await_archived(void *ud, const char *topic, const ld_waku_message_t *msg,
+                               void (*done)(void *done_data), void *done_data) {
+  return ld_node_await_archived(ud, topic, msg, done, done_data);
+}
+
 static size_t rest_peer_count(void *ud) {
   ld_node_t *node = ud;
   return node->gs != NULL ? ld_gs_service_peers(node->gs, NULL, 0) : 0;
@@ -147,14 +152,21 @@ static void fill_rest_config(const ld_node_t *node, cached_topics_t *t, ld_rest_
   rc->n_cached_content_topics = node->cfg.n_content_topics;
 }
 
+/* The end of the fan-out (LD_FANOUT_BROKER): REST's relay cache. */
+static void rest_cache_stage(const ld_fanout_message_t *m, void *user_data) {
+  ld_node_t *node = user_data;
+  if (node->rest != NULL)
+    ld_rest_server_relay_message(node->rest, m->pubsub_topic, m->msg);
+}
+
 static int start_rest(ld_node_t *node) {
-  static const ld_rest_relay_ops_t ops_template = {rest_subscribe,
-                                                   rest_unsubscribe,
-                                                   rest_subscribed,
-                                                   rest_publish,
-                                                   rest_peer_count,
-                                                   rest_peer_score,
-                                                   NULL};
+  static const ld_rest_relay_ops_t ops_template = {.subscribe = rest_subscribe,
+                                                   .unsubscribe = rest_unsubscribe,
+                                                   .subscribed = rest_subscribed,
+                                                   .publish = rest_publish,
+                                                   .await_archived = rest_await_archived,
+                                                   .peer_count = rest_peer_count,
+                                                   .peer_score = rest_peer_score};
   ld_rest_relay_ops_t ops = ops_template;
   ops.user_data = node;
   ld_rest_context_t ctx;
@@ -163,7 +175,6 @@ static int start_rest(ld_node_t *node) {
   ctx.sw = node->sw;
   ctx.peerstore = node->peerstore;
   ctx.metadata = node->metadata;
-  ctx.fanout = node->fanout;
   ctx.relay = node->relay != NULL ? &ops : NULL;
   ld_rest_lightpush_ops_t lp;
   ld_rest_filter_ops_t fo;
@@ -190,6 +201,10 @@ static int start_rest(ld_node_t *node) {
   fill_rest_config(node, topics, &rc);
   int err = ld_rest_server_new(&ctx, &rc, &node->rest);
   free(topics);
+  if (err == 0) {
+    node->rest_stage = ld_fanout_add(node->fanout, LD_FANOUT_BROKER, rest_cache_stage, node);
+    err = node->rest_stage > 0 ? 0 : node->rest_stage;
+  }
   if (err != 0)
     LD_ERROR(TOPIC, "REST server on %s:%u failed: %s", node->cfg.rest.address, node->cfg.rest.port,
              ld_strerror(err));
@@ -213,11 +228,12 @@ static int start_metrics(ld_node_t *node) {
   ld_node_metrics_set_relay(node->node_metrics, node->relay);
   ld_service_metrics_sources_t ss;
   memset(&ss, 0, sizeof ss);
-  ss.archive = node->archive;
+  ss.archive = node->archive_opening ? NULL : node->archive; /* set once open */
   ss.store = node->store;
   ss.lightpush = node->lightpush;
   ss.filter = node->filter;
   ss.px = node->px;
+  ss.store_sync = node->store_sync;
   ss.loop = node->loop;
   node->service_metrics = ld_service_metrics_new(node->metrics_reg, &ss);
   if (node->service_metrics == NULL)
@@ -251,6 +267,9 @@ uint16_t ld_node_metrics_port(const ld_node_t *node) {
 }
 
 void ld_node_servers_stop(ld_node_t *node) {
+  if (node->rest_stage > 0)
+    ld_fanout_remove(node->fanout, node->rest_stage);
+  node->rest_stage = 0;
   if (node->rest != NULL) {
     node->pending++;
     ld_rest_server_set_health(node->rest, LD_REST_HEALTH_SHUTTING_DOWN);

@@ -1,5 +1,5 @@
 /* The node's service protocols, mounted after relay in nwaku's order: the archive and the store
- * server, lightpush, filter, peer exchange; and the node's own ENR. */
+ * server (and store-sync), lightpush, filter, peer exchange; and the node's own ENR. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,19 +7,97 @@
 #include "base/log.h"
 #include "node/events.h"
 #include "node/node_internal.h"
+#include "waku/core/topics.h"
 
 #define TOPIC "node"
 
 /* ---- archive and store ------------------------------------------------------------------------
  */
 
+/* An own message someone waits to see archived (ld_node_await_archived). */
+typedef struct archive_wait {
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  void (*done)(void *done_data);
+  void *done_data;
+  uint64_t since_ms;
+  struct archive_wait *next;
+} archive_wait_t;
+
+static void waits_complete(archive_wait_t *w) {
+  while (w != NULL) {
+    archive_wait_t *next = w->next;
+    w->done(w->done_data);
+    free(w);
+    w = next;
+  }
+}
+
+/* Takes out of the node's list the waits for `hash` (claim) or, with `hash` NULL, those older
+ * than LD_NODE_ARCHIVE_WAIT_MS; returns them as a list. */
+static archive_wait_t *waits_take(ld_node_t *node, const uint8_t *hash, uint64_t now_ms) {
+  archive_wait_t *taken = NULL, **pp = &node->archive_waits;
+  while (*pp != NULL) {
+    archive_wait_t *w = *pp;
+    bool take = hash != NULL ? memcmp(w->hash, hash, LD_WAKU_HASH_LEN) == 0
+                             : now_ms - w->since_ms >= LD_NODE_ARCHIVE_WAIT_MS;
+    if (!take) {
+      pp = &w->next;
+      continue;
+    }
+    *pp = w->next;
+    w->next = taken;
+    taken = w;
+  }
+  return taken;
+}
+
+static void on_own_archived(int err, void *user_data) {
+  (void)err; /* a failed write is logged by the archive; the publish itself succeeded */
+  waits_complete(user_data);
+}
+
+int ld_node_await_archived(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                           void (*done)(void *done_data), void *done_data) {
+  if (node->archive == NULL || node->archive_stage <= 0 || node->relay == NULL ||
+      !ld_relay_subscribed(node->relay, pubsub_topic))
+    return LD_ERR_NOT_FOUND;
+  if (msg->timestamp == 0)
+    return LD_ERR_INVALID_ARG;
+  archive_wait_t *w = calloc(1, sizeof *w);
+  if (w == NULL)
+    return LD_ERR_NOMEM;
+  if (ld_waku_message_hash(pubsub_topic, msg, w->hash) != 0) {
+    free(w);
+    return LD_ERR_INVALID_ARG;
+  }
+  w->done = done;
+  w->done_data = done_data;
+  w->since_ms = uv_now(node->loop);
+  w->next = node->archive_waits;
+  node->archive_waits = w;
+  return 0;
+}
+
+/* The archive takes messages from its mount on, while it opens too (it writes them once open);
+ * none is dropped without a word. The node's own messages that someone waits for report when
+ * written. */
 static void archive_stage(const ld_fanout_message_t *m, void *user_data) {
   ld_node_t *node = user_data;
-  if (node->archive == NULL)
-    return;
-  int rc = ld_archive_handle_message(node->archive, m->pubsub_topic, m->msg, m->hash, NULL, NULL);
+  archive_wait_t *waits = NULL;
+  if (node->archive_waits != NULL) {
+    waits_complete(waits_take(node, NULL, m->received_ms)); /* given up */
+    waits = m->own ? waits_take(node, m->hash, 0) : NULL;
+  }
+  int rc = node->archive != NULL
+               ? ld_archive_handle_message(node->archive, m->pubsub_topic, m->msg, m->hash,
+                                           waits != NULL ? on_own_archived : NULL, waits)
+               : LD_ERR_CLOSED;
   if (rc < 0)
     LD_WARN(TOPIC, "archive refused a message on %s: %s", m->pubsub_topic, ld_errname(rc));
+  if (rc != LD_ARCHIVE_ACCEPTED)
+    waits_complete(waits);
+  else /* what the archive accepts is what store-sync reconciles */
+    ld_store_sync_add(node->store_sync, m->pubsub_topic, m->msg->timestamp, m->hash);
 }
 
 static int store_backend_query(void *ctx, const ld_archive_query_t *q, ld_archive_query_fn done,
@@ -34,12 +112,16 @@ static void on_archive_open(ld_archive_t *a, int err, const char *why, void *use
   ld_node_t *node = user_data;
   node->archive_opening = false;
   if (err != 0) {
+    node->archive = NULL; /* gone */
     LD_ERROR(TOPIC, "Cannot open the archive %s: %s (%s)", node->cfg.store_db_url,
              why != NULL ? why : ld_strerror(err), ld_errname(err));
     if (node->state == NODE_STOPPING) {
       ld_node_pending_done(node);
       return;
     }
+    if (node->archive_stage > 0) /* reported once here rather than for every message */
+      ld_fanout_remove(node->fanout, node->archive_stage);
+    node->archive_stage = 0;
     ld_event_node_failure_t ev = {"archive", err, why != NULL ? why : ld_strerror(err)};
     ld_broker_publish(node->broker, LD_EVENT_NODE_FAILURE, &ev);
     return;
@@ -48,7 +130,6 @@ static void on_archive_open(ld_archive_t *a, int err, const char *why, void *use
     ld_archive_close(a, ld_node_pending_done, node);
     return;
   }
-  node->archive = a;
   if (node->service_metrics != NULL)
     ld_service_metrics_set_archive(node->service_metrics, a);
   LD_INFO(TOPIC, "Archive open (%s driver)", ld_archive_driver_name(a));
@@ -67,13 +148,15 @@ static int open_archive(ld_node_t *node) {
   }
   ac.n_policies = (size_t)n;
   ac.max_db_connections = node->cfg.store_max_db_connections;
-  int rc = ld_archive_open(node->loop, &ac, on_archive_open, node);
+  int rc = ld_archive_open_early(node->loop, &ac, on_archive_open, node, &node->archive);
   if (rc != 0)
     return rc;
   node->archive_opening = true;
   return 0;
 }
 
+/* The archive takes messages and store queries at once, before its database is open, and holds
+ * them until it is (a large archive takes a while to open). */
 static int mount_store(ld_node_t *node) {
   int rc = open_archive(node);
   if (rc != 0)
@@ -85,6 +168,64 @@ static int mount_store(ld_node_t *node) {
   ld_store_backend_t backend = {store_backend_query, node};
   node->store = ld_store_server_new(node->sw, &backend, NULL);
   return node->store != NULL ? 0 : LD_ERR_NOMEM;
+}
+
+/* ---- store-sync -------------------------------------------------------------------------------
+ */
+
+static int sync_backend_insert(void *ctx, const char *pubsub_topic, const ld_waku_message_t *msg,
+                               const uint8_t hash[LD_WAKU_HASH_LEN], ld_archive_done_fn done,
+                               void *user_data) {
+  ld_node_t *node = ctx;
+  if (node->archive == NULL)
+    return LD_ERR_CLOSED;
+  return ld_archive_insert(node->archive, pubsub_topic, msg, hash, done, user_data);
+}
+
+static int sync_backend_list(void *ctx, const ld_archive_listing_t *l, ld_archive_list_fn done,
+                             void *user_data) {
+  ld_node_t *node = ctx;
+  if (node->archive == NULL)
+    return LD_ERR_CLOSED;
+  return ld_archive_list_keys(node->archive, l, done, user_data);
+}
+
+/* nwaku mounts store-sync inside the store service, over the node's shards
+ * (/waku/2/rs/<cluster>/<shard>) and without content topics. */
+static int mount_store_sync(ld_node_t *node) {
+  const ld_node_config_t *c = &node->cfg;
+  char topics[LD_NODE_MAX_SHARDS][LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1];
+  const char *list[LD_NODE_MAX_SHARDS];
+  for (size_t i = 0; i < c->n_shards; i++) {
+    ld_relay_shard_t shard = {c->cluster_id, c->shards[i]};
+    ld_pubsub_topic_format(shard, topics[i], sizeof topics[i]);
+    list[i] = topics[i];
+  }
+  ld_relay_protected_shard_t ps[LD_NODE_MAX_PROTECTED_SHARDS];
+  for (size_t i = 0; i < c->n_protected_shards; i++) {
+    ps[i].shard = c->protected_shards[i].shard;
+    memcpy(ps[i].pubkey, c->protected_shards[i].public_key, sizeof ps[i].pubkey);
+  }
+  ld_store_sync_config_t sc;
+  ld_store_sync_config_default(&sc);
+  sc.pubsub_topics = list;
+  sc.n_pubsub_topics = c->n_shards;
+  sc.interval_ms = (uint64_t)c->store_sync_interval_s * 1000;
+  sc.range_ns = (int64_t)c->store_sync_range_s * 1000000000ll;
+  sc.jitter_ns = (int64_t)c->store_sync_relay_jitter_s * 1000000000ll;
+  sc.max_msg_size = c->max_msg_size;
+  sc.cluster_id = c->cluster_id;
+  sc.protected_shards = ps;
+  sc.n_protected_shards = c->n_protected_shards;
+  sc.read_timeout_ms = c->store_sync_read_timeout_ms;
+  sc.session_timeout_ms = c->store_sync_session_timeout_ms;
+  ld_store_sync_backend_t backend = {store_backend_query, sync_backend_insert, sync_backend_list,
+                                     node};
+  int err = 0;
+  node->store_sync = ld_store_sync_new(node->sw, node->peerstore, &backend, &sc, &err);
+  if (node->store_sync == NULL)
+    LD_ERROR(TOPIC, "Cannot mount store-sync: %s", ld_strerror(err));
+  return err;
 }
 
 /* ---- lightpush ----------------------------------------------------------------------------------
@@ -220,6 +361,10 @@ int ld_node_services_mount(ld_node_t *node) {
   int rc = 0;
   if (node->cfg.store)
     rc = mount_store(node);
+  if (rc == 0 && node->cfg.store && node->cfg.store_sync)
+    rc = mount_store_sync(node);
+  else if (node->cfg.store_sync && !node->cfg.store)
+    LD_WARN(TOPIC, "store-sync needs --store: not mounted");
   if (rc == 0 && node->cfg.lightpush)
     rc = mount_lightpush(node);
   if (rc == 0 && node->cfg.filter)
@@ -238,6 +383,7 @@ static uint8_t capabilities(const ld_node_t *node) {
   caps |= node->store != NULL ? LD_ENR_STORE : 0;
   caps |= node->filter != NULL ? LD_ENR_FILTER : 0;
   caps |= node->lightpush != NULL ? LD_ENR_LIGHTPUSH : 0;
+  caps |= node->store_sync != NULL ? LD_ENR_SYNC : 0;
   return caps;
 }
 
@@ -258,6 +404,14 @@ int ld_node_build_enr(ld_node_t *node) {
   return 0;
 }
 
+ld_store_sync_t *ld_node_store_sync(ld_node_t *node) {
+  return node->store_sync;
+}
+
+ld_archive_t *ld_node_archive(ld_node_t *node) {
+  return node->archive;
+}
+
 int ld_node_enr_text(const ld_node_t *node, char *out, size_t cap) {
   if (!node->has_enr)
     return LD_ERR_NOT_FOUND;
@@ -269,23 +423,28 @@ int ld_node_enr_text(const ld_node_t *node, char *out, size_t cap) {
 
 void ld_node_services_stop(ld_node_t *node) {
   cancel_px_asks(node);
+  ld_store_sync_stop(node->store_sync); /* before the archive closes */
   if (node->archive_stage > 0)
     ld_fanout_remove(node->fanout, node->archive_stage);
   if (node->filter_stage > 0)
     ld_fanout_remove(node->fanout, node->filter_stage);
   node->archive_stage = node->filter_stage = 0;
-  if (node->archive != NULL) {
-    if (node->service_metrics != NULL)
-      ld_service_metrics_set_archive(node->service_metrics, NULL);
+  waits_complete(node->archive_waits); /* those not written yet report from the archive */
+  node->archive_waits = NULL;
+  if (node->archive != NULL && node->service_metrics != NULL)
+    ld_service_metrics_set_archive(node->service_metrics, NULL);
+  if (node->archive_opening) {
+    node->pending++; /* on_archive_open closes it and completes this */
+  } else if (node->archive != NULL) {
     node->pending++;
     ld_archive_close(node->archive, ld_node_pending_done, node);
-    node->archive = NULL;
-  } else if (node->archive_opening) {
-    node->pending++; /* on_archive_open closes it and completes this */
   }
+  node->archive = NULL;
 }
 
 void ld_node_services_free(ld_node_t *node) {
+  ld_store_sync_free(node->store_sync);
+  node->store_sync = NULL;
   ld_store_server_free(node->store);
   ld_lightpush_server_free(node->lightpush);
   ld_filter_server_free(node->filter);

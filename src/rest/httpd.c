@@ -525,9 +525,16 @@ static bool head_too_large(struct MHD_Connection *conn) {
   return info != NULL && info->header_size > LD_HTTPD_MAX_HEAD;
 }
 
-/* nwaku's answer to a head over its limit: 431, empty text/plain body, connection closed. */
+/* nwaku's answer to a head over its limit: 431, connection closed (with a JSON body where
+ * nwaku's is empty). */
 static void refuse_head(ld_http_request_t *r) {
-  prepare(r, 431, "");
+  static const char body[] = LD_HTTPD_HEAD_TOO_LARGE_JSON;
+  r->response = build_response(r, "application/json", body, sizeof body - 1);
+  r->status = 431;
+  if (r->response == NULL) {
+    r->response = fallback_response();
+    r->status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+  }
   if (r->status == 431)
     mhd()->add_response_header(r->response, MHD_HTTP_HEADER_CONNECTION, "close");
 }

@@ -21,7 +21,7 @@
  * Requests. Each request reaches the handler once, with its whole body (at most `max_body`
  * bytes: a larger Content-Length is answered 413 before the body is read, and a chunked body
  * that grows beyond the cap closes the connection). A head over LD_HTTPD_MAX_HEAD bytes is
- * answered 431 with an empty text/plain body and the connection closed, as nwaku does. The request
+ * answered 431 (LD_HTTPD_HEAD_TOO_LARGE_JSON) and the connection closed, as nwaku does. The request
  * path is handed over raw, with its percent-encoding intact, so that routes can split it into
  * segments before decoding.
  *
@@ -53,6 +53,9 @@
 /* Bytes of a request head (request line, headers, the empty line) accepted: nwaku's, whose
  * chronos server answers a longer head 431 with an empty text/plain body and closes. */
 #define LD_HTTPD_MAX_HEAD (64u * 1024u)
+/* The body of that 431 (and of the REST server's 431 for a path over its limit): JSON, so that
+ * a client parsing error bodies gets one; nwaku's body is empty, its status the same. */
+#define LD_HTTPD_HEAD_TOO_LARGE_JSON "{\"error\":\"Request head over 65536 bytes\"}"
 /* Per-connection memory of libmicrohttpd, which holds the head and what it parses of it: room
  * for a head of LD_HTTPD_MAX_HEAD with the usual few headers (a longer head is refused by the
  * check above, one of thousands of tiny headers by libmicrohttpd itself, both with 431). */

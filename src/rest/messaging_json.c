@@ -68,39 +68,6 @@ json_t *ld_rest_string_list_json(const char *const *s, size_t n) {
   return list_json(n, string_item, s);
 }
 
-/* ---- MessageRecord --------------------------------------------------------------------------- */
-
-json_t *ld_rest_message_record_json(const ld_message_record_t *r) {
-  json_t *o = json_object();
-  if (o == NULL)
-    return NULL;
-  int rc = 0;
-  if (r->has_request_id) {
-    rc |= ld_rest_json_set(o, "sending", json_boolean(r->sending));
-    rc |= ld_rest_json_set(o, "sent", json_boolean(r->sent));
-  }
-  rc |= ld_rest_json_set(o, "stored", json_boolean(r->stored));
-  rc |= ld_rest_json_set(o, "received", json_boolean(r->received));
-  if (r->has_request_id)
-    rc |= ld_rest_json_set(o, "requestId", str(r->request_id));
-  if (r->has_hash)
-    rc |= ld_rest_json_set(o, "messageHash", ld_rest_json_hash(r->hash));
-  if (r->pubsub_topic != NULL && r->pubsub_topic[0] != '\0')
-    rc |= ld_rest_json_set(o, "pubsubTopic", str(r->pubsub_topic));
-  rc |= ld_rest_json_set(o, "message", ld_rest_message_to_sparse_json(&r->msg));
-  if (r->error != NULL)
-    rc |= ld_rest_json_set(o, "error", str(r->error));
-  return finish(o, rc);
-}
-
-static json_t *record_item(const void *ctx, size_t i) {
-  return ld_rest_message_record_json(((const ld_message_record_t *const *)ctx)[i]);
-}
-
-json_t *ld_rest_message_records_json(const ld_message_record_t *const *r, size_t n) {
-  return list_json(n, record_item, r);
-}
-
 /* ---- event caches ---------------------------------------------------------------------------- */
 
 static json_t *send_event_json(const ld_rest_send_event_t *ev) {

@@ -7,12 +7,9 @@
  *             "error"? (error events), "timestamp" (ns, when cached)}]}; ReceivedMessageRecord
  *             {"messageHash", "message": RelayWakuMessage (rest/json.h)}; HealthReport
  *             {"nodeHealth", "connectionStatus"?, "protocolsHealth"}.
- * The Messaging API draft's Message Storage paths (/message, /messages, /subscribe, …):
- *   MessageRecord {"sending"?, "sent"?, "stored", "received", "requestId"?, "messageHash"?,
- *   "pubsubTopic"?, "message": {"payload", "contentTopic", "version"?, "timestamp"?, "meta"?,
- *   "ephemeral"?, "proof"?}, "error"?}: a field is left out when unset (sending and sent exist
- *   for the node's own messages only, the message's fields when zero or empty); errors are
- *   {"error": "<text>"}.
+ * The Messaging API draft's Message Storage paths (/message, /messages, /subscribe, …): the
+ *   request bodies below, errors {"error": "<text>"}, and MessageRecord, which messaging builds
+ *   from its records (messaging/messaging_rest.h).
  * Hashes are written "0x" + 64 lowercase hex digits, byte fields standard base64 with padding.
  *
  * Builders return a new reference, or NULL when out of memory. Parsers borrow from the JSON they
@@ -26,7 +23,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "messaging/messaging.h"
 #include "rest/messaging_events.h"
 #include "waku/core/message.h"
 
@@ -45,13 +41,6 @@ json_t *ld_rest_status_ok_json(void);
 
 /* ["<s0>", …]. */
 json_t *ld_rest_string_list_json(const char *const *s, size_t n);
-
-/* The draft's MessageRecord of `r`, and a JSON array of `n` of them. */
-json_t *ld_rest_message_record_json(const ld_message_record_t *r);
-json_t *ld_rest_message_records_json(const ld_message_record_t *const *r, size_t n);
-
-/* The message inside a MessageRecord is ld_rest_message_to_sparse_json's (rest/json.h): payload
- * and contentTopic always, the other fields only when set. */
 
 /* SendStatus, and a JSON array of `n` of them. messageHash is "" for an event without hash. */
 json_t *ld_rest_send_status_json(const ld_rest_send_status_t *s);

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "rest/pending.h"
 
 int ld_rest_read_topic_list(ld_http_request_t *req, json_t **body, const char ***topics,
                             size_t *n) {
@@ -108,6 +109,42 @@ int ld_rest_read_message(ld_rest_server_t *srv, ld_http_request_t *req, ld_waku_
   return rc;
 }
 
+/* ---- answering a publish once the node archived it ------------------------------------------ */
+
+static void on_archived(void *done_data) {
+  ld_rest_pending_t *p = done_data;
+  ld_http_request_t *req = ld_rest_pending_take(p);
+  if (req != NULL)
+    ld_rest_respond_ok(req);
+  ld_rest_pending_finish(p);
+}
+
+/* The message went out; only its archiving is late. */
+static void on_archive_timeout(ld_rest_pending_t *p, ld_http_request_t *req) {
+  (void)p;
+  LD_WARN("rest", "Published message not archived within the service timeout");
+  ld_rest_respond_ok(req);
+}
+
+/* Answers 200 once the node has archived its own message; false when there is nothing to wait
+ * for (the caller answers at once). */
+static bool answer_once_archived(ld_rest_server_t *srv, ld_http_request_t *req,
+                                 const char *pubsub_topic, const ld_waku_message_t *msg) {
+  const ld_rest_relay_ops_t *relay = srv->ctx.relay;
+  if (relay->await_archived == NULL)
+    return false;
+  ld_rest_pending_t *p = ld_rest_pending_new(srv, req, sizeof *p, on_archive_timeout);
+  if (p == NULL)
+    return false;
+  if (relay->await_archived(relay->user_data, pubsub_topic, msg, on_archived, p) == 0)
+    return true;
+  ld_http_request_t *r = ld_rest_pending_take(p);
+  if (r != NULL)
+    ld_rest_respond_ok(r);
+  ld_rest_pending_finish(p);
+  return true;
+}
+
 void ld_rest_relay_publish(ld_rest_server_t *srv, ld_http_request_t *req, const char *pubsub_topic,
                            const ld_waku_message_t *msg, const char *prefix,
                            unsigned internal_status) {
@@ -116,7 +153,8 @@ void ld_rest_relay_publish(ld_rest_server_t *srv, ld_http_request_t *req, const 
   int rc = relay->publish(relay->user_data, pubsub_topic, msg, why, sizeof why);
   if (rc >= 0 || rc == LD_ERR_EXISTS) {
     LD_INFO("rest", "Published a message on %s to %d peers", pubsub_topic, rc > 0 ? rc : 0);
-    ld_rest_respond_ok(req);
+    if (rc < 0 || !answer_once_archived(srv, req, pubsub_topic, msg))
+      ld_rest_respond_ok(req);
     return;
   }
   const char *reason = why[0] ? why : ld_strerror(rc);

@@ -30,9 +30,10 @@ void ld_rest_respond_cached(ld_rest_server_t *srv, ld_http_request_t *req,
  * reason on failure. */
 int ld_rest_read_message(ld_rest_server_t *srv, ld_http_request_t *req, ld_waku_message_t *msg);
 
-/* Publishes `msg` on `pubsub_topic` and answers: 200 "OK" on success (a duplicate included),
- * 400 "<prefix><why>" for a refused message, `internal_status` "<prefix><why>" for internal
- * failures. */
+/* Publishes `msg` on `pubsub_topic` and answers: 200 "OK" on success (a duplicate included;
+ * once the node has archived the message when it has an archive, see the relay op
+ * await_archived), 400 "<prefix><why>" for a refused message, `internal_status` "<prefix><why>"
+ * for internal failures. */
 void ld_rest_relay_publish(ld_rest_server_t *srv, ld_http_request_t *req, const char *pubsub_topic,
                            const ld_waku_message_t *msg, const char *prefix,
                            unsigned internal_status);

@@ -156,7 +156,8 @@ static void on_request(ld_http_request_t *req, void *user_data) {
   } else if (rc == LD_ERR_BAD_ENCODING) {
     ld_http_respond_text(req, 400, "Invalid path parameter: bad percent-encoding");
   } else if (rc == LD_ERR_TOO_LARGE) {
-    ld_http_respond_text(req, 431, ""); /* as for a head over LD_HTTPD_MAX_HEAD */
+    static const char body[] = LD_HTTPD_HEAD_TOO_LARGE_JSON; /* as for a head that long */
+    ld_http_respond(req, 431, "application/json", body, sizeof body - 1);
   } else {
     const char *text = unavailable_text(srv, path);
     ld_http_respond_text(req, text != NULL ? 404 : 400, text != NULL ? text : NOT_FOUND_TEXT);
@@ -166,9 +167,9 @@ static void on_request(ld_http_request_t *req, void *user_data) {
 
 /* ---- the relay cache ------------------------------------------------------------------------- */
 
-static void on_fanout(const ld_fanout_message_t *m, void *user_data) {
-  ld_rest_server_t *srv = user_data;
-  if (ld_rest_cache_add(srv->cache, m->pubsub_topic, m->msg) < 0)
+void ld_rest_server_relay_message(ld_rest_server_t *srv, const char *pubsub_topic,
+                                  const ld_waku_message_t *msg) {
+  if (ld_rest_cache_add(srv->cache, pubsub_topic, msg) < 0)
     LD_WARN("rest", "Relay REST cache: out of memory");
 }
 
@@ -183,10 +184,6 @@ static int fill_cache(ld_rest_server_t *srv, const ld_rest_config_t *cfg) {
   for (size_t i = 0; i < cfg->n_cached_content_topics && rc == 0; i++)
     rc = ld_rest_cache_subscribe(srv->cache, LD_REST_CONTENT_TOPIC, cfg->cached_content_topics[i],
                                  strlen(cfg->cached_content_topics[i]));
-  if (rc == 0 && srv->ctx.fanout != NULL) {
-    srv->fanout_handle = ld_fanout_add(srv->ctx.fanout, LD_FANOUT_BROKER, on_fanout, srv);
-    rc = srv->fanout_handle > 0 ? 0 : srv->fanout_handle;
-  }
   return rc;
 }
 
@@ -279,12 +276,6 @@ static void free_server(ld_rest_server_t *srv) {
   free(srv);
 }
 
-static void remove_fanout(ld_rest_server_t *srv) {
-  if (srv->fanout_handle > 0)
-    ld_fanout_remove(srv->ctx.fanout, srv->fanout_handle);
-  srv->fanout_handle = 0;
-}
-
 int ld_rest_server_new(const ld_rest_context_t *ctx, const ld_rest_config_t *cfg,
                        ld_rest_server_t **out) {
   if (ctx == NULL || cfg == NULL || out == NULL)
@@ -301,7 +292,6 @@ int ld_rest_server_new(const ld_rest_context_t *ctx, const ld_rest_config_t *cfg
   rc = rc ? rc : fill_cache(srv, cfg);
   rc = rc ? rc : start_http(srv, cfg);
   if (rc != 0) {
-    remove_fanout(srv);
     free_server(srv);
     return rc;
   }
@@ -333,7 +323,6 @@ static void on_http_closed(void *user_data) {
 void ld_rest_server_close(ld_rest_server_t *srv, void (*done)(void *user_data), void *user_data) {
   srv->done = done;
   srv->done_data = user_data;
-  remove_fanout(srv);
   LD_INFO("rest", "REST service stopped");
   ld_httpd_close(srv->httpd, on_http_closed, srv);
 }

@@ -55,7 +55,6 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "node/fanout.h"
 #include "p2p/multiaddr.h"
 #include "p2p/peerid.h"
 #include "p2p/peerstore.h"
@@ -111,6 +110,14 @@ typedef struct ld_rest_relay_ops {
    * "Failed to publish: <why>"). Required. */
   int (*publish)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg, char *why,
                  size_t why_cap);
+  /* After `publish` succeeded (≥ 0): calls done(done_data) once the node's own `msg` has been
+   * written to its archive (or refused by it, or its write failed), so that the answer comes
+   * after it as nwaku's does (it archives inside the publish call) and a store query sent after
+   * the answer finds the message. Returns 0 (then `done` is called exactly once, later, from the
+   * loop, also when the node stops), or an error when there is nothing to wait for (no archive):
+   * then `done` is never called. Optional: without it the publish answers at once. */
+  int (*await_archived)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg,
+                        void (*done)(void *done_data), void *done_data);
   /* Connected relay peers over all topics (relay health). Optional: without it relay counts as
    * ready. */
   size_t (*peer_count)(void *user_data);
@@ -315,8 +322,6 @@ typedef struct ld_rest_context {
   ld_switch_t *sw;                  /* required: connections, dials */
   ld_peerstore_t *peerstore;        /* admin peers; NULL: live connections only */
   ld_metadata_t *metadata;          /* peers' shards; NULL: [] */
-  ld_fanout_t *fanout;              /* the REST cache listens at LD_FANOUT_BROKER; NULL: the
-                                       cache never fills */
   const ld_rest_relay_ops_t *relay; /* copied; NULL: relay not mounted (endpoints 404) */
   uint16_t cluster_id;              /* for autosharding */
   uint32_t num_shards_in_network;   /* > 0: autosharding over that many shards; 0: static */
@@ -369,11 +374,12 @@ void ld_rest_config_default(ld_rest_config_t *cfg);
 
 typedef struct ld_rest_server ld_rest_server_t;
 
-/* Starts the server: binds, installs the endpoints, registers the cache at the fan-out. `ctx`
- * and `cfg` are copied (the pointers inside stay borrowed). Loop thread only. Errors:
- * LD_ERR_INVALID_ARG (missing loop, switch or listen_addrs; incomplete relay, lightpush, filter
- * or store ops; a bad address or origin), LD_ERR_ADDR_IN_USE, LD_ERR_IO, LD_ERR_LIMIT (fan-out
- * full), LD_ERR_NOMEM. Logs "REST service started" with the URL at INFO. */
+/* Starts the server: binds, installs the endpoints, creates the relay cache (the node feeds it,
+ * ld_rest_server_relay_message). `ctx` and `cfg` are copied (the pointers inside stay borrowed).
+ * Loop thread only. Errors: LD_ERR_INVALID_ARG (missing loop, switch or listen_addrs; incomplete
+ * relay, lightpush, filter or store ops; a bad address or origin), LD_ERR_ADDR_IN_USE, LD_ERR_IO,
+ * LD_ERR_LIMIT (route table full), LD_ERR_NOMEM. Logs "REST service started" with the URL at
+ * INFO. */
 int ld_rest_server_new(const ld_rest_context_t *ctx, const ld_rest_config_t *cfg,
                        ld_rest_server_t **out);
 
@@ -384,10 +390,18 @@ uint16_t ld_rest_server_port(const ld_rest_server_t *srv);
  * it is started and SHUTTING_DOWN when it stops. */
 void ld_rest_server_set_health(ld_rest_server_t *srv, ld_rest_health_t health);
 
-/* Removes the fan-out handler, closes the HTTP server and frees everything; `done` (may be NULL)
- * is called from the loop afterwards. Requests still waiting for a dial are answered when the
- * dial ends (the switch closing ends them), without touching the server. */
+/* Closes the HTTP server and frees everything; `done` (may be NULL) is called from the loop
+ * afterwards. Requests still waiting for a dial are answered when the dial ends (the switch
+ * closing ends them), without touching the server. */
 void ld_rest_server_close(ld_rest_server_t *srv, void (*done)(void *user_data), void *user_data);
+
+/* Hands a message the node relayed or published itself (after its own consumers: filter,
+ * archive, sync) to the cache behind GET /relay/v1/messages/{pubsubTopic} and
+ * /relay/v1/auto/messages/{contentTopic}: kept when its pubsub topic or content topic is
+ * cached (subscribed through REST, or in ld_rest_config_t's cached topics). `msg` is copied.
+ * Loop thread only. */
+void ld_rest_server_relay_message(ld_rest_server_t *srv, const char *pubsub_topic,
+                                  const ld_waku_message_t *msg);
 
 /* Hands a message the node's filter client received (a MessagePush from its service peer) to the
  * cache behind GET /filter/v2/messages/{contentTopic}. Only content topics subscribed through

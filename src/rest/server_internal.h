@@ -28,7 +28,6 @@ struct ld_rest_server {
   ld_route_table_t *routes;
   ld_rest_route_t *route_list;
   ld_rest_cache_t *cache;
-  int fanout_handle;
   ld_rest_health_t health;
   ld_rest_unavailable_t unavailable[LD_REST_MAX_UNAVAILABLE];
   void (*done)(void *);

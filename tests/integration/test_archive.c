@@ -1,9 +1,11 @@
 /* One suite run against every archive backend: sqlite (temporary file), sqlite :memory:,
  * memory:// and postgres (LD_TEST_PG_URL; skipped when unset unless LD_REQUIRE_PG is set, then it
  * fails). Ingest checks, filters, hash lookups, pagination over 10,000 messages, cursor errors,
- * the three retention policies with a fake clock, reopening, and the SQLite migrations; for
- * PostgreSQL also the migration from nwaku's version 8 and the hash → timestamp index kept exact
- * through retention and other writers.
+ * the three retention policies with a fake clock, reopening, read-your-writes (a query right
+ * after an accepted message sees it), work taken while the archive opens, the key listing of
+ * store-sync (a time range in pages), and the SQLite
+ * migrations; for PostgreSQL also the migration from nwaku's version 8 and the hash → timestamp
+ * index kept exact through retention and other writers.
  *
  * PostgreSQL runs in a schema of its own per process (search_path in the URL), emptied before
  * each test. */
@@ -25,6 +27,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "waku/archive/archive.h"
+#include "waku/archive/driver.h"
 #include "waku/archive/postgres/pg_lookup.h"
 
 #define SEC 1000000000ll
@@ -1102,6 +1105,291 @@ static void close_with_work_in_flight(void **state) {
   free(m);
 }
 
+/* ---- read-your-writes ----------------------------------------------------------------------- */
+
+typedef struct counted_answer {
+  bool done;
+  int err;
+  uint64_t n;
+} counted_answer_t;
+
+static void counted(int err, uint64_t n, void *ud) {
+  counted_answer_t *c = ud;
+  c->done = true;
+  c->err = err;
+  c->n = n;
+}
+
+/* Publish-then-query, RYW_ROUNDS times: each message is accepted and, with no loop turn in
+ * between, looked up by its hash and counted; the answers must hold it. Every few rounds the loop
+ * runs one turn without waiting, so that some queries arrive while a batch is lingering, some
+ * while one is being written and some while later messages pile up behind them. */
+enum { RYW_ROUNDS = 200 };
+
+static void a_query_sees_every_message_accepted_before_it(void **state) {
+  (void)state;
+  open_with(NULL);
+  msg_t *m = calloc(RYW_ROUNDS, sizeof *m);
+  answer_t *a = calloc(RYW_ROUNDS, sizeof *a);
+  counted_answer_t *c = calloc(RYW_ROUNDS, sizeof *c);
+  ack_t ack = {0};
+  for (int i = 0; i < RYW_ROUNDS; i++) {
+    make_msg(&m[i], i, g_now - i, PUBSUB_A, k_ct[i % 3]);
+    assert_int_equal(ld_archive_handle_message(g_a, PUBSUB_A, &m[i].m, m[i].hash, acked, &ack),
+                     LD_ARCHIVE_ACCEPTED);
+    const uint8_t(*h)[LD_WAKU_HASH_LEN] = (const uint8_t(*)[LD_WAKU_HASH_LEN])m[i].hash;
+    ld_archive_query_t q = {.forward = true, .hashes = h, .n_hashes = 1, .include_data = true};
+    assert_int_equal(ld_archive_query(g_a, &q, answered, &a[i]), 0);
+    assert_int_equal(ld_archive_count(g_a, counted, &c[i]), 0);
+    if (i % 7 == 3)
+      uv_run(&g_loop, UV_RUN_NOWAIT);
+    if (i % 50 == 49) /* and sometimes the whole answer first */
+      run_until(&a[i].done);
+  }
+  for (int i = 0; i < RYW_ROUNDS; i++) {
+    run_until(&a[i].done);
+    run_until(&c[i].done);
+    if (a[i].err != 0 || a[i].n != 1)
+      fail_msg("query %d right after its message was accepted: err %d, %zu rows", i, a[i].err,
+               a[i].n);
+    assert_memory_equal(a[i].rows[0].hash, m[i].hash, LD_WAKU_HASH_LEN);
+    assert_int_equal(c[i].err, 0);
+    if (c[i].n < (uint64_t)i + 1)
+      fail_msg("count %d right after its message was accepted: %llu", i,
+               (unsigned long long)c[i].n);
+  }
+  wait_acks(&ack, RYW_ROUNDS);
+  assert_int_equal(ack.ok, RYW_ROUNDS);
+  free(c);
+  free(a);
+  free(m);
+}
+
+/* A page query by content topic right after a burst of messages holds all of them. */
+static void a_page_after_a_burst_holds_the_whole_burst(void **state) {
+  (void)state;
+  open_with(NULL);
+  enum { N = 60 };
+  msg_t m[N];
+  for (int i = 0; i < N; i++) {
+    make_msg(&m[i], i, g_now + i, PUBSUB_B, k_ct[2]);
+    assert_int_equal(ld_archive_handle_message(g_a, PUBSUB_B, &m[i].m, m[i].hash, NULL, NULL),
+                     LD_ARCHIVE_ACCEPTED);
+  }
+  ld_archive_query_t q = {.forward = true,
+                          .content_topics = &k_ct[2],
+                          .n_content_topics = 1,
+                          .limit = LD_ARCHIVE_MAX_PAGE_SIZE};
+  answer_t *a = query(&q);
+  assert_int_equal(a->err, 0);
+  assert_int_equal(a->n, N);
+  for (int i = 0; i < N; i++)
+    assert_memory_equal(a->rows[i].hash, m[i].hash, LD_WAKU_HASH_LEN);
+}
+
+/* ---- work taken while opening --------------------------------------------------------------- */
+
+typedef struct early {
+  bool opened;
+  int err;
+  ld_archive_t *a;
+  int answers_before_open; /* answers and acknowledgements seen before the open callback */
+} early_t;
+
+static early_t g_early;
+
+static void early_opened(ld_archive_t *a, int err, const char *why, void *ud) {
+  (void)why;
+  early_t *e = ud;
+  e->opened = true;
+  e->err = err;
+  e->a = a;
+}
+
+static void early_acked(int err, void *ud) {
+  g_early.answers_before_open += !g_early.opened;
+  acked(err, ud);
+}
+
+static void early_answered(int err, const char *why, const ld_archive_result_t *res, void *ud) {
+  g_early.answers_before_open += !g_early.opened;
+  answered(err, why, res, ud);
+}
+
+static void early_counted(int err, uint64_t n, void *ud) {
+  g_early.answers_before_open += !g_early.opened;
+  counted(err, n, ud);
+}
+
+/* Messages and queries given to an archive that is still opening wait for the open: the messages
+ * are written once it is open, and the queries, answered after the open, see them. */
+/* ---- key listing (store-sync) -----------------------------------------------------------------
+ */
+
+#define LN 2500
+
+typedef struct listing {
+  bool done;
+  int err;
+  char why[160];
+  size_t n;
+  ld_archive_key_t last;
+  bool more;
+  msg_t *m; /* the stored messages, to check each key against */
+  int n_msgs;
+  int *seen; /* per message: times listed */
+  bool ordered;
+  bool topics_right;
+  int64_t prev_ts;
+  uint8_t prev_hash[LD_WAKU_HASH_LEN];
+  bool has_prev;
+} listing_t;
+
+static int msg_of(const listing_t *l, const uint8_t *hash) {
+  for (int i = 0; i < l->n_msgs; i++)
+    if (memcmp(l->m[i].hash, hash, LD_WAKU_HASH_LEN) == 0)
+      return i;
+  return -1;
+}
+
+static void listed(int err, const char *why, const ld_archive_key_t *keys, size_t n, bool more,
+                   void *ud) {
+  listing_t *l = ud;
+  l->done = true;
+  l->err = err;
+  snprintf(l->why, sizeof l->why, "%s", why);
+  l->n = n;
+  l->more = more;
+  for (size_t k = 0; k < n; k++) {
+    const ld_archive_key_t *key = &keys[k];
+    if (l->has_prev && ld_archive_key_cmp(l->prev_ts, l->prev_hash, key->timestamp, key->hash) >= 0)
+      l->ordered = false;
+    l->has_prev = true;
+    l->prev_ts = key->timestamp;
+    memcpy(l->prev_hash, key->hash, LD_WAKU_HASH_LEN);
+    int i = msg_of(l, key->hash);
+    if (i < 0 || l->m[i].m.timestamp != key->timestamp ||
+        strcmp(l->m[i].pubsub, key->pubsub_topic) != 0)
+      l->topics_right = false;
+    if (i >= 0)
+      l->seen[i]++;
+  }
+  if (n > 0)
+    l->last = keys[n - 1];
+}
+
+/* A time range listed in pages: every stored key inside the range (bounds included) exactly once,
+ * in ascending (timestamp, hash) order, with its own timestamp and pubsub topic; nothing outside
+ * it; `more` on every page but the last. */
+static void key_listing_pages_a_time_range(void **state) {
+  (void)state;
+  open_with(NULL);
+  msg_t *m = calloc(LN, sizeof *m);
+  assert_non_null(m);
+  for (int i = 0; i < LN; i++) /* five per millisecond: ties ordered by hash */
+    make_msg(&m[i], i, T0 + (int64_t)(i / 5) * 1000000, i % 3 ? PUBSUB_A : PUBSUB_B, k_ct[i % 3]);
+  store_all(m, LN);
+  int64_t lo = m[500].m.timestamp, hi = m[2000].m.timestamp; /* both bounds hold five keys */
+  listing_t l = {.m = m, .n_msgs = LN, .ordered = true, .topics_right = true};
+  l.seen = calloc(LN, sizeof *l.seen);
+  assert_non_null(l.seen);
+  ld_archive_listing_t q = {.time_start = lo, .time_end = hi, .limit = 333};
+  size_t pages = 0, total = 0;
+  for (;;) {
+    l.done = false;
+    assert_int_equal(ld_archive_list_keys(g_a, &q, listed, &l), 0);
+    run_until(&l.done);
+    assert_int_equal(l.err, 0);
+    pages++;
+    total += l.n;
+    if (!l.more)
+      break;
+    assert_int_equal(l.n, 333);
+    q.has_after = true;
+    q.after_ts = l.last.timestamp;
+    memcpy(q.after_hash, l.last.hash, LD_WAKU_HASH_LEN);
+  }
+  assert_true(l.ordered);
+  assert_true(l.topics_right);
+  int expected = 0;
+  for (int i = 0; i < LN; i++) {
+    bool inside = m[i].m.timestamp >= lo && m[i].m.timestamp <= hi;
+    expected += inside;
+    assert_int_equal(l.seen[i], inside ? 1 : 0);
+  }
+  assert_int_equal(total, (size_t)expected);
+  assert_int_equal(pages, ((size_t)expected + 332) / 333);
+  /* the default page holds everything here; a reversed range is an argument error */
+  memset(l.seen, 0, LN * sizeof *l.seen);
+  l.has_prev = false;
+  l.done = false;
+  ld_archive_listing_t all = {.time_start = INT64_MIN, .time_end = INT64_MAX};
+  assert_int_equal(ld_archive_list_keys(g_a, &all, listed, &l), 0);
+  run_until(&l.done);
+  assert_int_equal(l.err, 0);
+  assert_int_equal(l.n, LN);
+  assert_false(l.more);
+  assert_true(l.ordered);
+  l.done = false;
+  ld_archive_listing_t reversed = {.time_start = hi, .time_end = lo};
+  assert_int_equal(ld_archive_list_keys(g_a, &reversed, listed, &l), 0);
+  run_until(&l.done);
+  assert_int_equal(l.err, LD_ERR_INVALID_ARG);
+  assert_int_equal(l.n, 0);
+  free(l.seen);
+  free(m);
+}
+
+static void work_taken_while_opening_waits_for_the_open(void **state) {
+  (void)state;
+  ld_archive_config_t cfg;
+  ld_archive_config_default(&cfg);
+  cfg.url = g_url;
+  cfg.now_ns = fake_now;
+  memset(&g_early, 0, sizeof g_early);
+  ld_archive_t *a = NULL;
+  assert_int_equal(ld_archive_open_early(&g_loop, &cfg, early_opened, &g_early, &a), 0);
+  assert_non_null(a);
+  enum { N = 25 };
+  msg_t m[N];
+  ack_t ack = {0};
+  for (int i = 0; i < N; i++) {
+    make_msg(&m[i], i, g_now + i, PUBSUB_A, k_ct[0]);
+    assert_int_equal(ld_archive_handle_message(a, PUBSUB_A, &m[i].m, m[i].hash, early_acked, &ack),
+                     LD_ARCHIVE_ACCEPTED);
+  }
+  msg_t old;
+  make_msg(&old, 99, g_now - LD_ARCHIVE_MAX_TS_VARIANCE_NS - 1, PUBSUB_A, k_ct[0]);
+  assert_int_equal(ld_archive_handle_message(a, PUBSUB_A, &old.m, old.hash, early_acked, &ack),
+                   LD_ARCHIVE_TOO_OLD); /* the checks apply while opening too */
+  static answer_t page;
+  memset(&page, 0, sizeof page);
+  ld_archive_query_t q = {.forward = true,
+                          .content_topics = &k_ct[0],
+                          .n_content_topics = 1,
+                          .limit = LD_ARCHIVE_MAX_PAGE_SIZE};
+  assert_int_equal(ld_archive_query(a, &q, early_answered, &page), 0);
+  counted_answer_t c = {0};
+  assert_int_equal(ld_archive_count(a, early_counted, &c), 0);
+  assert_int_equal(ld_archive_apply_retention(a, acked, &ack), LD_ERR_CLOSED);
+  assert_false(g_early.opened);
+  run_until(&g_early.opened);
+  assert_int_equal(g_early.err, 0);
+  assert_ptr_equal(g_early.a, a);
+  g_a = a;
+  run_until(&page.done);
+  run_until(&c.done);
+  wait_acks(&ack, N);
+  assert_int_equal(ack.ok, N);
+  assert_int_equal(g_early.answers_before_open, 0);
+  assert_int_equal(page.err, 0);
+  assert_int_equal(page.n, N);
+  for (int i = 0; i < N; i++)
+    assert_memory_equal(page.rows[i].hash, m[i].hash, LD_WAKU_HASH_LEN);
+  assert_int_equal(c.err, 0);
+  assert_int_equal(c.n, N);
+}
+
 /* ---- sqlite migrations ---------------------------------------------------------------------- */
 
 static sqlite3 *sqlite_raw(void) {
@@ -1467,6 +1755,40 @@ static void pg_refuses_newer_extension(void **state) {
 
 /* ---- groups --------------------------------------------------------------------------------- */
 
+/* An archive that cannot open fails the work it took meanwhile with the open error, each piece
+ * once, before it reports the failure. */
+static void work_taken_while_opening_fails_with_the_open(void **state) {
+  (void)state;
+  ld_archive_config_t cfg;
+  ld_archive_config_default(&cfg);
+  char url[160];
+  snprintf(url, sizeof url, "sqlite://%s/no-such-directory/archive.db", g_dir);
+  cfg.url = url;
+  cfg.now_ns = fake_now;
+  memset(&g_early, 0, sizeof g_early);
+  ld_archive_t *a = NULL;
+  assert_int_equal(ld_archive_open_early(&g_loop, &cfg, early_opened, &g_early, &a), 0);
+  msg_t m[3];
+  ack_t ack = {0};
+  for (int i = 0; i < 3; i++) {
+    make_msg(&m[i], i, g_now, PUBSUB_A, k_ct[0]);
+    assert_int_equal(ld_archive_handle_message(a, PUBSUB_A, &m[i].m, m[i].hash, acked, &ack),
+                     LD_ARCHIVE_ACCEPTED);
+  }
+  static answer_t page;
+  memset(&page, 0, sizeof page);
+  ld_archive_query_t q = {.forward = true};
+  assert_int_equal(ld_archive_query(a, &q, answered, &page), 0);
+  run_until(&g_early.opened);
+  assert_int_equal(g_early.err, LD_ERR_DB);
+  assert_null(g_early.a);
+  assert_true(page.done);
+  assert_int_equal(page.err, LD_ERR_DB);
+  assert_int_equal(ack.calls, 3);
+  assert_int_equal(ack.ok, 0);
+  assert_int_equal(ack.last_err, LD_ERR_DB);
+}
+
 #define SUITE_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 static const struct CMUnitTest k_suite[] = {
@@ -1487,6 +1809,10 @@ static const struct CMUnitTest k_suite[] = {
     SUITE_TEST(several_policies_in_one_run),
     SUITE_TEST(reopen_keeps_data),
     SUITE_TEST(close_with_work_in_flight),
+    SUITE_TEST(a_query_sees_every_message_accepted_before_it),
+    SUITE_TEST(a_page_after_a_burst_holds_the_whole_burst),
+    SUITE_TEST(work_taken_while_opening_waits_for_the_open),
+    SUITE_TEST(key_listing_pages_a_time_range),
 };
 
 static const struct CMUnitTest k_sqlite_only[] = {
@@ -1494,6 +1820,7 @@ static const struct CMUnitTest k_sqlite_only[] = {
     SUITE_TEST(migrates_nwaku_version_9),
     SUITE_TEST(lookups_follow_another_writer),
     SUITE_TEST(refuses_unknown_versions),
+    SUITE_TEST(work_taken_while_opening_fails_with_the_open),
 };
 
 static const struct CMUnitTest k_postgres_only[] = {

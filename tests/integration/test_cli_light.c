@@ -26,11 +26,12 @@
 #include "node/events.h"
 #include "node/node.h"
 #include "node_harness.h"
+#include "waku/core/sharding.h"
 
 #define STEP_MS 30000
 #define CT_CHAT "/cli/1/light/proto"
 #define CT_STORE "/cli/1/store/proto"
-#define SHARD0 "/waku/2/rs/0/0" /* autosharding of any content topic over 1 shard, cluster 0 */
+#define SHARD0 "/waku/2/rs/0/0" /* where the store tests publish */
 #define N_STORED 5
 #define UNREACHABLE "/ip4/127.0.0.1/tcp/1/p2p/16Uiu2HAkx3GoZmXmHbBcphAVJAU6gDuFWWLyBgAaEpyPzbZqccLQ"
 #define MAX_LINES 16
@@ -38,6 +39,8 @@
 
 static uv_loop_t g_loop;
 static const char *g_bin;
+/* CT_CHAT's shard: the service serves shards 0..7, so the commands autoshard over 8 */
+static char g_chat_topic[64];
 
 #define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
@@ -131,11 +134,13 @@ static ld_node_t *start_service(uint32_t filter_ttl_s, received_t *r, char *addr
   return start_node(cfg, r, addr, cap);
 }
 
-/* relay on shard 0 only, connected to the service. */
+/* relay on shard 0 and CT_CHAT's shard only, connected to the service. */
 static ld_node_t *start_relay_peer(const char *service) {
   ld_node_config_t *cfg = base_config();
-  char err[256];
+  char err[256], chat_shard[8];
+  snprintf(chat_shard, sizeof chat_shard, "%s", strrchr(g_chat_topic, '/') + 1);
   assert_int_equal(ld_node_config_add_shard(cfg, "0", err, sizeof err), 0);
+  assert_int_equal(ld_node_config_add_shard(cfg, chat_shard, err, sizeof err), 0);
   assert_int_equal(ld_node_config_add_static_node(cfg, service, err, sizeof err), 0);
   return start_node(cfg, &g_peer_rx, g_peer_addr, sizeof g_peer_addr);
 }
@@ -149,7 +154,7 @@ static size_t service_topic_peers(ld_node_t *n, const char *topic) {
 }
 
 /* Publishes on the service itself (its own messages reach its archive and filter). */
-static void publish(ld_node_t *n, const char *ct, const char *text, int64_t ts,
+static void publish(ld_node_t *n, const char *topic, const char *ct, const char *text, int64_t ts,
                     char hash[LD_WAKU_HASH_HEX_LEN + 1]) {
   ld_waku_message_t msg;
   ld_waku_message_init(&msg);
@@ -159,7 +164,7 @@ static void publish(ld_node_t *n, const char *ct, const char *text, int64_t ts,
   msg.content_topic_len = strlen(ct);
   msg.timestamp = ts;
   uint8_t h[LD_WAKU_HASH_LEN];
-  assert_true(ld_node_publish(n, SHARD0, &msg, h) >= 0);
+  assert_true(ld_node_publish(n, topic, &msg, h) >= 0);
   if (hash != NULL)
     ld_waku_hash_to_hex(h, hash);
 }
@@ -194,7 +199,7 @@ static void expect_two_messages(ch_child_t *sub, const char *h1, const char *h2)
   assert_string_equal(str(lines[0], "hash"), h1);
   assert_string_equal(str(lines[0], "text"), "first light message");
   assert_string_equal(str(lines[0], "payload"), "Zmlyc3QgbGlnaHQgbWVzc2FnZQ==");
-  assert_string_equal(str(lines[0], "pubsubTopic"), SHARD0);
+  assert_string_equal(str(lines[0], "pubsubTopic"), g_chat_topic);
   assert_string_equal(str(lines[0], "contentTopic"), CT_CHAT);
   assert_true(json_integer_value(json_object_get(lines[0], "timestamp")) > 0);
   assert_null(json_object_get(lines[0], "meta"));
@@ -236,7 +241,9 @@ static void lightpush_reaches_filter_subscribers_and_the_store(void **state) {
   const char *open_ended[] = {"subscribe", "--peer", g_service_addr, "--content-topic", CT_CHAT,
                               "--filter",  NULL};
   ch_child_t *a = ch_spawn(&g_loop, g_bin, counted), *b = ch_spawn(&g_loop, g_bin, open_ended);
-  WAIT_FOR(strstr(a->stderr_buf, "subscribe: receiving " CT_CHAT " on " SHARD0) != NULL);
+  char receiving[128];
+  snprintf(receiving, sizeof receiving, "subscribe: receiving " CT_CHAT " on %s", g_chat_topic);
+  WAIT_FOR(strstr(a->stderr_buf, receiving) != NULL);
   WAIT_FOR(strstr(b->stderr_buf, "subscribe: receiving") != NULL);
 
   char h1[LD_WAKU_HASH_HEX_LEN + 1], h2[LD_WAKU_HASH_HEX_LEN + 1];
@@ -272,7 +279,7 @@ static void filter_subscribes_again_when_the_service_forgets(void **state) {
   for (int i = 0; !sub->exited && i < 200; i++) {
     char text[32];
     snprintf(text, sizeof text, "renewed %d", i);
-    publish(svc, CT_CHAT, text, 0, NULL);
+    publish(svc, g_chat_topic, CT_CHAT, text, 0, NULL);
     uint64_t until = ld_now_ms() + 100;
     while (!sub->exited && ld_now_ms() < until)
       nh_pump(&g_loop);
@@ -299,7 +306,7 @@ static void store_messages(void) {
     char text[32];
     snprintf(text, sizeof text, "stored %d", i);
     g_stored_ts[i] = base + i * 1000;
-    publish(g_service, CT_STORE, text, g_stored_ts[i], g_stored[i]);
+    publish(g_service, SHARD0, CT_STORE, text, g_stored_ts[i], g_stored[i]);
   }
   WAIT_FOR(g_service_rx.count == before + N_STORED);
 }
@@ -440,14 +447,14 @@ static void unreachable_unsupported_and_foreign_peers(void **state) {
       {{"send", "--peer", g_service_addr, "--content-topic", CT_CHAT, "--cluster-id", "9",
         "--lightpush", "x", NULL},
        2,
-       "is not in cluster 9 (CLUSTER_MISMATCH)"},
+       "is not in cluster 9 but in cluster 0 (CLUSTER_MISMATCH)"},
       {{"subscribe", "--peer", g_service_addr, "--content-topic", CT_CHAT, "--cluster-id", "9",
         "--filter", NULL},
        2,
-       "is not in cluster 9 (CLUSTER_MISMATCH)"},
+       "is not in cluster 9 but in cluster 0 (CLUSTER_MISMATCH)"},
       {{"query", "--peer", g_service_addr, "--pubsub-topic", "/waku/2/rs/9/0", NULL},
        2,
-       "is not in cluster 9 (CLUSTER_MISMATCH)"},
+       "is not in cluster 9 but in cluster 0 (CLUSTER_MISMATCH)"},
   };
   expect_failures(cases, sizeof cases / sizeof cases[0]);
 }
@@ -509,13 +516,22 @@ static int setup(void **state) {
   if (g_bin == NULL)
     return -1;
   uv_loop_init(&g_loop);
+  ld_relay_shard_t chat;
+  if (ld_autoshard(CT_CHAT, strlen(CT_CHAT), 8, 0, &chat, NULL) != 0)
+    return -1;
+  ld_pubsub_topic_format(chat, g_chat_topic, sizeof g_chat_topic);
   g_service = start_service(LD_NODE_DEFAULT_FILTER_TIMEOUT_S, &g_service_rx, g_service_addr,
                             sizeof g_service_addr);
   g_peer = start_relay_peer(g_service_addr);
   uint64_t deadline = ld_now_ms() + STEP_MS;
-  while (service_topic_peers(g_service, SHARD0) == 0 && ld_now_ms() < deadline)
+  while ((service_topic_peers(g_service, SHARD0) == 0 ||
+          service_topic_peers(g_service, g_chat_topic) == 0) &&
+         ld_now_ms() < deadline)
     nh_pump(&g_loop);
-  return service_topic_peers(g_service, SHARD0) > 0 ? 0 : -1;
+  return service_topic_peers(g_service, SHARD0) > 0 &&
+                 service_topic_peers(g_service, g_chat_topic) > 0
+             ? 0
+             : -1;
 }
 
 static int teardown(void **state) {

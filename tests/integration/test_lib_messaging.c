@@ -2,6 +2,8 @@
  * - two Core nodes joined by a staticnode entry exchange a message: message_received once at
  *   the receiver, with the payload as an integer array; connection and health events flow;
  * - with a third node running store, a send goes message_propagated → message_sent;
+ * - a store node whose archive is still opening keeps what it relays meanwhile and confirms it
+ *   once open;
  * - an Edge node sends through lightpush and receives through filter via a service node;
  * - a context that loses its peers reports Disconnected, and once reconnected recovers the
  *   messages it missed from a store node, each reported once;
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -27,6 +30,7 @@
 #include "liblogosdelivery.h"
 #include "liblogosdelivery_kernel.h"
 #include "thread_wait.h"
+#include "waku/archive/archive.h"
 
 #define WAIT_MS 90000
 #define MAX_EVENTS 4096
@@ -347,6 +351,7 @@ static void two_core_nodes_exchange_a_message(void **state) {
 }
 
 static void wait_mesh(node_t *n, int want);
+static int received_at(node_t *n, int from, const char *text, char hash[80]);
 
 static void store_confirms_a_send(void **state) {
   (void)state;
@@ -374,6 +379,74 @@ static void store_confirms_a_send(void **state) {
   node_free(a);
   node_free(b);
   node_free(store);
+}
+
+/* A store node whose archive is still opening (held open by the archive's test hook, as a large
+ * archive or a long migration would) already takes part in relay: the messages it relays
+ * meanwhile are kept and written once the archive is open, the store queries that confirm the
+ * sends wait for the open instead of failing, and every send ends in message_sent. */
+static void a_store_node_keeps_what_it_relays_while_its_archive_opens(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ld-libmsg-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char fields[768];
+  snprintf(fields, sizeof fields, "\"store\":true,\"storeMessageDbUrl\":\"sqlite://%s/archive.db\"",
+           dir);
+  ld_archive_hold_opening(true);
+  node_t *store = node_start(fields);
+  staticnode(fields, sizeof fields, store);
+  node_t *b = node_start(fields);
+  subscribe(store, TOPIC); /* its message_received events show what it relayed */
+  subscribe(b, TOPIC);
+  wait_mesh(store, 1);
+
+  enum { N = 3 };
+  static const char *const b64[N] = {
+      "b3BlbmluZyBvbmU=", "b3BlbmluZyB0d28=", "b3BlbmluZyB0aHJlZQ=="};
+  static const char *const text[N] = {"opening one", "opening two", "opening three"};
+  char id[N][32], hash[N][80];
+  for (int i = 0; i < N; i++) {
+    send_text(b, b64[i], false, id[i]);
+    assert_true(wait_event(b, "message_propagated", "requestId", id[i]) >= 0);
+    received_at(store, 0, text[i], hash[i]);
+  }
+  /* the archive is not open yet: nothing can have been confirmed */
+  assert_int_equal(count_events(b, "message_sent", NULL, NULL), 0);
+  ld_archive_hold_opening(false);
+
+  for (int i = 0; i < N; i++) {
+    assert_true(wait_event(b, "message_sent", "requestId", id[i]) >= 0);
+    assert_int_equal(count_events(b, "message_error", "requestId", id[i]), 0);
+  }
+  char query[512];
+  snprintf(query, sizeof query,
+           "{\"requestId\":\"opening\",\"includeData\":false,\"paginationForward\":true,"
+           "\"messageHashes\":[\"%s\",\"%s\",\"%s\"]}",
+           hash[0], hash[1], hash[2]);
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(waku_store_query(b->ctx, on_reply, &r, query, store->addr, 10000), RET_OK);
+  char res[1024];
+  reply_ok(&r, res, sizeof res);
+  for (int i = 0; i < N; i++)
+    if (strstr(res, hash[i]) == NULL)
+      fail_msg("message %d (%s) is not in the archive: %s", i, hash[i], res);
+  node_free(b);
+  node_free(store);
+  char path[64];
+  static const char *const suffix[] = {"", "-wal", "-shm"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/archive.db%s", dir, suffix[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
+/* Lets the other tests' archives open even when the test above failed while holding them. */
+static int release_archive_hold(void **state) {
+  (void)state;
+  ld_archive_hold_opening(false);
+  return 0;
 }
 
 static void edge_sends_by_lightpush_and_receives_by_filter(void **state) {
@@ -680,6 +753,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(two_core_nodes_exchange_a_message),
       cmocka_unit_test(store_confirms_a_send),
+      cmocka_unit_test_teardown(a_store_node_keeps_what_it_relays_while_its_archive_opens,
+                                release_archive_hold),
       cmocka_unit_test(edge_sends_by_lightpush_and_receives_by_filter),
       cmocka_unit_test(oversized_send_is_a_message_error),
       cmocka_unit_test(a_reconnected_context_recovers_missed_messages),

@@ -1,7 +1,8 @@
 /* `logosdelivery send` and `logosdelivery subscribe` (the program from $LD_BIN, as child
  * processes) against a relay node running in this process: the hash `send` prints is the hash
- * the node received and the one `subscribe` prints; static and autosharded topics; the exit
- * codes of an unreachable peer, a wrong peer ID, another cluster and bad usage. */
+ * the node received and the one `subscribe` prints; static and autosharded topics, given by
+ * flags or learnt from the node (its cluster and shards); the exit codes of an unreachable peer,
+ * a wrong peer ID, another cluster, shards that tell no shard count and bad usage. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,7 +99,18 @@ static void send_and_subscribe_agree_on_the_hash(void **state) {
 
   WAIT_FOR(r.count == 1);
   assert_string_equal(r.hash, snd->stdout_buf);
-  assert_string_equal(r.topic, "/waku/2/rs/0/0"); /* autosharding over 1 shard by default */
+  char topic[64]; /* the node serves shards 0..7: autosharding over 8 */
+  ld_relay_shard_t shard;
+  assert_int_equal(ld_autoshard(CONTENT_TOPIC, strlen(CONTENT_TOPIC), 8, 0, &shard, NULL), 0);
+  ld_pubsub_topic_format(shard, topic, sizeof topic);
+  assert_string_equal(r.topic, topic);
+  char says[256];
+  snprintf(says, sizeof says,
+           "send: pubsub topic %s (autosharding of " CONTENT_TOPIC
+           " over 8 shards in cluster 0: the peer serves shards 0..7)",
+           topic);
+  if (strstr(snd->stderr_buf, says) == NULL)
+    fail_msg("no '%s' in '%s'", says, snd->stderr_buf);
 
   ch_expect_success(sub, STEP_MS);
   json_error_t jerr;
@@ -110,7 +122,7 @@ static void send_and_subscribe_agree_on_the_hash(void **state) {
   assert_string_equal(json_string_value(json_object_get(line, "payload")),
                       "aGVsbG8gZnJvbSB0aGUgY29tbWFuZCBsaW5l");
   assert_string_equal(json_string_value(json_object_get(line, "contentTopic")), CONTENT_TOPIC);
-  assert_string_equal(json_string_value(json_object_get(line, "pubsubTopic")), "/waku/2/rs/0/0");
+  assert_string_equal(json_string_value(json_object_get(line, "pubsubTopic")), topic);
   assert_true(json_integer_value(json_object_get(line, "timestamp")) > 0);
   json_decref(line);
   free(sub);
@@ -143,6 +155,48 @@ static void autosharding_and_static_topics_reach_the_right_shard(void **state) {
   ch_expect_success(c, STEP_MS);
   WAIT_FOR(r.count == 2);
   assert_string_equal(r.topic, "/waku/2/rs/2/5");
+  free(c);
+
+  /* without flags: the peer's cluster and shard count, learnt from its metadata (the first
+   * connection, in cluster 0, is refused; the command connects again in cluster 2) */
+  const char *learnt_args[] = {"send",        "--peer", addr, "--content-topic",
+                               CONTENT_TOPIC, "learnt", NULL};
+  c = ch_spawn(&g_loop, g_bin, learnt_args);
+  ch_expect_success(c, STEP_MS);
+  WAIT_FOR(r.count == 3);
+  snprintf(expect, sizeof expect, "/waku/2/rs/2/%u", shard.shard_id);
+  assert_string_equal(r.topic, expect);
+  char says[256];
+  snprintf(says, sizeof says,
+           "send: pubsub topic %s (autosharding of " CONTENT_TOPIC
+           " over 8 shards in cluster 2: the peer serves shards 0..7)",
+           expect);
+  if (strstr(c->stderr_buf, says) == NULL)
+    fail_msg("no '%s' in '%s'", says, c->stderr_buf);
+  free(c);
+  stop_node(n);
+}
+
+static void shards_that_tell_no_shard_count_are_named(void **state) {
+  (void)state;
+  received_t r = {0};
+  char addr[LD_MULTIADDR_TEXT_MAX];
+  ld_node_t *n = start_node(0, 0, "3", &r, addr, sizeof addr); /* static sharding: shard 3 */
+  const char *args[] = {"send", "--peer", addr, "--content-topic", CONTENT_TOPIC, "x", NULL};
+  ch_child_t *c = ch_spawn(&g_loop, g_bin, args);
+  int64_t status = ch_finish(c, STEP_MS);
+  const char *needle = "send: the peer serves shards 3 of cluster 0, which tell no autosharding "
+                       "shard count: give --num-shards-in-network or --pubsub-topic";
+  if (status != 1 || strstr(c->stderr_buf, needle) == NULL)
+    fail_msg("exit %lld, stderr '%s'", (long long)status, c->stderr_buf);
+  free(c);
+  const char *given[] = {
+      "send",           "--peer", addr, "--content-topic", CONTENT_TOPIC, "--pubsub-topic",
+      "/waku/2/rs/0/3", "y",      NULL};
+  c = ch_spawn(&g_loop, g_bin, given);
+  ch_expect_success(c, STEP_MS);
+  WAIT_FOR(r.count == 1);
+  assert_string_equal(r.topic, "/waku/2/rs/0/3");
   free(c);
   stop_node(n);
 }
@@ -224,6 +278,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(send_and_subscribe_agree_on_the_hash),
       cmocka_unit_test(autosharding_and_static_topics_reach_the_right_shard),
+      cmocka_unit_test(shards_that_tell_no_shard_count_are_named),
       cmocka_unit_test(failures_have_clear_exit_codes),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

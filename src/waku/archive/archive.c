@@ -1,5 +1,6 @@
 /* The archive core: lifecycle, jobs and their deadlines, ingest checks and write batching,
  * queries, counts and figures. Retention runs in retention.c. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,10 @@
 #define DEFAULT_MAX_DB_CONNECTIONS 50u
 #define DEFAULT_MEMORY_CAPACITY 100000u
 #define ARCHIVE_HANDLES 5
+#define OPENING_HELD_POLL_MS 5
 
 static void flush_pending(ld_archive_t *a, bool all);
+static void release_reads(ld_archive_t *a);
 static void on_deadline_timer(uv_timer_t *t);
 
 /* ---- jobs ------------------------------------------------------------------------------------ */
@@ -58,6 +61,8 @@ static entry_fn entry_of(const ld_archive_driver_ops_t *ops, ld_archive_job_kind
     return ops->drop_oldest;
   case LD_ARCHIVE_JOB_MAINTAIN:
     return ops->maintain;
+  case LD_ARCHIVE_JOB_LIST_KEYS:
+    return ops->list_keys;
   default:
     return NULL;
   }
@@ -96,7 +101,7 @@ int ld_archive__submit(ld_archive_t *a, ld_archive_job_t *job, uint64_t timeout_
     return rc;
   }
   a->jobs_out++;
-  if (job->deadline_ms != 0)
+  if (job->deadline_ms != 0 && !ld_timer_armed(&job->timer))
     arm_deadline(a, job);
   return 0;
 }
@@ -177,10 +182,46 @@ static void report_row(ld_archive_t *a, ld_archive_batch_row_t *row, int result)
     row->done(result >= 0 ? 0 : result, row->user_data);
 }
 
+static void flight_append(ld_archive_t *a, ld_archive_job_t *job) {
+  job->flight_next = NULL;
+  if (a->flight_tail != NULL)
+    a->flight_tail->flight_next = job;
+  else
+    a->flight_head = job;
+  a->flight_tail = job;
+}
+
+/* Drivers with several batches in flight may complete them in any order. */
+static void flight_remove(ld_archive_t *a, ld_archive_job_t *job) {
+  ld_archive_job_t **pp = &a->flight_head, *prev = NULL;
+  while (*pp != NULL && *pp != job) {
+    prev = *pp;
+    pp = &(*pp)->flight_next;
+  }
+  if (*pp == NULL)
+    return;
+  *pp = job->flight_next;
+  if (a->flight_tail == job)
+    a->flight_tail = prev;
+  job->flight_next = NULL;
+}
+
+/* The number up to which every accepted message has been written (or has failed): just below
+ * the oldest batch not completed. */
+static uint64_t written_seq(const ld_archive_t *a) {
+  if (a->flight_head != NULL)
+    return a->flight_head->seq - 1;
+  if (a->pending_head != NULL)
+    return a->pending_head->seq - 1;
+  return a->accepted_seq;
+}
+
 static void insert_done(ld_archive_job_t *job) {
   ld_archive_t *a = job->owner;
-  if (job->submitted)
+  if (job->submitted) {
     a->batches_in_flight--;
+    flight_remove(a, job);
+  }
   if (job->err < 0 && !job->abandoned)
     LD_WARN(LOG_TOPIC, "write batch of %zu messages failed: %s (%s)", job->batch.n, job->why,
             ld_errname(job->err));
@@ -193,6 +234,7 @@ static void insert_done(ld_archive_job_t *job) {
   ld_archive__job_free(job);
   if (a->state == LD_ARCHIVE_ST_OPEN)
     flush_pending(a, false);
+  release_reads(a);
 }
 
 static void insert_timeout(ld_archive_job_t *job) {
@@ -225,8 +267,11 @@ static void pending_unlink(ld_archive_t *a, ld_archive_job_t *job) {
   job->next = NULL;
 }
 
-/* Submits pending chunks while the driver takes more (all of them when closing). */
+/* Submits pending chunks while the driver takes more (all of them when closing); nothing while
+ * the archive opens. */
 static void flush_pending(ld_archive_t *a, bool all) {
+  if (a->state == LD_ARCHIVE_ST_OPENING)
+    return;
   while (a->pending_head != NULL &&
          (all || a->batches_in_flight < a->drv->ops->max_batches_in_flight)) {
     ld_archive_job_t *job = pending_pop(a);
@@ -236,6 +281,7 @@ static void flush_pending(ld_archive_t *a, bool all) {
       ld_archive__defer(a, job);
     } else {
       a->batches_in_flight++;
+      flight_append(a, job);
     }
   }
   if (a->pending_head == NULL)
@@ -244,6 +290,11 @@ static void flush_pending(ld_archive_t *a, bool all) {
 
 static void on_flush_timer(uv_timer_t *t) {
   flush_pending(t->data, false);
+}
+
+static void arm_chunk_deadline(ld_archive_t *a, ld_archive_job_t *job) {
+  job->deadline_ms = ld_now_ms() + a->cfg.request_timeout_ms;
+  arm_deadline(a, job);
 }
 
 static ld_archive_job_t *pending_chunk(ld_archive_t *a) {
@@ -255,23 +306,106 @@ static ld_archive_job_t *pending_chunk(ld_archive_t *a) {
     return NULL;
   job->on_done = insert_done;
   job->on_timeout = insert_timeout;
-  job->deadline_ms = ld_now_ms() + a->cfg.request_timeout_ms;
+  job->seq = a->accepted_seq + 1;
   if (tail != NULL)
     tail->next = job;
   else
     a->pending_head = job;
   a->pending_tail = job;
-  arm_deadline(a, job);
+  if (a->state == LD_ARCHIVE_ST_OPEN) /* while opening, the wait counts from the open */
+    arm_chunk_deadline(a, job);
   return job;
 }
 
-static void pending_expired(ld_archive_t *a, ld_archive_job_t *job) {
+/* Reports the messages of a chunk that never reached the driver as failed with `err`. */
+static void pending_fail(ld_archive_t *a, ld_archive_job_t *job, int err) {
   pending_unlink(a, job);
+  if (job->batch.n > 0)
+    LD_WARN(LOG_TOPIC, "%zu accepted messages not written: %s", job->batch.n, ld_errname(err));
   for (size_t i = 0; i < job->batch.n; i++) {
     a->backlog_rows--;
     a->backlog_bytes -= job->batch.rows[i].bytes;
-    report_row(a, &job->batch.rows[i], LD_ERR_TIMEOUT);
+    report_row(a, &job->batch.rows[i], err);
   }
+  ld_archive__job_free(job);
+}
+
+/* ---- reads held back ---------------------------------------------------------------------------
+ */
+
+static void reads_append(ld_archive_t *a, ld_archive_job_t *job) {
+  job->next = NULL;
+  if (a->reads_tail != NULL)
+    a->reads_tail->next = job;
+  else
+    a->reads_head = job;
+  a->reads_tail = job;
+}
+
+static ld_archive_job_t *reads_pop(ld_archive_t *a) {
+  ld_archive_job_t *job = a->reads_head;
+  if (job != NULL) {
+    a->reads_head = job->next;
+    if (a->reads_head == NULL)
+      a->reads_tail = NULL;
+    job->next = NULL;
+  }
+  return job;
+}
+
+static void reads_unlink(ld_archive_t *a, ld_archive_job_t *job) {
+  ld_archive_job_t **pp = &a->reads_head, *prev = NULL;
+  while (*pp != NULL && *pp != job) {
+    prev = *pp;
+    pp = &(*pp)->next;
+  }
+  if (*pp == NULL)
+    return;
+  *pp = job->next;
+  if (a->reads_tail == job)
+    a->reads_tail = prev;
+  job->next = NULL;
+}
+
+/* Ends a read that never reached the driver with `err` on the next loop turn. */
+static void read_fail(ld_archive_t *a, ld_archive_job_t *job, int err, const char *why) {
+  ld_archive_job_fail(job, err, "%s", why);
+  ld_archive__defer(a, job);
+}
+
+/* Hands the held reads whose messages are all written to the driver, oldest first. */
+static void release_reads(ld_archive_t *a) {
+  if (a->reads_head == NULL || a->state != LD_ARCHIVE_ST_OPEN)
+    return;
+  uint64_t written = written_seq(a);
+  while (a->reads_head != NULL && a->reads_head->seq <= written) {
+    ld_archive_job_t *job = reads_pop(a);
+    int rc = ld_archive__submit(a, job, 0);
+    if (rc != 0)
+      read_fail(a, job, rc, "request not accepted by the driver");
+  }
+}
+
+/* Submits a read (query, count) at once when every message accepted so far is written, which is
+ * the common case and costs one comparison. Otherwise holds it until they are, and writes the
+ * batch that is filling up now instead of letting it linger; while the archive opens, holds it
+ * until the open. Its deadline runs from now either way. */
+static int submit_read(ld_archive_t *a, ld_archive_job_t *job) {
+  if (a->state == LD_ARCHIVE_ST_OPEN && written_seq(a) == a->accepted_seq)
+    return ld_archive__submit(a, job, a->cfg.request_timeout_ms);
+  job->seq = a->accepted_seq;
+  job->deadline_ms = ld_now_ms() + a->cfg.request_timeout_ms;
+  arm_deadline(a, job);
+  reads_append(a, job);
+  flush_pending(a, false);
+  return 0;
+}
+
+/* A held read's deadline passed: it times out as a submitted one would. */
+static void read_expired(ld_archive_t *a, ld_archive_job_t *job) {
+  reads_unlink(a, job);
+  job->abandoned = true;
+  job->on_timeout(job);
   ld_archive__job_free(job);
 }
 
@@ -280,8 +414,13 @@ static void on_deadline_timer(uv_timer_t *t) {
   ld_timer_t *tm;
   while ((tm = ld_timerheap_pop_expired(&a->deadlines, ld_now_ms())) != NULL) {
     ld_archive_job_t *job = job_of_timer(tm);
+    if (!job->submitted && job->kind == LD_ARCHIVE_JOB_INSERT) {
+      pending_fail(a, job, LD_ERR_TIMEOUT);
+      release_reads(a);
+      continue;
+    }
     if (!job->submitted) {
-      pending_expired(a, job);
+      read_expired(a, job);
       continue;
     }
     job->abandoned = true;
@@ -299,7 +438,7 @@ static int ingest(ld_archive_t *a, const char *pubsub_topic, const ld_waku_messa
                   bool check_time) {
   if (a == NULL || pubsub_topic == NULL || msg == NULL || hash == NULL)
     return LD_ERR_INVALID_ARG;
-  if (a->state != LD_ARCHIVE_ST_OPEN)
+  if (a->state == LD_ARCHIVE_ST_CLOSING)
     return LD_ERR_CLOSED;
   if (msg->ephemeral) {
     a->stats.rejected_ephemeral++;
@@ -323,8 +462,11 @@ static int ingest(ld_archive_t *a, const char *pubsub_topic, const ld_waku_messa
   if (chunk == NULL ||
       ld_archive_batch_add(&chunk->batch, pubsub_topic, msg, hash, done, user_data) != 0)
     return LD_ERR_NOMEM;
+  a->accepted_seq++;
   a->backlog_rows++;
   a->backlog_bytes += chunk->batch.rows[chunk->batch.n - 1].bytes;
+  if (a->state != LD_ARCHIVE_ST_OPEN)
+    return LD_ARCHIVE_ACCEPTED; /* written once open */
   if (chunk->batch.n >= a->drv->ops->max_batch_rows)
     flush_pending(a, false);
   else if (!uv_is_active((uv_handle_t *)&a->flush_timer))
@@ -447,7 +589,7 @@ int ld_archive_query(ld_archive_t *a, const ld_archive_query_t *q, ld_archive_qu
                      void *user_data) {
   if (a == NULL || q == NULL || done == NULL)
     return LD_ERR_INVALID_ARG;
-  if (a->state != LD_ARCHIVE_ST_OPEN)
+  if (a->state == LD_ARCHIVE_ST_CLOSING)
     return LD_ERR_CLOSED;
   ld_archive_job_t *job = ld_archive__job_new(a, LD_ARCHIVE_JOB_QUERY);
   if (job == NULL)
@@ -470,13 +612,92 @@ int ld_archive_query(ld_archive_t *a, const ld_archive_query_t *q, ld_archive_qu
   }
   job->page = page_size(q->limit);
   job->query.limit = job->page + 1;
-  int rc = ld_archive__submit(a, job, a->cfg.request_timeout_ms);
+  int rc = submit_read(a, job);
   if (rc != 0) {
     ld_archive__job_free(job);
     a->stats.queries--;
     return rc;
   }
   return 0;
+}
+
+/* ---- key listing --------------------------------------------------------------------------------
+ */
+
+static void list_done(ld_archive_job_t *job) {
+  ld_archive_t *a = job->owner;
+  if (job->err < 0) {
+    a->stats.query_errors++;
+    job->cb.list(job->err, job->why[0] ? job->why : ld_strerror(job->err), NULL, 0, false,
+                 job->user_data);
+    ld_archive__job_free(job);
+    return;
+  }
+  size_t take = job->rows.n < job->page ? job->rows.n : job->page;
+  ld_archive_key_t *keys = take > 0 ? malloc(take * sizeof *keys) : NULL;
+  if (take > 0 && keys == NULL) {
+    job->cb.list(LD_ERR_NOMEM, "out of memory", NULL, 0, false, job->user_data);
+    ld_archive__job_free(job);
+    return;
+  }
+  for (size_t i = 0; i < take; i++) {
+    const ld_archive_row_t *row = &job->rows.rows[i];
+    keys[i].timestamp = row->msg.timestamp;
+    memcpy(keys[i].hash, row->hash, LD_WAKU_HASH_LEN);
+    keys[i].pubsub_topic = row->pubsub_topic;
+  }
+  job->cb.list(0, "", keys, take, job->rows.n > job->page, job->user_data);
+  free(keys);
+  ld_archive__job_free(job);
+}
+
+static void list_timeout(ld_archive_job_t *job) {
+  ld_archive_t *a = job->owner;
+  a->stats.query_errors++;
+  job->cb.list(LD_ERR_TIMEOUT, "database request timed out", NULL, 0, false, job->user_data);
+}
+
+static uint32_t list_page_size(uint32_t limit) {
+  if (limit == 0)
+    return LD_ARCHIVE_DEFAULT_LIST_PAGE;
+  return limit > LD_ARCHIVE_MAX_LIST_PAGE ? LD_ARCHIVE_MAX_LIST_PAGE : limit;
+}
+
+int ld_archive_list_keys(ld_archive_t *a, const ld_archive_listing_t *l, ld_archive_list_fn done,
+                         void *user_data) {
+  if (a == NULL || l == NULL || done == NULL)
+    return LD_ERR_INVALID_ARG;
+  if (a->state == LD_ARCHIVE_ST_CLOSING)
+    return LD_ERR_CLOSED;
+  ld_archive_job_t *job = ld_archive__job_new(a, LD_ARCHIVE_JOB_LIST_KEYS);
+  if (job == NULL)
+    return LD_ERR_NOMEM;
+  job->cb.list = done;
+  job->user_data = user_data;
+  job->on_done = list_done;
+  job->on_timeout = list_timeout;
+  a->stats.queries++;
+  if (l->time_start > l->time_end) {
+    ld_archive_job_fail(job, LD_ERR_INVALID_ARG, "time_start after time_end");
+    ld_archive__defer(a, job);
+    return 0;
+  }
+  job->query.has_time_start = job->query.has_time_end = true;
+  job->query.time_start = l->time_start;
+  job->query.time_end = l->time_end;
+  job->query.forward = true;
+  job->query.include_data = true;
+  job->query.has_cursor = l->has_after;
+  memcpy(job->query.cursor, l->after_hash, LD_WAKU_HASH_LEN);
+  job->ts = l->after_ts;
+  job->page = list_page_size(l->limit);
+  job->query.limit = job->page + 1;
+  int rc = submit_read(a, job);
+  if (rc != 0) {
+    ld_archive__job_free(job);
+    a->stats.queries--;
+  }
+  return rc;
 }
 
 /* ---- count, figures ----------------------------------------------------------------------------
@@ -494,7 +715,7 @@ static void count_timeout(ld_archive_job_t *job) {
 int ld_archive_count(ld_archive_t *a, ld_archive_count_fn done, void *user_data) {
   if (a == NULL || done == NULL)
     return LD_ERR_INVALID_ARG;
-  if (a->state != LD_ARCHIVE_ST_OPEN)
+  if (a->state == LD_ARCHIVE_ST_CLOSING)
     return LD_ERR_CLOSED;
   ld_archive_job_t *job = ld_archive__job_new(a, LD_ARCHIVE_JOB_COUNT);
   if (job == NULL)
@@ -503,7 +724,7 @@ int ld_archive_count(ld_archive_t *a, ld_archive_count_fn done, void *user_data)
   job->user_data = user_data;
   job->on_done = count_done;
   job->on_timeout = count_timeout;
-  int rc = ld_archive__submit(a, job, a->cfg.request_timeout_ms);
+  int rc = submit_read(a, job);
   if (rc != 0)
     ld_archive__job_free(job);
   return rc;
@@ -603,6 +824,51 @@ static void close_driver(ld_archive_t *a) {
   a->drv->ops->close(a->drv, job);
 }
 
+/* The work taken while opening fails with `err`: the messages with it, the reads with `why`. */
+static void fail_held(ld_archive_t *a, int err, const char *why) {
+  while (a->pending_head != NULL)
+    pending_fail(a, a->pending_head, err);
+  ld_archive_job_t *job;
+  while ((job = reads_pop(a)) != NULL)
+    read_fail(a, job, err, why);
+}
+
+/* The work taken while opening goes to the database: the messages first, each read once the
+ * messages accepted before it are written. Their deadlines run from now. */
+static void start_held(ld_archive_t *a) {
+  for (ld_archive_job_t *chunk = a->pending_head; chunk != NULL; chunk = chunk->next)
+    arm_chunk_deadline(a, chunk);
+  flush_pending(a, false);
+  release_reads(a);
+}
+
+static void finish_open(ld_archive_t *a) {
+  a->state = LD_ARCHIVE_ST_OPEN;
+  start_held(a);
+  ld_archive__retention_start_timer(a, 0);
+  uint32_t every = a->drv->ops->maintain_interval_ms;
+  if (a->drv->ops->maintain != NULL && every > 0)
+    uv_timer_start(&a->maintain_timer, on_maintain_timer, every, every);
+  ld_archive_open_fn cb = a->open_cb;
+  a->open_cb = NULL;
+  cb(a, 0, "", a->cb_data);
+}
+
+/* ld_archive_hold_opening: archives whose database is open wait here (on the maintenance timer,
+ * which starts only once open) until the hold is lifted. */
+static atomic_bool g_opening_held;
+
+void ld_archive_hold_opening(bool held) {
+  atomic_store(&g_opening_held, held);
+}
+
+static void on_opening_held(uv_timer_t *t) {
+  if (atomic_load(&g_opening_held))
+    return;
+  uv_timer_stop(t);
+  finish_open(t->data);
+}
+
 static void open_done(ld_archive_job_t *job) {
   ld_archive_t *a = job->owner;
   int err = job->err;
@@ -611,18 +877,16 @@ static void open_done(ld_archive_job_t *job) {
     snprintf(a->open_why, sizeof a->open_why, "%s", job->why[0] ? job->why : ld_strerror(err));
     ld_archive__job_free(job);
     a->state = LD_ARCHIVE_ST_CLOSING;
+    fail_held(a, err, a->open_why);
     close_driver(a);
     return;
   }
   ld_archive__job_free(job);
-  a->state = LD_ARCHIVE_ST_OPEN;
-  ld_archive__retention_start_timer(a, 0);
-  uint32_t every = a->drv->ops->maintain_interval_ms;
-  if (a->drv->ops->maintain != NULL && every > 0)
-    uv_timer_start(&a->maintain_timer, on_maintain_timer, every, every);
-  ld_archive_open_fn cb = a->open_cb;
-  a->open_cb = NULL;
-  cb(a, 0, "", a->cb_data);
+  if (atomic_load(&g_opening_held)) {
+    uv_timer_start(&a->maintain_timer, on_opening_held, OPENING_HELD_POLL_MS, OPENING_HELD_POLL_MS);
+    return;
+  }
+  finish_open(a);
 }
 
 void ld_archive_config_default(ld_archive_config_t *cfg) {
@@ -706,6 +970,11 @@ static int start_driver(ld_archive_t *a, driver_open_fn open_fn, const char *tar
 
 int ld_archive_open(uv_loop_t *loop, const ld_archive_config_t *cfg, ld_archive_open_fn done,
                     void *user_data) {
+  return ld_archive_open_early(loop, cfg, done, user_data, NULL);
+}
+
+int ld_archive_open_early(uv_loop_t *loop, const ld_archive_config_t *cfg, ld_archive_open_fn done,
+                          void *user_data, ld_archive_t **out) {
   const char *target = NULL;
   if (loop == NULL || cfg == NULL || cfg->url == NULL || done == NULL ||
       cfg->n_policies > LD_ARCHIVE_MAX_POLICIES)
@@ -736,6 +1005,8 @@ int ld_archive_open(uv_loop_t *loop, const ld_archive_config_t *cfg, ld_archive_
   }
   a->open_cb = done;
   a->cb_data = user_data;
+  if (out != NULL)
+    *out = a;
   return 0;
 }
 
@@ -749,5 +1020,8 @@ void ld_archive_close(ld_archive_t *a, void (*done)(void *user_data), void *user
   uv_timer_stop(&a->retention_timer);
   uv_timer_stop(&a->maintain_timer);
   flush_pending(a, true);
+  ld_archive_job_t *job;
+  while ((job = reads_pop(a)) != NULL)
+    read_fail(a, job, LD_ERR_CLOSED, "archive closed");
   close_driver(a);
 }

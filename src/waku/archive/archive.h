@@ -18,8 +18,9 @@
  * Writes are batched: an accepted message is durable (committed) when its `done` callback runs
  * with 0; a message whose callback has run with 0 survives a crash of the process (SIGKILL).
  * Accepted messages wait at most LD_ARCHIVE_BATCH_LINGER_MS for company, then go to the driver
- * as one transaction per batch (while a batch commits, the next one fills up). Retention
- * policies run on a timer, first right after opening.
+ * as one transaction per batch (while a batch commits, the next one fills up). A query waits for
+ * the writes accepted before it (read-your-writes, see ld_archive_query). Retention policies run
+ * on a timer, first right after opening.
  *
  * Storage: SQLite keeps nwaku's schema version 10 (table Message keyed by messageHash, index
  * i_ts; new files keep rows in insertion order, see sqlite/sqlite_schema.h) and adds the index
@@ -139,6 +140,18 @@ typedef void (*ld_archive_open_fn)(ld_archive_t *a, int err, const char *why, vo
 int ld_archive_open(uv_loop_t *loop, const ld_archive_config_t *cfg, ld_archive_open_fn done,
                     void *user_data);
 
+/* As ld_archive_open, and on success sets *out to the archive at once, so that a node can take
+ * work before the database is open (opening a large archive can take long, and nwaku does not
+ * serve before it is open): while it opens, ld_archive_handle_message and ld_archive_insert
+ * accept messages (the checks and limits apply; they are written once the database is open, and
+ * their request_timeout_ms counts from then), and ld_archive_query and ld_archive_count are held
+ * until the database is open (their request_timeout_ms counts from the call);
+ * ld_archive_apply_retention returns LD_ERR_CLOSED. When opening fails, the held messages' `done`
+ * get the open error and the held reads fail with it, before `done` reports the failure; *out is
+ * invalid once `done` has run with an error. ld_archive_close must wait until `done` has run. */
+int ld_archive_open_early(uv_loop_t *loop, const ld_archive_config_t *cfg, ld_archive_open_fn done,
+                          void *user_data, ld_archive_t **out);
+
 /* Stops the timers, fails the queued requests that have not started with LD_ERR_CLOSED, waits
  * for the running ones, commits what was accepted, closes the database and calls `done` (may be
  * NULL) from the loop; then the archive is freed. */
@@ -225,9 +238,56 @@ typedef void (*ld_archive_query_fn)(int err, const char *why, const ld_archive_r
  * LD_ERR_NOMEM / LD_ERR_INVALID_ARG (a, q or done NULL) with `done` never called. Argument errors
  * are reported through `done`, so a store server answers them all in one place: also more than
  * LD_ARCHIVE_MAX_QUERY_CONTENT_TOPICS content topics without a cursor, and a NULL content topic.
- * Reads see every message whose `done` has run with 0. */
+ *
+ * Read-your-writes: a query (and ld_archive_count) sees every message accepted
+ * (LD_ARCHIVE_ACCEPTED) before the call, unless writing that message failed. Every accepted
+ * message gets a sequence number; when messages accepted before the call are not written yet, the
+ * query is held until the batches holding them have completed, and the batch still lingering is
+ * written at once rather than after LD_ARCHIVE_BATCH_LINGER_MS. With nothing outstanding (the
+ * common case) it goes to the database at once. A held query's request_timeout_ms counts from the
+ * call. */
 int ld_archive_query(ld_archive_t *a, const ld_archive_query_t *q, ld_archive_query_fn done,
                      void *user_data);
+
+/* ---- key listing (store-sync) -----------------------------------------------------------------
+ */
+
+/* Keys per listing page: absent (0) → default; above the maximum → clamped. */
+#define LD_ARCHIVE_DEFAULT_LIST_PAGE 10000
+#define LD_ARCHIVE_MAX_LIST_PAGE 50000
+
+/* The (timestamp, hash) keys of the stored messages with time_start ≤ timestamp ≤ time_end, in
+ * ascending (timestamp, hash) order, a page at a time: what store-sync fills its item sets from
+ * at start (nwaku's initFillStorage pages through full messages; only the keys and the pubsub
+ * topic are needed). A page resumes strictly after the key (after_ts, after_hash) when has_after
+ * is set (the last key of the previous page). */
+typedef struct ld_archive_listing {
+  int64_t time_start; /* ns, inclusive */
+  int64_t time_end;   /* ns, inclusive */
+  bool has_after;
+  int64_t after_ts;
+  uint8_t after_hash[LD_WAKU_HASH_LEN];
+  uint32_t limit; /* 0 → LD_ARCHIVE_DEFAULT_LIST_PAGE; > max → LD_ARCHIVE_MAX_LIST_PAGE */
+} ld_archive_listing_t;
+
+typedef struct ld_archive_key {
+  int64_t timestamp;
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  const char *pubsub_topic; /* NUL-terminated */
+} ld_archive_key_t;
+
+/* One page: err 0 with keys[0..n) (valid only during the call) and `more` when keys beyond the
+ * page exist, or an error and a reason (`why`, never NULL; keys NULL, n 0): LD_ERR_INVALID_ARG
+ * (time_start > time_end), LD_ERR_DB, LD_ERR_TIMEOUT, LD_ERR_CLOSED, LD_ERR_NOMEM. Called exactly
+ * once. */
+typedef void (*ld_archive_list_fn)(int err, const char *why, const ld_archive_key_t *keys, size_t n,
+                                   bool more, void *user_data);
+
+/* Starts listing one page of `l` (copied). Returns 0 (then `done` reports), or LD_ERR_CLOSED /
+ * LD_ERR_NOMEM / LD_ERR_INVALID_ARG (a, l or done NULL) with `done` never called. Read-your-writes
+ * as ld_archive_query. */
+int ld_archive_list_keys(ld_archive_t *a, const ld_archive_listing_t *l, ld_archive_list_fn done,
+                         void *user_data);
 
 /* ---- maintenance and figures ----------------------------------------------------------------- */
 
@@ -251,5 +311,13 @@ typedef struct ld_archive_stats {
 } ld_archive_stats_t;
 
 void ld_archive_stats(const ld_archive_t *a, ld_archive_stats_t *out);
+
+/* ---- tests ----------------------------------------------------------------------------------- */
+
+/* For tests of what a node does while its archive opens (a large archive, a long migration):
+ * while `held` is true, every archive of the process whose database has opened waits before it
+ * reports the open and starts the work it took meanwhile; lifting the hold lets them go on
+ * within a few milliseconds. Off unless a test sets it. Any thread. */
+void ld_archive_hold_opening(bool held);
 
 #endif

@@ -56,6 +56,13 @@ struct ld_archive {
   unsigned batches_in_flight;
   size_t backlog_rows, backlog_bytes; /* accepted, not yet completed */
 
+  /* read-your-writes: accepted messages are numbered 1, 2, …; a read (query, count) submitted
+   * while messages accepted before it are not written yet (or while the archive opens) waits in
+   * `reads` until they are */
+  uint64_t accepted_seq;                       /* number of the last accepted message */
+  ld_archive_job_t *flight_head, *flight_tail; /* insert jobs at the driver, oldest first */
+  ld_archive_job_t *reads_head, *reads_tail;   /* reads held back, oldest first */
+
   uv_timer_t retention_timer;
   ld_archive_retention_t retention;
   uv_timer_t maintain_timer;

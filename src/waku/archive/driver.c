@@ -104,6 +104,14 @@ int ld_archive_rows_add(ld_archive_rows_t *r, const uint8_t hash[LD_WAKU_HASH_LE
   return 0;
 }
 
+int ld_archive_rows_add_key(ld_archive_rows_t *r, const uint8_t hash[LD_WAKU_HASH_LEN],
+                            int64_t timestamp, const char *pubsub_topic, size_t pubsub_topic_len) {
+  ld_waku_message_t m;
+  ld_waku_message_init(&m);
+  m.timestamp = timestamp;
+  return ld_archive_rows_add(r, hash, true, pubsub_topic, pubsub_topic_len, &m);
+}
+
 void ld_archive_rows_clear(ld_archive_rows_t *r) {
   while (r->chunks != NULL) {
     ld_archive_chunk_t *next = r->chunks->next;

@@ -47,6 +47,10 @@ typedef struct ld_archive_rows {
 int ld_archive_rows_add(ld_archive_rows_t *r, const uint8_t hash[LD_WAKU_HASH_LEN],
                         bool include_data, const char *pubsub_topic, size_t pubsub_topic_len,
                         const ld_waku_message_t *msg);
+/* Appends one key of a listing (LIST_KEYS): the hash, msg.timestamp and the pubsub topic (copied,
+ * NUL added); the rest of the message stays empty. Returns 0 or LD_ERR_NOMEM. */
+int ld_archive_rows_add_key(ld_archive_rows_t *r, const uint8_t hash[LD_WAKU_HASH_LEN],
+                            int64_t timestamp, const char *pubsub_topic, size_t pubsub_topic_len);
 void ld_archive_rows_clear(ld_archive_rows_t *r);
 /* Sorts the rows by (msg.timestamp, hash), ascending or descending, and keeps the first `keep`.
  * Returns 0 or LD_ERR_NOMEM (rows unchanged). */
@@ -98,6 +102,7 @@ typedef enum ld_archive_job_kind {
   LD_ARCHIVE_JOB_SIZE,
   LD_ARCHIVE_JOB_DROP_OLDEST,
   LD_ARCHIVE_JOB_MAINTAIN,
+  LD_ARCHIVE_JOB_LIST_KEYS,
 } ld_archive_job_kind_t;
 
 typedef struct ld_archive_job ld_archive_job_t;
@@ -110,10 +115,12 @@ struct ld_archive_job {
   ld_archive_job_kind_t kind;
   /* inputs */
   ld_archive_batch_t batch; /* INSERT */
-  ld_archive_query_t query; /* QUERY: limit is the number of rows to fetch (page + 1) */
-  int64_t ts;               /* DELETE_OLDER: cutoff (exclusive); DROP_OLDEST: now (ns) */
-  uint64_t n;               /* KEEP_NEWEST: rows to keep */
-  uint64_t deadline_ms;     /* ld_now_ms() deadline; 0 = none. Read-only for drivers */
+  /* QUERY: limit is the number of rows to fetch (page + 1). LIST_KEYS: time_start and time_end
+   * (both set), limit (page + 1), and with has_cursor the key (ts, cursor) to resume after */
+  ld_archive_query_t query;
+  int64_t ts; /* DELETE_OLDER: cutoff (exclusive); DROP_OLDEST: now (ns); LIST_KEYS: see query */
+  uint64_t n; /* KEEP_NEWEST: rows to keep */
+  uint64_t deadline_ms; /* ld_now_ms() deadline; 0 = none. Read-only for drivers */
   /* outputs */
   int err;
   char why[LD_ARCHIVE_WHY_LEN];
@@ -125,6 +132,7 @@ struct ld_archive_job {
   void *owner;
   union {
     ld_archive_query_fn query;
+    ld_archive_list_fn list;
     ld_archive_count_fn count;
     ld_archive_done_fn done;
   } cb;
@@ -135,6 +143,10 @@ struct ld_archive_job {
   bool submitted;         /* handed to the driver */
   bool abandoned;         /* reported as timed out; freed when the driver completes it */
   ld_archive_job_t *next; /* archive queues */
+  /* INSERT: sequence number of its first message; QUERY, COUNT held back: the last message
+   * accepted before it, which it waits for */
+  uint64_t seq;
+  ld_archive_job_t *flight_next; /* INSERT at the driver: the next younger one */
   /* driver bookkeeping */
   ld_archive_job_t *dnext;
   void *dpriv;
@@ -191,6 +203,9 @@ typedef struct ld_archive_driver_ops {
   int (*drop_oldest)(ld_archive_driver_t *d, ld_archive_job_t *job);
   /* Periodic housekeeping (partitions ahead). */
   int (*maintain)(ld_archive_driver_t *d, ld_archive_job_t *job);
+  /* LIST_KEYS: rows with time_start ≤ timestamp ≤ time_end (and after the resume key), ascending
+   * (timestamp, hash), at most query.limit, added with ld_archive_rows_add_key. */
+  int (*list_keys)(ld_archive_driver_t *d, ld_archive_job_t *job);
   /* Finishes the insert jobs it holds, fails the other queued jobs with LD_ERR_CLOSED, closes
    * the database and completes `job` last. Never fails. */
   void (*close)(ld_archive_driver_t *d, ld_archive_job_t *job);

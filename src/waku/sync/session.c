@@ -58,6 +58,7 @@ int ld_sync_session_init(ld_sync_session_t *s, const ld_sync_session_config_t *c
 
 void ld_sync_session_clear(ld_sync_session_t *s) {
   ld_sync_ranges_clear(&s->ranges);
+  ld_sync_spans_clear(&s->offered);
   ld_sync_payload_clear(&s->in);
   ld_sync_payload_clear(&s->out);
   ld_sync_payload_clear(&s->peer_topics);
@@ -70,6 +71,19 @@ static int end(ld_sync_session_t *s, int rc) {
   return rc;
 }
 
+/* Records the spans of the item sets in s->out, as the peer will read their bounds. */
+static int note_offered(ld_sync_session_t *s) {
+  for (size_t i = 0; i < s->out.n_ranges; i++) {
+    if (s->out.ranges[i].type != LD_SYNC_RANGE_ITEM_SET)
+      continue;
+    int rc = ld_sync_spans_add(&s->offered, ld_sync_payload_lower(&s->out, i).time,
+                               s->out.ranges[i].upper.time);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
 /* Encodes s->out with our topics and appends it to `out`. */
 static int write_out(ld_sync_session_t *s, ld_buf_t *out) {
   int rc = 0;
@@ -80,6 +94,8 @@ static int write_out(ld_sync_session_t *s, ld_buf_t *out) {
     rc = ld_sync_payload_add_topic(&s->out, true, s->cfg.content_topics[i].data,
                                    s->cfg.content_topics[i].len);
   size_t before = out->len;
+  if (rc == 0)
+    rc = note_offered(s);
   if (rc == 0)
     rc = ld_sync_payload_encode(&s->out, out);
   if (rc != 0)

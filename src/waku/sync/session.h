@@ -12,19 +12,19 @@
  * zero-length frame and ends the session (nwaku's rule). The `scope` callback maps a scope to the
  * item set to use (e.g. a per-shard view); without it the configured set is used.
  *
- * Driving it (the node's reconciliation handler, next stage):
+ * Driving it (service.h does, for store nodes):
  *   initiator: dial the peer on LD_SYNC_RECONCILIATION_PROTOCOL, ld_sync_session_start, write
  *     the body as one length-prefixed frame, then loop: read a frame (cap: limits.max_payload),
  *     ld_sync_session_receive, write the reply frame when `reply` says so (it may be empty: a
  *     zero-length frame), until ld_sync_session_done; close the stream.
  *   responder: the same loop from the first frame read.
  *   after every receive: push each item of `have` to the peer by transfer (transfer.h; message
- *     bodies from the archive or the node's recent-message cache), and remember `need` as the
- *     hashes the peer may transfer to us (anything else arriving by transfer is unsolicited);
- *     a caller may empty both lists (n = 0) between calls.
+ *     bodies from the archive or the node's recent-message cache), and remember `need` and
+ *     `offered` as what the peer may transfer to us (anything else arriving by transfer is
+ *     unsolicited); a caller may empty the three between calls (n = 0).
  *   on any error: close (reset) the stream; the error is named by ld_strerror.
- *   time: the engine keeps none; the handler bounds every read (a stalled peer) and the number of
- *     sessions at once.
+ *   time: the engine keeps none; the handler bounds every read (a stalled peer), the whole
+ *     session, and the number of sessions at once.
  * Presence (the Network Reliability Service's send-side confirmation): once a session is
  * complete (ld_sync_session_complete), every item that was in our set inside the window before
  * the session started and is not in `have` is in the peer's set too: a range either matched
@@ -34,18 +34,18 @@
  * skew one tolerates (recent sends are); and XOR fingerprints do not resist a peer that forges
  * them, so presence counts towards confirmation only from several distinct peers.
  *
- * Wiring (next stage):
- *   store nodes (store-sync, --store-sync*): one tree per shard, filled from the archive at start
- *     over [now − range, now] and fed by archive inserts; a `scope` callback answering with the
- *     view over the shards of a scope; every --store-sync-interval a session with a random peer
- *     that serves LD_SYNC_RECONCILIATION_PROTOCOL (ENR capability bit 4, identify), in nwaku's
- *     window (this config's defaults); prune every interval, first at half an interval (nwaku).
- *   Network Reliability Service: one tree per subscribed content topic, fed by the relay fan-out
- *     (non-ephemeral messages after validation) over the rolling window (default 7 min,
- *     window_start/end accordingly), pruned on a timer; sessions with a few mesh peers (light
- *     nodes: their service peers) on a timer and on reconnection, content_topics = {topic};
- *     what a peer lacks is pushed from the recent-message cache, what we lack arrives by its
- *     push, is validated (transfer.h) and surfaces as an ordinary received message.
+ * Wiring:
+ *   store nodes (store-sync, --store-sync*): service.h — one tree per shard (shards.h), filled
+ *     from the archive at start and fed by what the archive accepts; a `scope` callback
+ *     answering with the view over the shards of a scope; every --store-sync-interval a session
+ *     with a random peer that serves LD_SYNC_RECONCILIATION_PROTOCOL (identify), in nwaku's
+ *     window; prune every interval, first at half an interval (nwaku).
+ *   Network Reliability Service (to come): one tree per subscribed content topic, fed by the
+ *     relay fan-out (non-ephemeral messages after validation) over the rolling window (default
+ *     7 min, window_start/end accordingly), pruned on a timer; sessions with a few mesh peers
+ *     (light nodes: their service peers) on a timer and on reconnection, content_topics =
+ *     {topic}; what a peer lacks is pushed from the recent-message cache, what we lack arrives by
+ *     its push, is checked (ingress.h) and surfaces as an ordinary received message.
  *
  * Memory of one session at the default caps (codec.h, ranges.h): the decoded received payload
  * (≤ 32,768 ranges × 96 bytes + 127,100 items × 40 bytes ≈ 8.2 MB), the answer (the same caps:
@@ -65,6 +65,7 @@
 #include "waku/sync/codec.h"
 #include "waku/sync/ranges.h"
 #include "waku/sync/set.h"
+#include "waku/sync/spans.h"
 
 /* nwaku's store-sync defaults (waku_store_sync/common.nim). */
 #define LD_SYNC_DEFAULT_INTERVAL_NS (300ll * 1000000000ll) /* --store-sync-interval 300 s */
@@ -113,6 +114,12 @@ typedef struct ld_sync_session {
   size_t frames_in, frames_out;
   uint64_t bytes_in, bytes_out;
   ld_sync_ranges_t ranges; /* ranges.have / ranges.need: the differences so far */
+  /* The time spans of the item sets we sent (each range's lower bound as the peer decodes it to
+   * its upper time, whole timestamps): there we showed the peer all we hold, so the peer may
+   * push us whatever it holds there (what we lack of it we could not list as `need`: we never
+   * saw those items). What a peer pushes is solicited when it is in ranges.need or in one of
+   * these spans. */
+  ld_sync_spans_t offered;
   /* private */
   ld_sync_payload_t in, out;
   ld_sync_payload_t peer_topics; /* the topics of the last scope resolved */

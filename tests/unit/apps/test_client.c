@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/client.h"
+#include "waku/core/sharding.h"
 
 #define PEER "/ip4/127.0.0.1/tcp/60000/p2p/16Uiu2HAkx3GoZmXmHbBcphAVJAU6gDuFWWLyBgAaEpyPzbZqccLQ"
 #define H1 "0x1111111111111111111111111111111111111111111111111111111111111111"
@@ -353,18 +354,59 @@ static void service_outcomes_have_distinct_exit_codes(void **state) {
 
 /* ---- topics --------------------------------------------------------------------------------- */
 
-static void topics_come_from_autosharding_or_the_flag(void **state) {
+/* What a peer's metadata says: its cluster and the shards from..to (none when from > to). */
+static ld_metadata_info_t peer_info(uint32_t cluster, uint32_t from, uint32_t to) {
+  ld_metadata_info_t info;
+  ld_metadata_info_init(&info);
+  info.has_cluster = true;
+  info.cluster_id = cluster;
+  for (uint32_t s = from; s <= to; s++)
+    assert_int_equal(ld_metadata_info_add_shard(&info, s), 0);
+  return info;
+}
+
+/* The autosharding topic of /a/1/b/proto over `n` shards of `cluster`. */
+static const char *autoshard_topic(uint32_t n, uint16_t cluster) {
+  static char topic[64];
+  ld_relay_shard_t rs;
+  assert_int_equal(ld_autoshard("/a/1/b/proto", 12, n, cluster, &rs, NULL), 0);
+  ld_pubsub_topic_format(rs, topic, sizeof topic);
+  return topic;
+}
+
+static void topics_come_from_the_flags_first(void **state) {
   fixture_t *f = *state;
-  char topic[64];
-  uint16_t cluster = 0, shard = 0;
-  const char *autoshard[] = {"--peer", PEER, "--content-topic", "/a/1/b/proto", "--cluster-id",
-                             "4",      NULL};
-  assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, autoshard), 0);
-  assert_int_equal(
-      ld_client_topic(&f->o, topic, sizeof topic, &cluster, &shard, f->err, sizeof f->err), 0);
-  assert_string_equal(topic, "/waku/2/rs/4/0"); /* one shard by default */
-  assert_int_equal(cluster, 4);
-  const char *fixed[] = {"--peer",
+  ld_client_topic_t t;
+  ld_metadata_info_t eight = peer_info(0, 0, 7);
+  const char *flags[] = {"--peer",
+                         PEER,
+                         "--content-topic",
+                         "/a/1/b/proto",
+                         "--cluster-id",
+                         "4",
+                         "--num-shards-in-network",
+                         "16",
+                         NULL};
+  assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, flags), 0);
+  assert_true(ld_client_topic_from_flags(&f->o));
+  assert_int_equal(ld_client_topic(&f->o, &eight, &t, f->err, sizeof f->err), 0);
+  assert_string_equal(t.topic, autoshard_topic(16, 4)); /* the flags win over the peer */
+  assert_int_equal(t.cluster, 4);
+  assert_int_equal(t.num_shards, 16);
+  assert_string_equal(t.source, "--num-shards-in-network");
+
+  const char *fixed[] = {
+      "--peer", PEER, "--content-topic", "/a/1/b/proto", "--pubsub-topic", "/waku/2/rs/4/9", NULL};
+  assert_int_equal(parse_args(f, LD_CLIENT_SEND, fixed), 0);
+  assert_true(ld_client_topic_from_flags(&f->o));
+  assert_true(ld_client_cluster_from_flags(&f->o));
+  assert_int_equal(ld_client_topic(&f->o, &eight, &t, f->err, sizeof f->err), 0);
+  assert_string_equal(t.topic, "/waku/2/rs/4/9");
+  assert_int_equal(t.shard, 9);
+  assert_int_equal(t.num_shards, 0);
+  assert_string_equal(t.source, "--pubsub-topic");
+
+  const char *other[] = {"--peer",
                          PEER,
                          "--content-topic",
                          "/a/1/b/proto",
@@ -373,11 +415,69 @@ static void topics_come_from_autosharding_or_the_flag(void **state) {
                          "--cluster-id",
                          "5",
                          NULL};
-  assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, fixed), 0);
-  assert_int_equal(
-      ld_client_topic(&f->o, topic, sizeof topic, &cluster, &shard, f->err, sizeof f->err),
-      LD_ERR_INVALID_ARG);
+  assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, other), 0);
+  assert_int_equal(ld_client_topic(&f->o, NULL, &t, f->err, sizeof f->err), LD_ERR_INVALID_ARG);
   assert_string_equal(f->err, "--pubsub-topic '/waku/2/rs/4/9' is not in --cluster-id 5");
+
+  const char *bad[] = {"--peer", PEER, "--content-topic", "/a/b", NULL};
+  assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, bad), 0);
+  assert_int_equal(ld_client_topic(&f->o, &eight, &t, f->err, sizeof f->err), LD_ERR_INVALID_ARG);
+  assert_memory_equal(f->err, "--content-topic '/a/b'", 21);
+}
+
+static void topics_follow_the_peers_cluster_and_shards(void **state) {
+  fixture_t *f = *state;
+  ld_client_topic_t t;
+  const char *plain[] = {"--peer", PEER, "--content-topic", "/a/1/b/proto", NULL};
+  assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, plain), 0);
+  assert_false(ld_client_topic_from_flags(&f->o));
+  assert_false(ld_client_cluster_from_flags(&f->o));
+
+  /* shards 0..7: autosharding over 8, in the peer's cluster */
+  ld_metadata_info_t peer = peer_info(7, 0, 7);
+  assert_int_equal(ld_client_topic(&f->o, &peer, &t, f->err, sizeof f->err), 0);
+  assert_string_equal(t.topic, autoshard_topic(8, 7));
+  assert_int_equal(t.cluster, 7);
+  assert_int_equal(t.num_shards, 8);
+  assert_string_equal(t.source, "the peer serves shards 0..7");
+
+  /* shards 0..2 of cluster 0 */
+  peer = peer_info(0, 0, 2);
+  assert_int_equal(ld_client_topic(&f->o, &peer, &t, f->err, sizeof f->err), 0);
+  assert_string_equal(t.topic, autoshard_topic(3, 0));
+  assert_int_equal(t.num_shards, 3);
+
+  /* a subset of a preset's shards: the preset's count (twn: cluster 1, 8 shards) */
+  peer = peer_info(1, 2, 2);
+  assert_int_equal(ld_client_topic(&f->o, &peer, &t, f->err, sizeof f->err), 0);
+  assert_string_equal(t.topic, autoshard_topic(8, 1));
+  assert_string_equal(t.source, "the network preset twn of cluster 1");
+
+  /* no shards, or no answer at all: one shard (nwaku's default) */
+  peer = peer_info(5, 1, 0);
+  assert_int_equal(ld_client_topic(&f->o, &peer, &t, f->err, sizeof f->err), 0);
+  assert_string_equal(t.topic, "/waku/2/rs/5/0");
+  assert_int_equal(t.num_shards, 1);
+  assert_int_equal(ld_client_topic(&f->o, NULL, &t, f->err, sizeof f->err), 0);
+  assert_string_equal(t.topic, "/waku/2/rs/0/0");
+  assert_string_equal(t.source, "the default: the peer named no shards");
+
+  /* shards that tell no count: named, with the flags to give */
+  peer = peer_info(0, 3, 5);
+  assert_int_equal(ld_client_topic(&f->o, &peer, &t, f->err, sizeof f->err), LD_ERR_INVALID_ARG);
+  assert_string_equal(f->err, "the peer serves shards 3, 4, 5 of cluster 0, which tell no "
+                              "autosharding shard count: give --num-shards-in-network or "
+                              "--pubsub-topic");
+
+  /* --cluster-id alone: the peer's shard count in that cluster */
+  const char *cluster[] = {"--peer", PEER, "--content-topic", "/a/1/b/proto", "--cluster-id",
+                           "4",      NULL};
+  assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, cluster), 0);
+  assert_false(ld_client_topic_from_flags(&f->o));
+  assert_true(ld_client_cluster_from_flags(&f->o));
+  peer = peer_info(4, 0, 7);
+  assert_int_equal(ld_client_topic(&f->o, &peer, &t, f->err, sizeof f->err), 0);
+  assert_string_equal(t.topic, autoshard_topic(8, 4));
 }
 
 int main(void) {
@@ -395,7 +495,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(query_refuses_too_many_hashes, setup, teardown),
       cmocka_unit_test(message_lines_have_a_fixed_shape),
       cmocka_unit_test(service_outcomes_have_distinct_exit_codes),
-      cmocka_unit_test_setup_teardown(topics_come_from_autosharding_or_the_flag, setup, teardown),
+      cmocka_unit_test_setup_teardown(topics_come_from_the_flags_first, setup, teardown),
+      cmocka_unit_test_setup_teardown(topics_follow_the_peers_cluster_and_shards, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -344,6 +344,7 @@ static void every_kernel_option_is_a_flag(void **state) {
   char err[512];
   setenv("WAKUNODE2_DISCV5_UDP_PORT", "9001", 1);
   const char *file = write_file("rln-relay-eth-client-address = ['http://rpc.example:8545']\n"
+                                "store-resume = true\n"
                                 "store-sync = true\n");
   char config[128];
   snprintf(config, sizeof config, "--config-file=%s", file);
@@ -360,11 +361,13 @@ static void every_kernel_option_is_a_flag(void **state) {
   const char *names[] = {"discv5-discovery", "nat",
                          "quic-port",        "mode",
                          "discv5-udp-port",  "rln-relay-eth-client-address",
-                         "store-sync",       "rln-relay"};
+                         "store-resume",     "rln-relay"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!inert(c, names[i]))
       fail_msg("%s not recorded as without effect", names[i]);
   assert_false(inert(c, "preset"));
+  assert_false(inert(c, "store-sync")); /* store-sync takes effect */
+  assert_true(c->store_sync);
   free(o);
 }
 

@@ -29,7 +29,7 @@
 #define T0 (1700000000ll * 1000000000ll)
 #define SEC 1000000000ll
 #define WAIT_MS 10000
-#define N_FAMILIES 15
+#define N_FAMILIES 21
 
 static uv_loop_t g_loop;
 static int64_t g_now = T0;
@@ -87,6 +87,12 @@ static const char *const k_types[N_FAMILIES] = {
     "waku_px_peers_sent_total counter",
     "waku_px_errors_total counter",
     "waku_service_network_bytes_total counter",
+    "reconciliation_roundtrips histogram",
+    "reconciliation_differences histogram",
+    "total_bytes_exchanged_total counter",
+    "total_transfer_messages_exchanged_total counter",
+    "total_messages_cached gauge",
+    "waku_store_sync_rejected_messages_total counter",
 };
 
 static void assert_types(const char *text) {
@@ -251,6 +257,7 @@ static void families_without_sources(void **state) {
   ld_service_metrics_set_lightpush(sm, NULL);
   ld_service_metrics_set_filter(sm, NULL);
   ld_service_metrics_set_px(sm, NULL);
+  ld_service_metrics_set_store_sync(sm, NULL);
   ld_service_metrics_free(sm);
   ld_service_metrics_free(NULL);
   ld_metrics_free(reg);

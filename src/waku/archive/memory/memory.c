@@ -252,6 +252,27 @@ static int mem_query(ld_archive_driver_t *d, ld_archive_job_t *job) {
   return 0;
 }
 
+static int mem_list_keys(ld_archive_driver_t *d, ld_archive_job_t *job) {
+  static const uint8_t lo_hash[LD_WAKU_HASH_LEN];
+  mem_driver_t *m = (mem_driver_t *)d;
+  const ld_archive_query_t *q = &job->query;
+  size_t i = bound(m, q->time_start, lo_hash, false), end = m->head + m->len;
+  if (q->has_cursor) {
+    size_t c = bound(m, job->ts, q->cursor, true);
+    i = c > i ? c : i;
+  }
+  for (; i < end && job->rows.n < q->limit && m->slots[i]->ts <= q->time_end; i++) {
+    const mem_row_t *r = m->slots[i];
+    if (ld_archive_rows_add_key(&job->rows, r->hash, r->ts, r->pubsub_topic, r->pubsub_topic_len) !=
+        0) {
+      ld_archive_job_fail(job, LD_ERR_NOMEM, "out of memory");
+      break;
+    }
+  }
+  ld_archive_job_complete(d, job);
+  return 0;
+}
+
 static int mem_count(ld_archive_driver_t *d, ld_archive_job_t *job) {
   job->value = ((mem_driver_t *)d)->len;
   ld_archive_job_complete(d, job);
@@ -305,6 +326,7 @@ static const ld_archive_driver_ops_t mem_ops = {
     .delete_older_than = mem_delete_older,
     .keep_newest = mem_keep_newest,
     .size_bytes = mem_size,
+    .list_keys = mem_list_keys,
     .close = mem_close,
     .free = mem_free,
 };

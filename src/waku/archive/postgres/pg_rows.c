@@ -535,6 +535,41 @@ int ld_pg_query(PGconn *c, const ld_archive_query_t *q, size_t n_partitions, uin
   return rc;
 }
 
+/* ---- key listing --------------------------------------------------------------------------- */
+
+int ld_pg_list_keys(PGconn *c, const ld_archive_query_t *q, int64_t after_ts, uint64_t deadline_ms,
+                    ld_archive_rows_t *rows, ld_pg_status_t *st) {
+  char num[4][NUM_LEN], hash[HEX_HASH_LEN + 1] = "";
+  snprintf(num[0], NUM_LEN, "%" PRId64, q->time_start);
+  snprintf(num[1], NUM_LEN, "%" PRId64, q->time_end);
+  snprintf(num[2], NUM_LEN, "%" PRId64, q->has_cursor ? after_ts : INT64_MIN);
+  snprintf(num[3], NUM_LEN, "%" PRIu32, q->limit);
+  if (q->has_cursor)
+    ld_hex_encode(q->cursor, LD_WAKU_HASH_LEN, hash);
+  const char *vals[5] = {num[0], num[1], num[2], hash, num[3]};
+  PGresult *r = NULL;
+  /* plan-time partition pruning by the time range needs the values: not prepared */
+  int rc = ld_pg_exec(c,
+                      "SELECT messageHash, timestamp, pubsubTopic FROM messages "
+                      "WHERE timestamp >= $1::bigint AND timestamp <= $2::bigint "
+                      "AND (timestamp, messageHash) > ($3::bigint, $4) "
+                      "ORDER BY timestamp ASC, messageHash ASC LIMIT $5::bigint",
+                      5, vals, deadline_ms, &r, st);
+  for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
+    uint8_t h[LD_WAKU_HASH_LEN];
+    size_t len;
+    if (ld_hex_decode(PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), h, sizeof h, &len) != 0 ||
+        len != LD_WAKU_HASH_LEN)
+      continue; /* not a key we wrote: skipped */
+    rc = ld_archive_rows_add_key(rows, h, strtoll(PQgetvalue(r, i, 1), NULL, 10),
+                                 PQgetvalue(r, i, 2), (size_t)PQgetlength(r, i, 2));
+  }
+  PQclear(r);
+  if (rc == LD_ERR_NOMEM)
+    snprintf(st->why, sizeof st->why, "out of memory");
+  return rc;
+}
+
 /* ---- figures and deletes ------------------------------------------------------------------- */
 
 int ld_pg_scalar(PGconn *c, const char *sql, const char *param, uint64_t deadline_ms, uint64_t *out,

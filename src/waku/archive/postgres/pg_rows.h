@@ -27,6 +27,11 @@ int ld_pg_insert_batch(PGconn *c, ld_archive_batch_t *b, uint64_t deadline_ms, l
 int ld_pg_query(PGconn *c, const ld_archive_query_t *q, size_t n_partitions, uint64_t deadline_ms,
                 ld_archive_rows_t *rows, ld_pg_status_t *st);
 
+/* The keys of a listing (LIST_KEYS: q's time range, limit and resume key (after_ts, q->cursor)
+ * when q->has_cursor) into `rows`, ascending (timestamp, messageHash). */
+int ld_pg_list_keys(PGconn *c, const ld_archive_query_t *q, int64_t after_ts, uint64_t deadline_ms,
+                    ld_archive_rows_t *rows, ld_pg_status_t *st);
+
 /* A statement with at most one parameter returning one integer (0 when no row). */
 int ld_pg_scalar(PGconn *c, const char *sql, const char *param, uint64_t deadline_ms, uint64_t *out,
                  ld_pg_status_t *st);

@@ -257,6 +257,8 @@ static int run_job(pg_driver_t *d, PGconn *c, ld_archive_job_t *job, ld_pg_statu
     return ld_pg_query(c, &job->query, parts_count(d), job_deadline(job), &job->rows, st);
   case LD_ARCHIVE_JOB_COUNT:
     return run_count(c, job, st);
+  case LD_ARCHIVE_JOB_LIST_KEYS:
+    return ld_pg_list_keys(c, &job->query, job->ts, job_deadline(job), &job->rows, st);
   case LD_ARCHIVE_JOB_DELETE_OLDER:
     return run_delete_older(d, c, job, st);
   case LD_ARCHIVE_JOB_KEEP_NEWEST:
@@ -424,6 +426,7 @@ static const ld_archive_driver_ops_t pg_ops = {
     .insert = pg_submit,
     .query = pg_submit,
     .count = pg_submit,
+    .list_keys = pg_submit,
     .delete_older_than = pg_submit,
     .keep_newest = pg_submit,
     .size_bytes = pg_submit,

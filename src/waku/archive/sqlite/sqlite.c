@@ -525,6 +525,49 @@ static void run_query(sq_driver_t *s, ld_archive_job_t *job) {
   }
 }
 
+/* The keys of a time range after the resume key, through the (timestamp, messageHash) order of
+ * the index i_ts. */
+static void run_list_keys(sq_driver_t *s, ld_archive_job_t *job) {
+  const ld_archive_query_t *q = &job->query;
+  sqlite3_stmt *st =
+      cached(s, q->has_cursor ? "SELECT messageHash, timestamp, pubsubTopic FROM Message "
+                                "WHERE timestamp >= ? AND timestamp <= ? AND "
+                                "(timestamp, messageHash) > (?, ?) "
+                                "ORDER BY timestamp ASC, messageHash ASC LIMIT ?"
+                              : "SELECT messageHash, timestamp, pubsubTopic FROM Message "
+                                "WHERE timestamp >= ? AND timestamp <= ? "
+                                "ORDER BY timestamp ASC, messageHash ASC LIMIT ?");
+  if (st == NULL) {
+    db_fail(s, job, "prepare");
+    return;
+  }
+  int i = 1;
+  sqlite3_bind_int64(st, i++, q->time_start);
+  sqlite3_bind_int64(st, i++, q->time_end);
+  if (q->has_cursor) {
+    sqlite3_bind_int64(st, i++, job->ts);
+    bind_blob(st, i++, q->cursor, LD_WAKU_HASH_LEN);
+  }
+  sqlite3_bind_int64(st, i, q->limit);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const uint8_t *hash = sqlite3_column_blob(st, 0);
+    if (sqlite3_column_bytes(st, 0) != LD_WAKU_HASH_LEN)
+      continue; /* a malformed key (not written by us) is skipped */
+    const char *topic = sqlite3_column_blob(st, 2);
+    size_t topic_len = (size_t)sqlite3_column_bytes(st, 2);
+    if (ld_archive_rows_add_key(&job->rows, hash, sqlite3_column_int64(st, 1), topic, topic_len) !=
+        0) {
+      sqlite3_reset(st);
+      ld_archive_job_fail(job, LD_ERR_NOMEM, "out of memory");
+      return;
+    }
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    db_fail(s, job, "list keys");
+}
+
 /* ---- maintenance --------------------------------------------------------------------------- */
 
 static void run_delete_older(sq_driver_t *s, ld_archive_job_t *job) {
@@ -696,6 +739,9 @@ static void run_job(sq_driver_t *s, ld_archive_job_t *job) {
   case LD_ARCHIVE_JOB_COUNT:
     run_count(s, job);
     break;
+  case LD_ARCHIVE_JOB_LIST_KEYS:
+    run_list_keys(s, job);
+    break;
   case LD_ARCHIVE_JOB_DELETE_OLDER:
     run_delete_older(s, job);
     break;
@@ -775,12 +821,13 @@ static void worker(void *arg) {
   }
 }
 
-/* Queries go to the readers' queue when there are readers, everything else to the writer. The
- * wake-up is sent after the unlock (the queues live as long as the driver), so the woken thread
- * does not wake into a held mutex, and only when a thread sleeps. */
+/* Queries and listings go to the readers' queue when there are readers, everything else to the
+ * writer. The wake-up is sent after the unlock (the queues live as long as the driver), so the
+ * woken thread does not wake into a held mutex, and only when a thread sleeps. */
 static int sq_submit(ld_archive_driver_t *d, ld_archive_job_t *job) {
   sq_driver_t *s = (sq_driver_t *)d;
-  sq_queue_t *q = job->kind == LD_ARCHIVE_JOB_QUERY && s->n_readers > 0 ? &s->rq : &s->wq;
+  bool read = job->kind == LD_ARCHIVE_JOB_QUERY || job->kind == LD_ARCHIVE_JOB_LIST_KEYS;
+  sq_queue_t *q = read && s->n_readers > 0 ? &s->rq : &s->wq;
   uv_mutex_lock(&q->mu);
   bool closing = q->closing, wake = !closing && q->waiting > 0;
   if (!closing)
@@ -896,6 +943,7 @@ static const ld_archive_driver_ops_t sq_ops = {
     .delete_older_than = sq_submit,
     .keep_newest = sq_submit,
     .size_bytes = sq_submit,
+    .list_keys = sq_submit,
     .close = sq_close,
     .free = sq_free,
 };

@@ -2,7 +2,8 @@
  * full sides, different hashes, shards, 100,000 items with one difference, 10,000 with 1,000),
  * each run with this engine's policy on both sides, nwaku's on both sides, and mixed (so that
  * this engine is checked against nwaku's behaviour in both roles); then convergence of random
- * differences, topic scopes, the window, and bad peers. */
+ * differences, topic scopes, the window, and bad peers. Every push is checked to be solicited on
+ * the receiving side (in its `need` or its offered spans). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -127,6 +128,27 @@ static bool has_item(const ld_sync_ids_t *l, const ld_sync_id_t *id) {
   return false;
 }
 
+/* Items pushed to a side only through its offered spans (not in its `need`), over the tests. */
+static size_t g_pushed_by_span;
+
+/* What one side pushes (its `have`) is solicited on the other: in its `need` or inside the spans
+ * of the item sets it sent. */
+static void assert_solicited(const node_t *from, const node_t *to) {
+  for (size_t i = 0; i < from->s.ranges.have.n; i++) {
+    const ld_sync_id_t *x = &from->s.ranges.have.v[i];
+    bool in_need = has_item(&to->s.ranges.need, x);
+    bool in_span = ld_sync_spans_contains(&to->s.offered, x->time);
+    if (!in_need && !in_span)
+      fail_msg("a pushed item at %lld is neither needed nor offered", (long long)x->time);
+    g_pushed_by_span += !in_need;
+  }
+}
+
+static void assert_both_solicited(const node_t *a, const node_t *b) {
+  assert_solicited(a, b);
+  assert_solicited(b, a);
+}
+
 static bool same_window(const node_t *a, const node_t *b) {
   ld_sync_id_t lo = ld_sync_id_bound(a->cfg.window_start), hi = ld_sync_id_bound(a->cfg.window_end);
   ld_sync_summary_t x, y;
@@ -200,6 +222,7 @@ static void small_differences(void **state) {
         assert_true(has_item(&client.s.ranges.have, &m[2]));
       }
       assert_true(ld_sync_session_complete(&client.s));
+      assert_both_solicited(&client, &server);
       transfer(&client, &server);
       assert_true(same_window(&client, &server));
       node_clear(&client);
@@ -235,6 +258,7 @@ static void many_items(void **state) {
       assert_int_equal(server.s.ranges.have.n, cases[c].missing);
       assert_int_equal(client.s.ranges.have.n, 0);
       assert_true(ld_sync_session_complete(&client.s) && ld_sync_session_complete(&server.s));
+      assert_both_solicited(&client, &server);
       transfer(&client, &server);
       assert_true(same_window(&client, &server));
       node_clear(&client);
@@ -273,6 +297,7 @@ static void random_differences_converge(void **state) {
       assert_int_equal(a.s.ranges.have.n, want_a);
       assert_int_equal(b.s.ranges.have.n, want_b);
       assert_true(ld_sync_session_complete(&a.s) && ld_sync_session_complete(&b.s));
+      assert_both_solicited(&a, &b);
       transfer(&a, &b);
       assert_true(same_window(&a, &b));
       node_clear(&a);
@@ -532,6 +557,44 @@ static void endless_and_malformed_peers(void **state) {
   node_clear(&n);
 }
 
+/* The spans matter: over the scenarios above some pushes (this engine's lean replies, nwaku's
+ * empty reconciled sets) reach a side that never saw the item, so they are solicited only by the
+ * spans of the item sets it sent. Runs after them. */
+static void some_pushes_are_solicited_by_spans_only(void **state) {
+  (void)state;
+  print_message("%zu pushes solicited by spans only\n", g_pushed_by_span);
+  assert_true(g_pushed_by_span > 0);
+}
+
+/* Spans merge when they overlap or touch, answer membership, and at the cap grow instead of
+ * being dropped. */
+static void spans_merge_and_stay_bounded(void **state) {
+  (void)state;
+  ld_sync_spans_t s = {0};
+  assert_int_equal(ld_sync_spans_add(&s, 10, 20), 0);
+  assert_int_equal(ld_sync_spans_add(&s, 40, 30), 0); /* swapped */
+  assert_int_equal(s.n, 2);
+  assert_true(ld_sync_spans_contains(&s, 10) && ld_sync_spans_contains(&s, 20));
+  assert_true(ld_sync_spans_contains(&s, 35));
+  assert_false(ld_sync_spans_contains(&s, 25) || ld_sync_spans_contains(&s, 9));
+  assert_int_equal(ld_sync_spans_add(&s, 21, 29), 0); /* touches both */
+  assert_int_equal(s.n, 1);
+  assert_true(s.v[0].lo == 10 && s.v[0].hi == 40);
+  assert_int_equal(ld_sync_spans_add(&s, INT64_MIN, INT64_MIN + 5), 0);
+  assert_int_equal(ld_sync_spans_add(&s, INT64_MAX - 5, INT64_MAX), 0);
+  assert_true(ld_sync_spans_contains(&s, INT64_MIN) && ld_sync_spans_contains(&s, INT64_MAX));
+  ld_sync_spans_clear(&s);
+  s.max = 8;
+  for (int64_t i = 0; i < 100; i++)
+    assert_int_equal(ld_sync_spans_add(&s, i * 100, i * 100 + 10), 0);
+  assert_true(s.n <= 8);
+  for (int64_t i = 0; i < 100; i++) /* every time added is still held */
+    assert_true(ld_sync_spans_contains(&s, i * 100 + 5));
+  for (size_t i = 1; i < s.n; i++)
+    assert_true(s.v[i - 1].hi + 1 < s.v[i].lo);
+  ld_sync_spans_clear(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(both_empty),
@@ -543,6 +606,8 @@ int main(void) {
       cmocka_unit_test(different_shards),
       cmocka_unit_test(disjoint_shards),
       cmocka_unit_test(endless_and_malformed_peers),
+      cmocka_unit_test(some_pushes_are_solicited_by_spans_only),
+      cmocka_unit_test(spans_merge_and_stay_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
