@@ -1,8 +1,13 @@
 /* discv5 engine figures on an in-process network: N engines (default 200) on the in-memory
  * network of the engine tests (tests/unit/waku/discovery/discv5_sim.h: datagrams handed over in
- * order, no latency, no loss, a simulated clock), every one started from one bootstrap record.
+ * order, no latency, no loss, a simulated clock), every one started from one bootstrap record;
+ * with --udp, the same N engines behind the libuv adapter, each on its own UDP socket on
+ * 127.0.0.1, in one loop (what tests/interop/bench/discv5.mjs measures of @chainsafe/discv5).
  *
- *   bench_discv5 [--nodes N] [--lookups L] [--sessions S] [--seed X]
+ *   bench_discv5 [--nodes N] [--lookups L] [--sessions S] [--seed X] [--udp]
+ *
+ * With --udp every engine sees all the others at 127.0.0.1: the per-IP rate limits are raised
+ * out of the way (a real network has one IP per node), loopback is exempt from the IP limits.
  *
  * Phases: (1) join: every node adds node 0 and the network runs its populate lookups, ping-backs
  * and rounds of random lookups until the tables stop growing; (2) L random lookups, one at a
@@ -21,6 +26,7 @@
 
 #include "../tests/unit/waku/discovery/discv5_sim.h"
 #include "base/log.h"
+#include "waku/discovery/discv5_uv.h"
 #include "waku/discovery/waku_discv5.h"
 
 static double cpu_ms(void) {
@@ -222,20 +228,163 @@ static void late_joiner(sim_t *s) {
   g_search = NULL;
 }
 
+/* ---- over UDP on 127.0.0.1 ------------------------------------------------------------------- */
+
+typedef struct unode {
+  ld_discv5_uv_t *u;
+  ld_privkey_t key;
+  ld_enr_t enr;
+  size_t idx;
+  size_t pending; /* lookups of ours running */
+} unode_t;
+
+static unode_t *g_unodes;
+static size_t g_running;
+
+static void udp_event(void *ud, ld_discv5_event_t *ev) {
+  unode_t *n = ud;
+  if (ev->type == LD_DISCV5_EV_LOOKUP_DONE && n->pending > 0) {
+    n->pending--;
+    g_running--;
+    g_asked += ev->asked;
+  }
+}
+
+static void udp_start(uv_loop_t *loop, unode_t *n, size_t i, uint64_t seed) {
+  ld_discv5_addr_t announce = {.ip_len = 4, .ip = {127, 0, 0, 1}};
+  if (ld_discv5_uv_open(loop, "127.0.0.1", 0, &n->u) != 0)
+    abort();
+  announce.port = ld_discv5_uv_port(n->u);
+  if (sim_make_enr(i, seed, &announce, &n->key, &n->enr) != 0)
+    abort();
+  n->idx = i;
+  ld_discv5_config_t cfg;
+  ld_discv5_config_default(&cfg);
+  cfg.key = &n->key;
+  cfg.enr = &n->enr;
+  cfg.seed = seed * 1000003u + i;
+  cfg.whoareyou_rate = cfg.findnode_rate = 1000000;
+  cfg.whoareyou_burst = cfg.findnode_burst = 1000000;
+  ld_discv5_uv_callbacks_t cb = {udp_event, NULL};
+  if (ld_discv5_uv_start(n->u, &cfg, NULL, &cb, n) != 0)
+    abort();
+}
+
+static void udp_lookup(uv_loop_t *loop, unode_t *n) {
+  n->pending++;
+  g_running++;
+  if (ld_discv5_lookup(ld_discv5_uv_engine(n->u), NULL, uv_now(loop), NULL) != 0) {
+    n->pending--;
+    g_running--;
+  }
+  ld_discv5_uv_update(n->u);
+}
+
+/* Runs the loop until no lookup of ours runs, or `ms` pass. */
+static void udp_settle(uv_loop_t *loop, uint64_t ms) {
+  uv_update_time(loop);
+  uint64_t deadline = uv_now(loop) + ms;
+  while (g_running > 0 && uv_now(loop) < deadline)
+    uv_run(loop, UV_RUN_ONCE);
+}
+
+static void udp_pause(uv_loop_t *loop, uint64_t ms) {
+  uv_update_time(loop);
+  uint64_t deadline = uv_now(loop) + ms;
+  while (uv_now(loop) < deadline)
+    uv_run(loop, UV_RUN_ONCE);
+}
+
+static void udp_totals(size_t n, totals_t *t, size_t *table, size_t *min) {
+  memset(t, 0, sizeof *t);
+  *table = 0;
+  *min = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    ld_discv5_t *d = ld_discv5_uv_engine(g_unodes[i].u);
+    ld_discv5_stats_t st;
+    ld_discv5_get_stats(d, &st);
+    t->packets += st.packets_out;
+    t->handshakes += st.handshakes_ok;
+    t->lookups += st.lookups_done;
+    size_t size = ld_discv5_table_size(ld_discv5_table(d));
+    *table += size;
+    if (size < *min)
+      *min = size;
+  }
+  t->asked = g_asked;
+}
+
+static int udp_main(size_t n, size_t count, uint64_t seed) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  g_unodes = calloc(n, sizeof *g_unodes);
+  for (size_t i = 0; i < n; i++)
+    udp_start(&loop, &g_unodes[i], i, seed);
+  double w0 = wall_ms(), c0 = cpu_ms();
+  for (size_t i = 1; i < n; i++) {
+    ld_discv5_add_enr(ld_discv5_uv_engine(g_unodes[i].u), &g_unodes[0].enr, true, uv_now(&loop));
+    ld_discv5_uv_update(g_unodes[i].u);
+  }
+  udp_pause(&loop, 6000);
+  totals_t t;
+  size_t before = 0, table = 0, min = 0, rounds = 0;
+  for (; rounds < 20; rounds++) {
+    for (size_t i = 0; i < n; i++)
+      udp_lookup(&loop, &g_unodes[i]);
+    udp_settle(&loop, 20000);
+    udp_totals(n, &t, &table, &min);
+    if (table == before)
+      break;
+    before = table;
+  }
+  printf("udp join: %zu nodes on 127.0.0.1, %zu rounds of lookups, %.0f ms wall (6 s of it "
+         "waiting for ping-backs), %.0f ms CPU; tables: %.1f nodes on average, %zu at least; %llu "
+         "handshakes; RSS %ld KiB\n",
+         n, rounds + 1, wall_ms() - w0, cpu_ms() - c0, (double)table / (double)n, min,
+         (unsigned long long)t.handshakes, rss_kib());
+  totals_t t0 = t;
+  w0 = wall_ms();
+  c0 = cpu_ms();
+  for (size_t i = 0; i < count; i++) {
+    udp_lookup(&loop, &g_unodes[rnd() % n]);
+    udp_settle(&loop, 60000);
+  }
+  double wall = wall_ms() - w0, cpu = cpu_ms() - c0;
+  udp_totals(n, &t, &table, &min);
+  double done = (double)(t.lookups - t0.lookups);
+  printf("udp lookups, one at a time: %.0f lookups in %.0f ms wall, %.0f ms CPU: %.0f lookups/s, "
+         "%.3f ms CPU per lookup; per lookup %.1f nodes asked, %.1f datagrams, %.2f handshakes\n",
+         done, wall, cpu, done / (wall / 1e3), cpu / done, (double)(t.asked - t0.asked) / done,
+         (double)(t.packets - t0.packets) / done, (double)(t.handshakes - t0.handshakes) / done);
+  for (size_t i = 0; i < n; i++)
+    ld_discv5_uv_close(g_unodes[i].u);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  free(g_unodes);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   size_t nodes = 200, count = 2000, sessions = 16;
   uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--nodes") == 0)
-      nodes = strtoul(argv[i + 1], NULL, 10);
-    else if (strcmp(argv[i], "--lookups") == 0)
-      count = strtoul(argv[i + 1], NULL, 10);
-    else if (strcmp(argv[i], "--sessions") == 0)
-      sessions = strtoul(argv[i + 1], NULL, 10);
-    else if (strcmp(argv[i], "--seed") == 0)
-      seed = strtoull(argv[i + 1], NULL, 10);
+  bool udp = false;
+  for (int i = 1; i < argc; i++) {
+    const char *value = i + 1 < argc ? argv[i + 1] : "0";
+    if (strcmp(argv[i], "--udp") == 0)
+      udp = true;
+    else if (strcmp(argv[i], "--nodes") == 0 && ++i)
+      nodes = strtoul(value, NULL, 10);
+    else if (strcmp(argv[i], "--lookups") == 0 && ++i)
+      count = strtoul(value, NULL, 10);
+    else if (strcmp(argv[i], "--sessions") == 0 && ++i)
+      sessions = strtoul(value, NULL, 10);
+    else if (strcmp(argv[i], "--seed") == 0 && ++i)
+      seed = strtoull(value, NULL, 10);
   }
   ld_log_set_level(LD_LOG_ERROR);
+  g_rng ^= seed;
+  if (udp)
+    return udp_main(nodes, count, seed);
   ld_discv5_config_t cfg;
   ld_discv5_config_default(&cfg);
   g_sim_enr_fields = waku_fields;

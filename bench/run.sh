@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh >/dev/null
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF -DLD_TESTS=ON -DLD_WERROR=OFF >/dev/null
 cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p bench_relay \
-  bench_ws bench_lightpush bench_filter bench_archive bench_lib bench_zk ld_testpeer logosdelivery >/dev/null
+  bench_ws bench_lightpush bench_filter bench_archive bench_lib bench_zk bench_discv5 \
+  ld_testpeer logosdelivery >/dev/null
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
 root=$(pwd)
@@ -89,4 +90,8 @@ echo "# HTTP: 500 keep-alive clients polling REST /health and 500 polling /metri
 bash bench/http-load.sh 60 500
 echo "# library: liblogosdelivery.so from a clean build directory, Release, -j2"
 bash bench/build-time.sh 2
+echo "# discv5: 200 engines in one process, in memory, then on UDP 127.0.0.1 beside @chainsafe/discv5"
+./build-rel/bench_discv5 --nodes 200 --lookups 2000
+./build-rel/bench_discv5 --udp --nodes 200 --lookups 1000
+(cd tests/interop && node bench/discv5.mjs --nodes 200 --lookups 1000)
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

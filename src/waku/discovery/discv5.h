@@ -164,7 +164,7 @@ typedef struct ld_discv5_stats {
   uint64_t dropped_malformed; /* not a packet of ours, or a message that does not decode */
   uint64_t dropped_undecryptable;
   uint64_t whoareyou_sent, whoareyou_rate_limited;
-  uint64_t handshakes_ok, handshakes_failed;
+  uint64_t handshakes_ok, handshakes_failed; /* handshake packets received (we challenged) */
   uint64_t findnode_answered, findnode_rate_limited;
   uint64_t requests_sent, requests_timed_out, unsolicited;
   uint64_t nodes_records_dropped; /* forged, duplicate, wrong distance or address, over limit */
