@@ -112,8 +112,10 @@ int ld_secp256k1_verify(const uint8_t *pub, size_t publen, const void *msg, size
   return secp256k1_ecdsa_verify(ctx, &s, digest, &pk) ? 0 : LD_ERR_BAD_SIGNATURE;
 }
 
-int ld_secp256k1_ecdh(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
-                      size_t publen, uint8_t out[32]) {
+/* ECDH of `secret` and the parsed `pub`, the output shaped by libsecp256k1's hash callback
+ * `hashfp` (NULL: its default, SHA-256 of the compressed point). */
+static int ecdh_with(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
+                     size_t publen, uint8_t *out, secp256k1_ecdh_hash_function hashfp) {
   secp256k1_pubkey pk;
   int rc = ld_crypto_init();
   if (rc != 0) {
@@ -124,10 +126,15 @@ int ld_secp256k1_ecdh(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8
   if (rc != 0) {
     return rc;
   }
-  if (!secp256k1_ecdh(ctx, out, &pk, secret, NULL, NULL)) {
+  if (!secp256k1_ecdh(ctx, out, &pk, secret, hashfp, NULL)) {
     return LD_ERR_BAD_KEY;
   }
   return 0;
+}
+
+int ld_secp256k1_ecdh(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
+                      size_t publen, uint8_t out[32]) {
+  return ecdh_with(secret, pub, publen, out, NULL);
 }
 
 /* secp256k1_ecdh hash callback that keeps the shared point itself, compressed: 02/03 ‖ X. */
@@ -141,20 +148,7 @@ static int copy_compressed_point(unsigned char *out, const unsigned char *x32,
 
 int ld_secp256k1_ecdh_point(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
                             size_t publen, uint8_t out[LD_SECP256K1_PUBLIC_LEN]) {
-  secp256k1_pubkey pk;
-  int rc = ld_crypto_init();
-  if (rc != 0) {
-    return rc;
-  }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
-  rc = parse_public(ctx, pub, publen, &pk);
-  if (rc != 0) {
-    return rc;
-  }
-  if (!secp256k1_ecdh(ctx, out, &pk, secret, copy_compressed_point, NULL)) {
-    return LD_ERR_BAD_KEY;
-  }
-  return 0;
+  return ecdh_with(secret, pub, publen, out, copy_compressed_point);
 }
 
 int ld_secp256k1_sign_digest(const uint8_t secret[LD_SECP256K1_SECRET_LEN],

@@ -242,19 +242,31 @@ static void insert_timeout(ld_archive_job_t *job) {
     report_row(job->owner, &job->batch.rows[i], LD_ERR_TIMEOUT);
 }
 
-static ld_archive_job_t *pending_pop(ld_archive_t *a) {
-  ld_archive_job_t *job = a->pending_head;
+/* The archive's own job lists (chunks waiting for the driver, reads held back): FIFOs linked
+ * through `next`, given as their head and tail pointers. */
+static void list_append(ld_archive_job_t **head, ld_archive_job_t **tail, ld_archive_job_t *job) {
+  job->next = NULL;
+  if (*tail != NULL)
+    (*tail)->next = job;
+  else
+    *head = job;
+  *tail = job;
+}
+
+static ld_archive_job_t *list_pop(ld_archive_job_t **head, ld_archive_job_t **tail) {
+  ld_archive_job_t *job = *head;
   if (job != NULL) {
-    a->pending_head = job->next;
-    if (a->pending_head == NULL)
-      a->pending_tail = NULL;
+    *head = job->next;
+    if (*head == NULL)
+      *tail = NULL;
     job->next = NULL;
   }
   return job;
 }
 
-static void pending_unlink(ld_archive_t *a, ld_archive_job_t *job) {
-  ld_archive_job_t **pp = &a->pending_head, *prev = NULL;
+/* Takes `job` out of the list, wherever it is (a no-op when it is not in it). */
+static void list_unlink(ld_archive_job_t **head, ld_archive_job_t **tail, ld_archive_job_t *job) {
+  ld_archive_job_t **pp = head, *prev = NULL;
   while (*pp != NULL && *pp != job) {
     prev = *pp;
     pp = &(*pp)->next;
@@ -262,8 +274,8 @@ static void pending_unlink(ld_archive_t *a, ld_archive_job_t *job) {
   if (*pp == NULL)
     return;
   *pp = job->next;
-  if (a->pending_tail == job)
-    a->pending_tail = prev;
+  if (*tail == job)
+    *tail = prev;
   job->next = NULL;
 }
 
@@ -274,7 +286,7 @@ static void flush_pending(ld_archive_t *a, bool all) {
     return;
   while (a->pending_head != NULL &&
          (all || a->batches_in_flight < a->drv->ops->max_batches_in_flight)) {
-    ld_archive_job_t *job = pending_pop(a);
+    ld_archive_job_t *job = list_pop(&a->pending_head, &a->pending_tail);
     int rc = ld_archive__submit(a, job, 0);
     if (rc != 0) {
       ld_archive_job_fail(job, rc, "write batch not accepted by the driver");
@@ -307,11 +319,7 @@ static ld_archive_job_t *pending_chunk(ld_archive_t *a) {
   job->on_done = insert_done;
   job->on_timeout = insert_timeout;
   job->seq = a->accepted_seq + 1;
-  if (tail != NULL)
-    tail->next = job;
-  else
-    a->pending_head = job;
-  a->pending_tail = job;
+  list_append(&a->pending_head, &a->pending_tail, job);
   if (a->state == LD_ARCHIVE_ST_OPEN) /* while opening, the wait counts from the open */
     arm_chunk_deadline(a, job);
   return job;
@@ -319,7 +327,7 @@ static ld_archive_job_t *pending_chunk(ld_archive_t *a) {
 
 /* Reports the messages of a chunk that never reached the driver as failed with `err`. */
 static void pending_fail(ld_archive_t *a, ld_archive_job_t *job, int err) {
-  pending_unlink(a, job);
+  list_unlink(&a->pending_head, &a->pending_tail, job);
   if (job->batch.n > 0)
     LD_WARN(LOG_TOPIC, "%zu accepted messages not written: %s", job->batch.n, ld_errname(err));
   for (size_t i = 0; i < job->batch.n; i++) {
@@ -333,40 +341,6 @@ static void pending_fail(ld_archive_t *a, ld_archive_job_t *job, int err) {
 /* ---- reads held back ---------------------------------------------------------------------------
  */
 
-static void reads_append(ld_archive_t *a, ld_archive_job_t *job) {
-  job->next = NULL;
-  if (a->reads_tail != NULL)
-    a->reads_tail->next = job;
-  else
-    a->reads_head = job;
-  a->reads_tail = job;
-}
-
-static ld_archive_job_t *reads_pop(ld_archive_t *a) {
-  ld_archive_job_t *job = a->reads_head;
-  if (job != NULL) {
-    a->reads_head = job->next;
-    if (a->reads_head == NULL)
-      a->reads_tail = NULL;
-    job->next = NULL;
-  }
-  return job;
-}
-
-static void reads_unlink(ld_archive_t *a, ld_archive_job_t *job) {
-  ld_archive_job_t **pp = &a->reads_head, *prev = NULL;
-  while (*pp != NULL && *pp != job) {
-    prev = *pp;
-    pp = &(*pp)->next;
-  }
-  if (*pp == NULL)
-    return;
-  *pp = job->next;
-  if (a->reads_tail == job)
-    a->reads_tail = prev;
-  job->next = NULL;
-}
-
 /* Ends a read that never reached the driver with `err` on the next loop turn. */
 static void read_fail(ld_archive_t *a, ld_archive_job_t *job, int err, const char *why) {
   ld_archive_job_fail(job, err, "%s", why);
@@ -379,7 +353,7 @@ static void release_reads(ld_archive_t *a) {
     return;
   uint64_t written = written_seq(a);
   while (a->reads_head != NULL && a->reads_head->seq <= written) {
-    ld_archive_job_t *job = reads_pop(a);
+    ld_archive_job_t *job = list_pop(&a->reads_head, &a->reads_tail);
     int rc = ld_archive__submit(a, job, 0);
     if (rc != 0)
       read_fail(a, job, rc, "request not accepted by the driver");
@@ -396,14 +370,14 @@ static int submit_read(ld_archive_t *a, ld_archive_job_t *job) {
   job->seq = a->accepted_seq;
   job->deadline_ms = ld_now_ms() + a->cfg.request_timeout_ms;
   arm_deadline(a, job);
-  reads_append(a, job);
+  list_append(&a->reads_head, &a->reads_tail, job);
   flush_pending(a, false);
   return 0;
 }
 
 /* A held read's deadline passed: it times out as a submitted one would. */
 static void read_expired(ld_archive_t *a, ld_archive_job_t *job) {
-  reads_unlink(a, job);
+  list_unlink(&a->reads_head, &a->reads_tail, job);
   job->abandoned = true;
   job->on_timeout(job);
   ld_archive__job_free(job);
@@ -829,7 +803,7 @@ static void fail_held(ld_archive_t *a, int err, const char *why) {
   while (a->pending_head != NULL)
     pending_fail(a, a->pending_head, err);
   ld_archive_job_t *job;
-  while ((job = reads_pop(a)) != NULL)
+  while ((job = list_pop(&a->reads_head, &a->reads_tail)) != NULL)
     read_fail(a, job, err, why);
 }
 
@@ -1021,7 +995,7 @@ void ld_archive_close(ld_archive_t *a, void (*done)(void *user_data), void *user
   uv_timer_stop(&a->maintain_timer);
   flush_pending(a, true);
   ld_archive_job_t *job;
-  while ((job = reads_pop(a)) != NULL)
+  while ((job = list_pop(&a->reads_head, &a->reads_tail)) != NULL)
     read_fail(a, job, LD_ERR_CLOSED, "archive closed");
   close_driver(a);
 }
