@@ -737,6 +737,7 @@ static void failed_start_can_be_retried(void **state) {
   json_t *p = json_loads(ports, 0, &e);
   assert_non_null(p);
   int port = (int)json_integer_value(json_object_get(p, "tcp"));
+  assert_true(json_integer_value(json_object_get(p, "discv5Udp")) > 0); /* discv5 is on */
   json_decref(p);
   char config[256];
   snprintf(config, sizeof config,
