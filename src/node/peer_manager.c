@@ -441,6 +441,15 @@ static void register_statics(node_pm_t *pm) {
     ld_pm_add(pm->core, &id, &info, now_ms(node), NULL, 0);
     ld_pm_on_dialing(pm->core, &id); /* the static-peer engine dials it */
   }
+  /* the operator's service peers fill their slots (nwaku's serviceSlots) */
+  static const ld_pm_service_t slot_of[LD_NODE_SERVICES] = {LD_PM_SLOT_STORE, LD_PM_SLOT_FILTER,
+                                                            LD_PM_SLOT_LIGHTPUSH};
+  for (int i = 0; i < LD_NODE_SERVICES; i++) {
+    ld_multiaddr_t ma = node->cfg.service_node[i];
+    ld_peerid_t id;
+    if (node->cfg.has_service_node[i] && ld_multiaddr_peerid(&ma, &id, true))
+      ld_pm_set_slot(pm->core, slot_of[i], &id);
+  }
 }
 
 static void core_config(const ld_node_t *node, ld_pm_config_t *pc) {

@@ -3,7 +3,8 @@
  *   discv5 and reach their outbound relay target; /admin/v1/peers names the origin "Discv5";
  * - nodes of another cluster in the same DHT are never kept: not discovered, and a connection
  *   from one is closed and the peer forgotten;
- * - a node restarted with --peer-persistence redials the peers it knew. */
+ * - a node restarted with --peer-persistence redials the peers it knew;
+ * - a configured --storenode fills the store slot. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,12 +229,30 @@ static void a_restarted_node_redials_its_peers(void **state) {
   unlink(side);
 }
 
+static void configured_service_peers_fill_their_slots(void **state) {
+  (void)state;
+  char err[256], addr[LD_MULTIADDR_TEXT_MAX];
+  ld_node_t *b = nh_start(&g_loop, nh_config());
+  nh_addr_text(b, addr, sizeof addr);
+  ld_node_config_t *cfg = nh_config();
+  assert_int_equal(
+      ld_node_config_set_service_node(cfg, LD_NODE_SERVICE_STORE, addr, err, sizeof err), 0);
+  ld_node_t *a = nh_start(&g_loop, cfg);
+  const ld_pm_peer_t *p = ld_pm_select_service(ld_node_pm(a), LD_PM_SLOT_STORE, ld_now_ms());
+  assert_non_null(p);
+  assert_true(ld_peerid_equal(&p->id, ld_node_peer_id(b)));
+  assert_null(ld_pm_select_service(ld_node_pm(a), LD_PM_SLOT_FILTER, ld_now_ms()));
+  nh_stop(&g_loop, a, STEP_MS);
+  nh_stop(&g_loop, b, STEP_MS);
+}
+
 int main(void) {
   uv_loop_init(&g_loop);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(twenty_nodes_find_each_other_through_discv5),
       cmocka_unit_test(other_cluster_nodes_are_never_kept),
       cmocka_unit_test(a_restarted_node_redials_its_peers),
+      cmocka_unit_test(configured_service_peers_fill_their_slots),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   uv_loop_close(&g_loop);
