@@ -53,6 +53,7 @@ static int run_node(int out_fd) {
   ld_node_config_add_shard(&cfg, "0", err, sizeof err);
   ld_node_config_set_max_connections(&cfg, 3000, err, sizeof err);
   cfg.colocation_limit = 0;
+  cfg.pm.relay_ratio = 50;
   cfg.pm.keepalive_interval_ms = 10000;
   if (ld_node_config_finalize(&cfg, err, sizeof err) != 0)
     return 1;

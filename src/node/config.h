@@ -66,7 +66,8 @@
 /* ---- discovery and peer management (config_discovery.c) ---- */
 #define LD_NODE_DEFAULT_DISCV5_UDP_PORT 9000
 #define LD_NODE_MAX_DISCV5_BOOTNODES 64 /* --discv5-bootstrap-node values */
-#define LD_NODE_DEFAULT_RELAY_RATIO 50  /* --relay-service-ratio 50:50 (c-api.md §5.5) */
+#define LD_NODE_DEFAULT_RELAY_RATIO                                                                \
+  60 /* --relay-service-ratio 60:40 (wakunode2; the library: 50) */
 #define LD_NODE_DEFAULT_PEER_DB "peers.db"
 
 /* discv5 (nwaku's --discv5-* flags). */

@@ -586,9 +586,11 @@ static const entry_t k_entries[] = {
                "announce only the --ext-multiaddr addresses"),
     CFG_NUM("maxConnections", "max-connections", "int", ld_node_config_set_max_connections, 1,
             LD_NODE_MAX_CONNECTIONS_LIMIT, "150", "50", "most connections at a time"),
-    CFG_TEXT("relayServiceRatio", "relay-service-ratio", LD_NODE_OPT_STRING, "string",
-             ld_node_config_set_relay_ratio, "50:50",
-             "share of connections for relay peers against service peers, e.g. 60:40"),
+    {.pub = META("relayServiceRatio", "relay-service-ratio", LD_NODE_OPT_STRING, 0, 0, "string",
+                 "50:50", "60:40",
+                 "share of connections for relay peers against service peers, e.g. 60:40", 0),
+     .apply = apply_text,
+     .text_setter = ld_node_config_set_relay_ratio},
     CFG_NUM("colocationLimit", "ip-colocation-limit", "int", ld_node_config_set_colocation_limit, 0,
             LD_NODE_MAX_CONNECTIONS_LIMIT, "5", NULL,
             "peers allowed from one IP address (0: no limit)"),
@@ -802,6 +804,7 @@ void ld_node_opts_init(ld_node_opts_t *o, ld_node_config_t *cfg, ld_node_opts_pr
   o->mode = LD_NODE_MODE_CORE;
   if (profile == LD_NODE_OPTS_LIBRARY) {
     cfg->discv5.enabled = true; /* c-api.md §5.5 */
+    cfg->pm.relay_ratio = 50;
     cfg->max_connections = 150;
     cfg->filter = cfg->lightpush = cfg->peer_exchange = true;
   }

@@ -23,6 +23,7 @@
  *   lightpush         library true,  program false
  *   peer-exchange     library true,  program false
  *   discv5-discovery  library true,  program false
+ *   relay-service-ratio library 50:50, program 60:40
  *   rendezvous        library true,  program false (no effect yet either way)
  * Other deviations from nwaku's parser, kept on purpose:
  *   - port options accept 0 (any free port) everywhere, not only in JSON;

@@ -43,7 +43,10 @@ static ld_node_config_t *discv5_config(uint16_t cluster, ld_node_t *bootstrap) {
   cfg->discv5.bucket_ip_limit = 1000;
   cfg->discv5.search_interval_ms = 300;
   cfg->pm.connectivity_interval_ms = 1000;
-  cfg->max_connections = 30; /* 15 relay peers: 5 dialed out, 10 in */
+  /* 60:40: 12 relay peers, 4 dialed out and 8 let in, so that among 20 nodes everyone can
+   * reach its outbound target (with 18 relay peers, 6 out and 12 in, a node connected to 12 in
+   * and 5 out may find only full nodes among the 2 left: nwaku does not rebalance either) */
+  cfg->max_connections = 20;
   if (bootstrap != NULL) {
     char enr[LD_ENR_TEXT_MAX];
     assert_true(ld_node_enr_text(bootstrap, enr, sizeof enr) > 0);
@@ -65,6 +68,12 @@ static size_t out_relay(ld_node_t *n) {
   size_t in, out;
   ld_pm_relay_counts(ld_node_pm(n), &in, &out);
   return out;
+}
+
+static size_t in_relay(ld_node_t *n) {
+  size_t in, out;
+  ld_pm_relay_counts(ld_node_pm(n), &in, &out);
+  return in;
 }
 
 static bool all_converged(ld_node_t **nodes, size_t n, size_t want_found) {
@@ -97,11 +106,9 @@ static void twenty_nodes_find_each_other_through_discv5(void **state) {
   print_message("20 nodes converged in %llu ms\n", (unsigned long long)(ld_now_ms() - t0));
   for (size_t i = 0; i < N_NODES; i++) {
     const ld_pm_targets_t *t = ld_pm_targets(ld_node_pm(nodes[i]));
-    assert_int_equal(t->out_relay, 5);
-    size_t in, out;
-    ld_pm_relay_counts(ld_node_pm(nodes[i]), &in, &out);
-    assert_true(in <= t->in_relay);
-    assert_true(ld_node_connected_peers(nodes[i], NULL, 0) <= 30);
+    assert_int_equal(t->out_relay, 4);
+    NH_WAIT_FOR(&g_loop, in_relay(nodes[i]) <= t->in_relay, STEP_MS); /* pruned if above */
+    assert_true(ld_node_connected_peers(nodes[i], NULL, 0) <= 20);
   }
   /* the ENR a node serves carries its discv5 port */
   char enr_text[LD_ENR_TEXT_MAX];

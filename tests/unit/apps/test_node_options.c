@@ -81,6 +81,12 @@ static void defaults_without_anything(void **state) {
   assert_int_equal(o->config.n_shards, 8); /* finalized: 0..7 */
   assert_int_equal(o->config.max_msg_size, 153600);
   assert_false(o->config.rest.enabled);
+  /* wakunode2's discovery and peer-manager defaults */
+  assert_false(o->config.discv5.enabled);
+  assert_int_equal(o->config.discv5.udp_port, 9000);
+  assert_int_equal(o->config.pm.relay_ratio, 60);
+  assert_false(o->config.pm.persistence);
+  assert_string_equal(o->config.pm.db_path, "peers.db");
   free(o);
 }
 

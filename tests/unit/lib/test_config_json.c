@@ -104,6 +104,7 @@ static void flat_defaults_are_the_kernels(void **state) {
   assert_int_equal(c->n_shards, 8); /* static sharding, 0..7 */
   assert_int_equal(c->ws.port, 8000);
   assert_true(c->discv5.enabled); /* the kernel's default: discv5 on UDP 9000 */
+  assert_int_equal(c->pm.relay_ratio, 50);
   assert_int_equal(c->discv5.udp_port, 9000);
   assert_int_equal(c->n_inert, 0);
 }
