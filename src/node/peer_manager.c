@@ -291,7 +291,13 @@ static void on_metadata(int kind, const void *payload, void *user_data) {
             pm->node->cfg.cluster_id, (unsigned)ev->info->cluster_id);
   }
   persist(pm, ev->peer);
-  defer_actions(pm, a, n < 4 ? n : 4);
+  /* a rejected peer's connection is closed by metadata itself, after a grace that lets the peer
+   * read our metadata first: only forget it here */
+  size_t kept = 0;
+  for (size_t i = 0; i < n && i < 4; i++)
+    if (ev->rejected == 0 || a[i].type != LD_PM_DISCONNECT)
+      a[kept++] = a[i];
+  defer_actions(pm, a, kept);
 }
 
 static unsigned services_of(const ld_identify_info_t *info) {
