@@ -405,6 +405,11 @@ static void discovery_calls(void **state) {
   ERR(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, b_enr),
       "error in updateDiscv5BootstrapNodes: discv5 is not running");
   assert_int_equal(waku_start_discv5(a.ctx, NULL, NULL), RET_MISSING_CALLBACK);
+  /* again on the same UDP port (the ENR announces it) */
+  assert_string_equal(OK(waku_start_discv5(a.ctx, on_reply, &R)), "discv5 started correctly");
+  assert_string_equal(OK(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, b_enr)),
+                      "discovery request processed correctly");
+  assert_string_equal(OK(waku_stop_discv5(a.ctx, on_reply, &R)), "discv5 stopped correctly");
   finish(&b);
   finish(&a);
 }
