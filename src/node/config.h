@@ -38,6 +38,9 @@
 #define LD_NODE_MAX_CONTENT_TOPICS 64   /* --content-topic values */
 #define LD_NODE_CONTENT_TOPIC_MAX 256   /* bytes of one content topic, NUL included */
 #define LD_NODE_MAX_STATIC_NODES 64     /* --staticnode values */
+#define LD_NODE_DNS_URL_MAX 330         /* enrtree:// URL with its NUL */
+#define LD_NODE_MAX_DNS_NAME_SERVERS 8  /* --dns-discovery-name-server values */
+#define LD_NODE_DNS_NAME_SERVER_MAX 64  /* "[ip6]:port" with its NUL */
 #define LD_NODE_MAX_PROTECTED_SHARDS 64 /* --protected-shard values */
 #define LD_NODE_ADDRESS_MAX 64          /* an IPv4 or IPv6 literal with its NUL */
 #define LD_NODE_SECP256K1_PUBLIC_LEN 33
@@ -112,6 +115,11 @@ typedef struct ld_node_config {
   char content_topics[LD_NODE_MAX_CONTENT_TOPICS][LD_NODE_CONTENT_TOPIC_MAX];
   size_t n_static_nodes; /* --staticnode, each ending in /p2p/<id> */
   ld_multiaddr_t static_nodes[LD_NODE_MAX_STATIC_NODES];
+  /* DNS discovery (node_dns.c): --dns-discovery-url ("" none) and its name servers ("ip",
+   * "ip:port" or "[ip6]:port"; none given: 1.1.1.1 and 1.0.0.1, as nwaku). */
+  char dns_discovery_url[LD_NODE_DNS_URL_MAX];
+  size_t n_dns_name_servers;
+  char dns_name_servers[LD_NODE_MAX_DNS_NAME_SERVERS][LD_NODE_DNS_NAME_SERVER_MAX];
   size_t max_msg_size;       /* --max-msg-size in bytes */
   size_t n_protected_shards; /* --protected-shard */
   ld_node_protected_shard_t protected_shards[LD_NODE_MAX_PROTECTED_SHARDS];
@@ -213,6 +221,14 @@ int ld_node_config_add_content_topic(ld_node_config_t *cfg, const char *text, ch
  * value is ignored. LD_ERR_INVALID_ARG, LD_ERR_LIMIT. */
 int ld_node_config_add_static_node(ld_node_config_t *cfg, const char *text, char *err,
                                    size_t errlen);
+
+/* --dns-discovery-url: an enrtree://<key>@<domain> URL, or "" for none. LD_ERR_INVALID_ARG.
+ * --dns-discovery-name-server: an IPv4 or IPv6 address, optionally with a port ("ip:port",
+ * "[ip6]:port"); a repeated value is ignored. LD_ERR_INVALID_ARG, LD_ERR_LIMIT. (config_dns.c) */
+int ld_node_config_set_dns_discovery_url(ld_node_config_t *cfg, const char *text, char *err,
+                                         size_t errlen);
+int ld_node_config_add_dns_name_server(ld_node_config_t *cfg, const char *text, char *err,
+                                       size_t errlen);
 
 /* Sets the largest WakuMessage from a size text ("150KiB", "1MiB", "1500 B", "1.5KB"; see
  * ld_node_parse_size); it must lie in 1..LD_NODE_MAX_MSG_SIZE_LIMIT. LD_ERR_INVALID_ARG. */

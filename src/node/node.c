@@ -395,6 +395,8 @@ int ld_node_start(ld_node_t *node) {
     return rc;
   log_start(node);
   rc = ld_node_static_start(node);
+  if (rc == 0)
+    rc = ld_node_dns_start(node);
   return rc != 0 ? rc : ld_node_servers_start(node);
 }
 
@@ -435,6 +437,7 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
   uv_close((uv_handle_t *)&node->stop_defer, on_defer_closed);
   ld_node_servers_stop(node);
   ld_node_static_stop(node);
+  ld_node_dns_stop(node);
   ld_node_services_stop(node);
 }
 

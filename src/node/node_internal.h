@@ -96,6 +96,9 @@ struct ld_node {
   void *px_asks[LD_NODE_PX_MAX_INFLIGHT];
   ld_enr_t enr; /* our own record, when has_enr */
   bool has_enr;
+  struct ld_dns_discovery *dns; /* node_dns.c: the DNS discovery under way, or NULL */
+  size_t dns_discovered;        /* records DNS discovery found */
+  int dns_status;               /* how the last DNS discovery ended (0: fine or none) */
 
   uv_timer_t stop_defer; /* closed at once: moves the switch close to a later loop turn */
   unsigned pending;      /* closes under way before the switch may close */
@@ -114,6 +117,11 @@ int ld_node_static_start(ld_node_t *node);
 void ld_node_static_conn(ld_node_t *node, const ld_peerid_t *peer, bool up);
 /* Closes the timer (counts in node->pending; calls ld_node_pending_done). */
 void ld_node_static_stop(ld_node_t *node);
+
+/* node_dns.c: starts DNS discovery of --dns-discovery-url (no-op without one; a start failure is
+ * logged, not returned); its records' peers are dialed (origin "dns"). Stop cancels it. */
+int ld_node_dns_start(ld_node_t *node);
+void ld_node_dns_stop(ld_node_t *node);
 
 /* node_servers.c: REST and metrics. */
 int ld_node_servers_start(ld_node_t *node);

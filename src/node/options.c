@@ -253,10 +253,6 @@ static int check_enrtree_text(const char *text, char *err, size_t errlen) {
 }
 
 /* "" (unset) or enrtree://<key>@<domain>. */
-static int check_dns_url(const char *text, char *err, size_t errlen) {
-  return text[0] == '\0' ? 0 : check_enrtree_text(text, err, errlen);
-}
-
 static int check_entry_node(const char *text, char *err, size_t errlen) {
   if (ascii_prefix(text, "enrtree:"))
     return check_enrtree_text(text, err, errlen);
@@ -695,8 +691,12 @@ static const entry_t k_entries[] = {
     INERT_BOOL("metricsLogging", "metrics-logging", "bool", "true", "log metrics periodically"),
     INERT_BOOL("dnsDiscovery", "dns-discovery", "bool", "false",
                "deprecated: set dns-discovery-url instead"),
-    INERT_STR("dnsDiscoveryUrl", "dns-discovery-url", "string", "", check_dns_url,
-              "enrtree://<key>@<domain> node list for DNS discovery"),
+    CFG_TEXT("dnsDiscoveryUrl", "dns-discovery-url", LD_NODE_OPT_STRING, "string",
+             ld_node_config_set_dns_discovery_url, "",
+             "enrtree://<key>@<domain> node list for DNS discovery"),
+    CFG_TEXT("dnsDiscoveryNameServers", "dns-discovery-name-server", LD_NODE_OPT_LIST,
+             "seq[IpAddress]", ld_node_config_add_dns_name_server, "[\"1.1.1.1\",\"1.0.0.1\"]",
+             "DNS server for DNS discovery, IP or IP:port; repeatable"),
     {.pub = META("discv5Discovery", "discv5-discovery", LD_NODE_OPT_BOOL, 0, 0, "Opt[bool]", "true",
                  "false", "discover peers with Node Discovery v5", LD_NODE_OPT_INERT)},
     INERT_INT("discv5UdpPort", "discv5-udp-port", "Port", 0, U16_MAX, "9000",
@@ -863,8 +863,6 @@ static void note_preset_inert(ld_node_opts_t *o, const ld_waku_network_preset_t 
     ld_node_config_add_inert(o->cfg, "enable-kad-discovery");
   if (p->mix)
     ld_node_config_add_inert(o->cfg, "mix");
-  if (p->dns_discovery_url != NULL)
-    ld_node_config_add_inert(o->cfg, "dns-discovery-url");
   /* twn bootstraps discv5 from built-in ENRs; the other networks list entry nodes */
   bool twn = strcmp(p->name, "twn") == 0;
   ld_node_config_add_inert(o->cfg, twn ? "discv5-bootstrap-node" : "entry-node");
@@ -891,6 +889,9 @@ static int apply_network_preset(ld_node_opts_t *o, char *err, size_t errlen) {
   if (!ld_node_opts_is_set(o, "max-msg-size"))
     o->cfg->max_msg_size = p->max_msg_size;
   note_preset_inert(o, p);
+  /* the preset's DNS discovery tree, unless --dns-discovery-url was given */
+  if (p->dns_discovery_url != NULL && !ld_node_opts_is_set(o, "dns-discovery-url"))
+    ld_node_config_set_dns_discovery_url(o->cfg, p->dns_discovery_url, NULL, 0);
   return 0;
 }
 

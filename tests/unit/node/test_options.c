@@ -135,6 +135,7 @@ static const char *const k_spec[][2] = {
     {"metricsLogging", "metrics-logging"},
     {"dnsDiscovery", "dns-discovery"},
     {"dnsDiscoveryUrl", "dns-discovery-url"},
+    {"dnsDiscoveryNameServers", "dns-discovery-name-server"},
     {"discv5Discovery", "discv5-discovery"},
     {"discv5UdpPort", "discv5-udp-port"},
     {"discv5BootstrapNodes", "discv5-bootstrap-node"},
@@ -338,7 +339,10 @@ static const sample_t k_samples[] = {
     {"metrics-server-port", "9100", "x"},
     {"metrics-logging", "false", "x"},
     {"dns-discovery", "true", "x"},
-    {"dns-discovery-url", "enrtree://AM@x.example", "https://x.example"},
+    {"dns-discovery-url",
+     "enrtree://AKPYQIUQIL7PSIACI32J7FGZW56E5FKHEFCCOFHILBIMW3M6LWXS2@x.example",
+     "enrtree://AM@x.example"},
+    {"dns-discovery-name-server", "127.0.0.1:5353", "1.2.3"},
     {"discv5-discovery", "false", "x"},
     {"discv5-udp-port", "9001", "65536"},
     {"discv5-bootstrap-node", "enr:-abc", "-abc"},
@@ -498,7 +502,13 @@ static void presets_apply_where_not_given(void **state) {
   assert_int_equal(f->cfg.cluster_id, 16);
   assert_int_equal(f->cfg.num_shards_in_network, 1);
   assert_int_equal(f->cfg.max_msg_size, 1024 * 1024);
-  assert_true(inert(&f->cfg, "dns-discovery-url") && inert(&f->cfg, "entry-node"));
+  /* the preset's DNS discovery tree takes effect */
+  assert_false(inert(&f->cfg, "dns-discovery-url"));
+  assert_string_equal(
+      f->cfg.dns_discovery_url,
+      "enrtree://"
+      "AMOJVZX4V6EXP7NTJPMAYJYST2QP6AJXYW76IU6VGJS7UVSNDYZG4@boot.prod.status.nodes.status.im");
+  assert_true(inert(&f->cfg, "entry-node"));
   assert_false(inert(&f->cfg, "rln-relay"));
   assert_int_equal(ld_node_config_finalize(&f->cfg, f->err, sizeof f->err), 0);
   assert_int_equal(f->cfg.n_shards, 1);
