@@ -188,11 +188,13 @@ static int sign_root(const ld_dns_label_t *eroot, const ld_dns_label_t *lroot, u
   if (rc != 0)
     return rc;
   ld_base64url_encode(sig, sizeof sig, sig_text, sizeof sig_text);
-  size_t cap = (size_t)len + sizeof " sig=" + strlen(sig_text);
-  char *root = malloc(cap);
+  size_t sig_len = strlen(sig_text);
+  char *root = malloc((size_t)len + 5 + sig_len + 1);
   if (root == NULL)
     return LD_ERR_NOMEM;
-  snprintf(root, cap, "%s sig=%s", body, sig_text);
+  memcpy(root, body, (size_t)len);
+  memcpy(root + len, " sig=", 5);
+  memcpy(root + len + 5, sig_text, sig_len + 1);
   *out = root;
   return 0;
 }

@@ -552,13 +552,13 @@ static void inert_list_is_capped_and_printed(void **state) {
   char text[64];
   assert_int_equal(ld_node_config_inert_text(&f->cfg, text, sizeof text), 0);
   assert_string_equal(text, "");
-  assert_int_equal(set(f, "nat", "none"), 0);
+  assert_int_equal(set(f, "mix", "true"), 0);
   assert_int_equal(set(f, "quic-support", "true"), 0);
-  assert_int_equal(set(f, "nat", "any"), 0);
+  assert_int_equal(set(f, "mix", "false"), 0);
   assert_int_equal(ld_node_config_inert_text(&f->cfg, text, sizeof text), 2);
-  assert_string_equal(text, "nat, quic-support");
+  assert_string_equal(text, "mix, quic-support");
   assert_int_equal(ld_node_config_inert_text(&f->cfg, text, 6), 2);
-  assert_string_equal(text, "nat, ");
+  assert_string_equal(text, "mix, ");
   static char names[LD_NODE_MAX_INERT + 1][8];
   ld_node_config_default(&f->cfg);
   for (int i = 0; i <= LD_NODE_MAX_INERT; i++) {
@@ -569,8 +569,38 @@ static void inert_list_is_capped_and_printed(void **state) {
   assert_int_equal(f->cfg.n_inert, LD_NODE_MAX_INERT);
 }
 
+/* --nat, --ext-multiaddr(-only), --dns4-domain-name and the DNS discovery options take effect. */
+static void nat_and_discovery_reach_the_configuration(void **state) {
+  fixture_t *f = *state;
+  assert_int_equal(f->cfg.nat, LD_NODE_NAT_ANY);
+  assert_int_equal(set(f, "nat", "EXTIP:203.0.113.7"), 0);
+  assert_int_equal(f->cfg.nat, LD_NODE_NAT_EXTIP);
+  assert_string_equal(f->cfg.nat_ext_ip, "203.0.113.7");
+  assert_int_equal(set(f, "nat", "upnp"), 0);
+  assert_int_equal(f->cfg.nat, LD_NODE_NAT_UPNP);
+  assert_string_equal(f->cfg.nat_ext_ip, "");
+  assert_int_equal(set(f, "nat", "pmp"), 0);
+  assert_int_equal(f->cfg.nat, LD_NODE_NAT_PMP);
+  assert_int_equal(set(f, "ext-multiaddr", "/dns4/node.example/tcp/443/wss"), 0);
+  assert_int_equal(set(f, "ext-multiaddr", "/ip4/198.51.100.1/tcp/60000"), 0);
+  assert_int_equal(set(f, "ext-multiaddr", "/dns4/node.example/tcp/443/wss"), 0);
+  assert_int_equal(f->cfg.n_ext_multiaddrs, 2);
+  assert_int_equal(set(f, "ext-multiaddr-only", "true"), 0);
+  assert_true(f->cfg.ext_multiaddr_only);
+  assert_int_equal(set(f, "dns4-domain-name", "node.example"), 0);
+  assert_string_equal(f->cfg.dns4_domain_name, "node.example");
+  assert_int_not_equal(set(f, "dns4-domain-name", "no spaces.example"), 0);
+  assert_int_equal(set(f, "dns-discovery-name-server", "[::1]:5353"), 0);
+  assert_int_equal(set(f, "dns-discovery-name-server", "127.0.0.1"), 0);
+  assert_int_not_equal(set(f, "dns-discovery-name-server", "127.0.0.1:0"), 0);
+  assert_int_equal(f->cfg.n_dns_name_servers, 2);
+  char text[64];
+  assert_int_equal(ld_node_config_inert_text(&f->cfg, text, sizeof text), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(nat_and_discovery_reach_the_configuration, setup, teardown),
       cmocka_unit_test(table_is_the_spec_in_order),
       cmocka_unit_test(names_do_not_collide),
       cmocka_unit_test(bools_and_integers),
