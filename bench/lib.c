@@ -319,7 +319,7 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
 /* The configuration: a Core node on loopback plus `extra` fields (without braces, may be ""). */
 static void config(char *out, size_t cap, const char *extra) {
   snprintf(out, cap,
-           "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":77,"
+           "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"discv5UdpPort\":0,\"clusterId\":77,"
            "\"numShardsInNetwork\":1,\"logLevel\":\"%s\"%s%s}",
            opt.log_level, extra[0] != '\0' ? "," : "", extra);
 }

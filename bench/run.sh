@@ -11,7 +11,7 @@ bash scripts/deps.sh >/dev/null
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF -DLD_TESTS=ON -DLD_WERROR=OFF >/dev/null
 cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p bench_relay \
   bench_ws bench_lightpush bench_filter bench_archive bench_lib bench_zk bench_discv5 \
-  ld_testpeer logosdelivery >/dev/null
+  bench_peer_manager ld_testpeer logosdelivery >/dev/null
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
 root=$(pwd)
@@ -94,4 +94,6 @@ echo "# discv5: 200 engines in one process, in memory, then on UDP 127.0.0.1 bes
 ./build-rel/bench_discv5 --nodes 200 --lookups 2000
 ./build-rel/bench_discv5 --udp --nodes 200 --lookups 1000
 (cd tests/interop && node bench/discv5.mjs --nodes 200 --lookups 1000)
+echo "# peer manager: one node holding 1,000 inbound relay connections, RSS and CPU per connection"
+./build-rel/bench_peer_manager --clients 1000 --extra 100 --hold 10
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
   char config[1024], text[1024], line[700], b64[1000], json[1200];
   snprintf(config, sizeof config,
            "{\"tcpPort\":%s,\"clusterId\":42,\"numShardsInNetwork\":1,\"logLevel\":\"ERROR\","
+           "\"discv5Discovery\":false,"
            "\"staticnodes\":[%s%s%s]}",
            argc > 1 ? argv[1] : "0", argc > 2 ? "\"" : "", argc > 2 ? argv[2] : "",
            argc > 2 ? "\"" : "");

@@ -64,7 +64,7 @@ def on_event(ret, msg, length, _user_data):
 def main():
     port = sys.argv[1] if len(sys.argv) > 1 else "0"
     config = {"tcpPort": int(port), "clusterId": 42, "numShardsInNetwork": 1,
-              "logLevel": "ERROR", "staticnodes": sys.argv[2:3]}
+              "discv5Discovery": False, "logLevel": "ERROR", "staticnodes": sys.argv[2:3]}
     created = Call()
     ctx = lib.logosdelivery_create_node(json.dumps(config).encode(), created.callback, None)
     created.wait()

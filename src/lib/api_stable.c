@@ -13,6 +13,7 @@
 #include "lib/events_json.h"
 #include "lib/message_json.h"
 #include "node/events.h"
+#include "node/peer_manager.h"
 #include "p2p/multiaddr.h"
 #include "p2p/switch.h"
 #include "waku/enr/enr.h"
@@ -569,8 +570,9 @@ static void reply_ports(ld_lib_request_t *req, ld_node_t *node) {
   }
   char out[160];
   snprintf(out, sizeof out,
-           "{\"tcp\":%u,\"webSocket\":%u,\"quic\":0,\"rest\":%u,\"discv5Udp\":0,\"metrics\":%u}",
-           tcp, ws_port, ld_node_rest_port(node), ld_node_metrics_port(node));
+           "{\"tcp\":%u,\"webSocket\":%u,\"quic\":0,\"rest\":%u,\"discv5Udp\":%u,\"metrics\":%u}",
+           tcp, ws_port, ld_node_rest_port(node), ld_node_discv5_port(node),
+           ld_node_metrics_port(node));
   ld_lib_reply_text(req, out);
 }
 

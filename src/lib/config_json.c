@@ -592,6 +592,8 @@ static int structured_shape(parse_t *p) {
     p->opts.tcp_port = 0;
   if (!ld_node_opts_is_set(&p->opts, "websocket-port"))
     p->opts.ws_port = 0;
+  if (!ld_node_opts_is_set(&p->opts, "discv5-udp-port"))
+    p->opts.discv5_udp_port = 0;
   return 0;
 }
 

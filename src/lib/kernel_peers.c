@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "lib/kernel_internal.h"
+#include "node/peer_manager.h"
 #include "node/node_peers.h"
 #include "p2p/ping.h"
 #include "waku/enr/enr.h"
@@ -176,8 +177,10 @@ static void h_disconnect(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *p) {
     return;
   ld_peerid_t id;
   int rc = ld_peerid_parse(&id, a->s[0]);
-  if (rc == 0)
+  if (rc == 0) {
+    ld_node_pm_hold_off(node, &id); /* not redialed by the peer manager right away */
     rc = ld_node_disconnect_peer(node, &id);
+  }
   if (rc < 0)
     ld_lib_reply_err(req, "disconnectPeerById: %s: '%.200s'", ld_strerror(rc), a->s[0]);
   else
@@ -194,6 +197,7 @@ static void h_disconnect_all(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *p) 
   ld_node_t *node = ld_kernel_node(ctx, req, "disconnectAllPeers");
   if (node == NULL)
     return;
+  ld_node_pm_hold_off(node, NULL);
   int rc = ld_node_disconnect_all(node);
   if (rc < 0)
     ld_lib_reply_err(req, "disconnectAllPeers: %s", ld_strerror(rc));
@@ -596,20 +600,15 @@ static void px_cancel(ld_kernel_op_t *op) {
   }
 }
 
-/* Adds the records' peers and addresses to the peer store; returns how many were added. */
+/* Hands the records to the peer manager (origin PeerExchange, which may dial them); returns how
+ * many it took (our cluster, a dialable address, not ourselves). */
 static size_t learn(ld_node_t *node, const ld_px_response_t *resp) {
-  ld_multiaddr_t *addrs = malloc(LD_ENR_MAX_ADDRS * sizeof *addrs);
   size_t added = 0;
-  for (size_t i = 0; addrs != NULL && i < resp->n_enrs; i++) {
-    ld_peerid_t id;
-    if (ld_enr_peer_id(&resp->enrs[i], &id) != 0 || ld_peerid_equal(&id, ld_node_peer_id(node)))
-      continue;
-    size_t n = ld_enr_dial_addrs(&resp->enrs[i], addrs, LD_ENR_MAX_ADDRS);
-    n = n < LD_ENR_MAX_ADDRS ? n : LD_ENR_MAX_ADDRS;
-    if (ld_peerstore_add_addrs(ld_node_peerstore(node), &id, addrs, n, ld_now_ms()) >= 0)
+  for (size_t i = 0; i < resp->n_enrs; i++)
+    if (ld_node_add_peer_enr(node, &resp->enrs[i], LD_PM_ORIGIN_PX) == 0)
       added++;
-  }
-  free(addrs);
+  if (added > 0)
+    ld_node_pm_poke(node);
   return added;
 }
 

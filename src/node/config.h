@@ -16,6 +16,7 @@
 #include "p2p/key.h"
 #include "p2p/multiaddr.h"
 #include "p2p/stream.h"
+#include "waku/enr/enr.h"
 
 #define LD_NODE_DEFAULT_TCP_PORT 60000
 #define LD_NODE_DEFAULT_MAX_CONNECTIONS 50
@@ -66,6 +67,38 @@
 #define LD_NODE_DEFAULT_STORE_SYNC_JITTER_S 20    /* --store-sync-relay-jitter */
 /* Options accepted and checked but without effect yet (their subsystem does not exist). */
 #define LD_NODE_MAX_INERT 128
+
+/* ---- discovery and peer management (config_discovery.c) ---- */
+#define LD_NODE_DEFAULT_DISCV5_UDP_PORT 9000
+#define LD_NODE_MAX_DISCV5_BOOTNODES 64 /* --discv5-bootstrap-node values */
+#define LD_NODE_DEFAULT_RELAY_RATIO                                                                \
+  60 /* --relay-service-ratio 60:40 (wakunode2; the library: 50) */
+#define LD_NODE_DEFAULT_PEER_DB "peers.db"
+
+/* discv5 (nwaku's --discv5-* flags). */
+typedef struct ld_node_discv5_config {
+  bool enabled;                /* --discv5-discovery */
+  uint16_t udp_port;           /* --discv5-udp-port, ports shift applied; 0 = any */
+  bool enr_auto_update;        /* --discv5-enr-auto-update */
+  uint32_t table_ip_limit;     /* --discv5-table-ip-limit (10) */
+  uint32_t bucket_ip_limit;    /* --discv5-bucket-ip-limit (2) */
+  int bits_per_hop;            /* --discv5-bits-per-hop (1) */
+  uint32_t search_interval_ms; /* pause between the search loop's lookups (5 s; no flag) */
+  size_t n_bootnodes;          /* --discv5-bootstrap-node, verified records */
+  ld_enr_t bootnodes[LD_NODE_MAX_DISCV5_BOOTNODES];
+} ld_node_discv5_config_t;
+
+/* The peer manager (peer_manager.h). */
+typedef struct ld_node_pm_config {
+  uint32_t relay_ratio;           /* relay share of max_connections in % (--relay-service-ratio) */
+  size_t peer_store_capacity;     /* --peer-store-capacity; 0: the default (1000) */
+  bool persistence;               /* --peer-persistence */
+  char db_path[LD_NODE_PATH_MAX]; /* SQLite file of the persisted peer store ("peers.db") */
+  uint32_t connectivity_interval_ms; /* nwaku's ConnectivityLoopInterval (30 s) */
+  uint32_t prune_interval_ms;        /* nwaku's PrunePeerStoreInterval (10 min) */
+  uint32_t keepalive_interval_ms;    /* pings of connected peers (2 min) */
+  uint32_t initial_backoff_ms;       /* nwaku's InitialBackoffInSec (120 s) */
+} ld_node_pm_config_t;
 
 /* The service peers the node's clients use (--storenode, --filternode, --lightpushnode); the node
  * dials them at start and keeps them connected (node.h). */
@@ -180,6 +213,9 @@ typedef struct ld_node_config {
    * default so that plain libp2p peers (js-libp2p gossipsub, canaries) can stay connected; a
    * peer of another cluster is disconnected either way. */
   bool require_metadata;
+
+  ld_node_discv5_config_t discv5;
+  ld_node_pm_config_t pm;
 
   /* Options that were set but have no effect yet (ld_node_config_add_inert): their names, static
    * strings, in the order first recorded. The node logs them once when it starts. */
@@ -318,6 +354,28 @@ int ld_node_config_add_inert(ld_node_config_t *cfg, const char *name);
 /* Writes the recorded names joined by ", " (NUL-terminated, truncated to `cap`); returns how many
  * names there are. */
 size_t ld_node_config_inert_text(const ld_node_config_t *cfg, char *out, size_t cap);
+
+/* ---- discovery and peer management (config_discovery.c) ---- */
+
+/* Fills cfg->discv5 and cfg->pm with nwaku's defaults (called by ld_node_config_default). */
+void ld_node_config_discovery_default(ld_node_config_t *cfg);
+
+/* --discv5-bootstrap-node: an "enr:…" record whose signature verifies. A repeated record is
+ * ignored. LD_ERR_INVALID_ARG (with the decoder's reason), LD_ERR_LIMIT. */
+int ld_node_config_add_discv5_bootnode(ld_node_config_t *cfg, const char *text, char *err,
+                                       size_t errlen);
+
+/* --relay-service-ratio "<relay>:<service>", two integers adding up to 100. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_relay_ratio(ld_node_config_t *cfg, const char *text, char *err,
+                                   size_t errlen);
+
+/* --peer-store-capacity: 1..LD_NODE_MAX_CONNECTIONS_LIMIT * 10. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_peer_store_capacity(ld_node_config_t *cfg, int64_t n, char *err,
+                                           size_t errlen);
+
+/* --discv5-bits-per-hop: 1..8. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_discv5_bits_per_hop(ld_node_config_t *cfg, int64_t n, char *err,
+                                           size_t errlen);
 
 /* True when the shard is subscribed by the configuration (after finalize). */
 bool ld_node_config_has_shard(const ld_node_config_t *cfg, uint16_t shard);

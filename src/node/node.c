@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "node/events.h"
 #include "node/node_internal.h"
+#include "node/peer_manager.h"
 #include "p2p/transport_ws.h"
 #include "p2p/ping.h"
 #include "waku/core/topics.h"
@@ -64,6 +65,7 @@ static void broker_stage(const ld_fanout_message_t *m, void *user_data) {
 
 static void free_parts(ld_node_t *node) {
   ld_node_services_free(node);
+  ld_node_discv5_free(node);
   ld_relay_free(node->relay);
   ld_gs_service_free(node->gs);
   ld_metadata_free(node->metadata);
@@ -195,6 +197,7 @@ static void on_identified(ld_conn_t *c, const ld_identify_info_t *info, void *us
   if (node->gs != NULL && node->state != NODE_STOPPING)
     ld_gs_service_peer_identified(node->gs, c, info);
   ld_node_px_learn(node, c, info);
+  ld_node_pm_identified(node, c, info);
 }
 
 static const ld_identify_events_t g_identify_events = {on_identified, NULL};
@@ -389,12 +392,18 @@ int ld_node_start(ld_node_t *node) {
   int rc = add_websocket(node);
   if (rc == 0)
     rc = mount_protocols(node);
+  if (rc == 0)
+    rc = ld_node_discv5_open(node); /* its port goes into the ENR */
   if (rc == 0 && node->cfg.listen)
     rc = listen_all(node);
   if (rc != 0)
     return rc;
   log_start(node);
   rc = ld_node_static_start(node);
+  if (rc == 0)
+    rc = ld_node_pm_start(node);
+  if (rc == 0 && node->d5 != NULL)
+    rc = ld_node_discv5_start(node);
   if (rc == 0)
     rc = ld_node_dns_start(node);
   if (rc == 0)
@@ -438,6 +447,8 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
   node->stop_defer.data = node;
   uv_close((uv_handle_t *)&node->stop_defer, on_defer_closed);
   ld_node_servers_stop(node);
+  ld_node_discv5_stop(node);
+  ld_node_pm_stop(node);
   ld_node_static_stop(node);
   ld_node_dns_stop(node);
   ld_node_nat_stop(node);

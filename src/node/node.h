@@ -7,7 +7,9 @@
  *   on /vac/waku/relay/2.0.0 plus the meshsub IDs, the --shard / --content-topic subscriptions,
  *   the relay's fan-out hook) → listening → static peers and configured service nodes
  *   (--storenode, --filternode, --lightpushnode: dialed now, redialed with back-off whenever not
- *   connected, as nwaku's connectivity loop does) → REST server → metrics server.
+ *   connected, as nwaku's connectivity loop does) → the peer manager and, with
+ *   --discv5-discovery, discv5 (node/peer_manager.h; its UDP socket is bound before the ENR is
+ *   built, which announces its port) → REST server → metrics server.
  * Later protocols (filter, archive, sync) plug into the fan-out (ld_node_fanout) at their stage;
  * store-sync (--store-sync, with --store) takes what the archive stage accepts, and advertises the
  * Sync capability (bit 4) in the node's ENR.

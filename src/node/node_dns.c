@@ -1,7 +1,7 @@
 /* DNS discovery (EIP-1459) on the node's loop: at start, the tree of --dns-discovery-url is
  * synced through --dns-discovery-name-server (1.1.1.1 and 1.0.0.1 by default, as nwaku), and each
- * record's peer is put in the peer store with the record's addresses and dialed once (origin
- * "dns"), up to --max-connections dials. A failed sync is logged with its named error; the node
+ * record goes to discv5 as a bootstrap node (when discv5 runs) and to the peer manager with origin
+ * Dns, whose connectivity loop dials them. A failed sync is logged with its named error; the node
  * runs on without those peers. */
 #include <stdio.h>
 #include <string.h>
@@ -9,48 +9,23 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "node/node_internal.h"
+#include "node/peer_manager.h"
 #include "waku/discovery/dns_resolver.h"
 
 #define TOPIC "dnsdisc"
 
 static const char *const DEFAULT_NAME_SERVERS[] = {"1.1.1.1", "1.0.0.1"};
 
-static void on_dns_dialed(ld_conn_t *c, int err, void *user_data) {
-  (void)c;
-  ld_node_t *node = user_data;
-  if (node->state == NODE_STOPPING || err == 0)
-    return;
-  LD_INFO(TOPIC, "dial of a DNS-discovered peer failed: %s", ld_errname(err));
-}
-
-/* Adds the record's peer to the peer store and dials its first address. 1 when a dial started. */
-static int dial_record(ld_node_t *node, const ld_enr_t *enr) {
-  ld_peerid_t id;
-  ld_multiaddr_t addrs[8];
-  if (ld_enr_peer_id(enr, &id) != 0 || ld_peerid_equal(&id, &node->peer_id))
-    return 0;
-  size_t n = ld_enr_dial_addrs(enr, addrs, sizeof addrs / sizeof addrs[0]);
-  if (n > sizeof addrs / sizeof addrs[0])
-    n = sizeof addrs / sizeof addrs[0];
-  if (n == 0) {
-    LD_INFO(TOPIC, "a DNS-discovered record has no dialable address; skipped");
-    return 0;
-  }
-  ld_peerstore_add_addrs(node->peerstore, &id, addrs, n, uv_now(node->loop));
-  if (ld_hashmap_contains(node->peer_conns, id.bytes, id.len))
-    return 0; /* connected already */
-  ld_multiaddr_t target = addrs[0];
-  if (ld_multiaddr_push(&target, LD_MA_P2P, id.bytes, id.len) != 0)
-    return 0;
-  char text[LD_MULTIADDR_TEXT_MAX];
-  ld_multiaddr_to_text(&target, text, sizeof text);
-  int rc = ld_switch_dial(node->sw, &target, on_dns_dialed, node);
-  if (rc != 0) {
-    LD_INFO(TOPIC, "cannot dial DNS-discovered peer %s: %s", text, ld_errname(rc));
-    return 0;
-  }
-  LD_INFO(TOPIC, "dialing DNS-discovered peer %s (origin dns)", text);
-  return 1;
+/* Hands a record to discv5 as a bootstrap node and to the peer manager (origin Dns); a record
+ * discv5 cannot use (no udp endpoint, discv5 off) still goes to the peer manager. 1 when the
+ * peer manager took it. */
+static int feed_record(ld_node_t *node, const ld_enr_t *enr) {
+  if (ld_node_discv5(node) != NULL && ld_node_discv5_add_bootstrap(node, enr, true) == 0)
+    return 1;
+  int rc = ld_node_add_peer_enr(node, enr, LD_PM_ORIGIN_DNS);
+  if (rc != 0)
+    LD_INFO(TOPIC, "a DNS-discovered record was not taken: %s", ld_errname(rc));
+  return rc == 0;
 }
 
 static void on_discovered(void *arg, int err, const char *reason, const ld_enr_t *enrs, size_t n,
@@ -63,12 +38,14 @@ static void on_discovered(void *arg, int err, const char *reason, const ld_enr_t
             ld_errname(err), reason != NULL ? reason : "");
     return;
   }
-  size_t dials = 0;
-  for (size_t i = 0; i < n && dials < node->cfg.max_connections; i++)
-    dials += (size_t)dial_record(node, &enrs[i]);
+  size_t taken = 0;
+  for (size_t i = 0; i < n; i++)
+    taken += (size_t)feed_record(node, &enrs[i]);
   node->dns_discovered += n;
-  LD_INFO(TOPIC, "DNS discovery of %s: %zu records (tree seq %llu, %zu lookups), %zu dials",
-          node->cfg.dns_discovery_url, n, (unsigned long long)stats->seq, stats->queries, dials);
+  if (taken > 0)
+    ld_node_pm_poke(node);
+  LD_INFO(TOPIC, "DNS discovery of %s: %zu records (tree seq %llu, %zu lookups), %zu peers",
+          node->cfg.dns_discovery_url, n, (unsigned long long)stats->seq, stats->queries, taken);
 }
 
 int ld_node_dns_start(ld_node_t *node) {

@@ -34,6 +34,9 @@ typedef enum node_state {
   NODE_STOPPING,
 } node_state_t;
 
+typedef struct node_pm node_pm_t;         /* peer_manager.c */
+typedef struct node_discv5 node_discv5_t; /* node_discv5.c */
+
 /* What a static-peer dial callback needs to find its way back. */
 typedef struct node_static_dial {
   ld_node_t *node;
@@ -100,6 +103,9 @@ struct ld_node {
   struct ld_dns_discovery *dns; /* node_dns.c: the DNS discovery under way, or NULL */
   size_t dns_discovered;        /* records DNS discovery found */
   int dns_status;               /* how the last DNS discovery ended (0: fine or none) */
+
+  node_pm_t *pm;     /* the peer manager (peer_manager.c), from start until stopped */
+  node_discv5_t *d5; /* discv5 (node_discv5.c), with --discv5-discovery */
 
   uv_timer_t stop_defer; /* closed at once: moves the switch close to a later loop turn */
   unsigned pending;      /* closes under way before the switch may close */
@@ -169,6 +175,16 @@ void ld_node_services_free(ld_node_t *node);
  * tell whether those groups are served (store always is, answering 412 without a store). */
 int ld_node_rest_services(ld_node_t *node, ld_rest_lightpush_ops_t *lp, ld_rest_filter_ops_t *fo,
                           ld_rest_store_ops_t *so, bool *has_lightpush, bool *has_filter);
+
+/* peer_manager.c: starts the peer manager (after listening and the static peers); stop closes its
+ * timers (counts in node->pending) and frees it. Identify results go to it. */
+int ld_node_pm_start(ld_node_t *node);
+void ld_node_pm_stop(ld_node_t *node);
+void ld_node_pm_identified(ld_node_t *node, ld_conn_t *c, const ld_identify_info_t *info);
+/* node_discv5.c: binds the UDP socket (before the ENR is built: it announces the port), starts
+ * the engine (ld_node_discv5_start, peer_manager.h) and frees what is left at the end. */
+int ld_node_discv5_open(ld_node_t *node);
+void ld_node_discv5_free(ld_node_t *node);
 
 /* One close under way finished; when none is left the switch is closed. */
 void ld_node_pending_done(void *node);

@@ -29,17 +29,19 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "node/node_internal.h"
+#include "node/peer_manager.h"
 
 #define TOPIC "nat"
 #define LD_NAT_LEASE_S 3600
 #define LD_NAT_UPNP_DISCOVER_MS 2000
+#define LD_NAT_UPNP_DISCOVER_ANY_MS 1000 /* --nat=any, the default: shorter */
 #define LD_NAT_PMP_WAIT_MS 2000
 #define MAPPING_DESC "logosdelivery"
 
 /* ---- libminiupnpc and libnatpmp, loaded at run time ----------------------------------------- */
 
 typedef struct upnp_api {
-  __typeof__(&upnpDiscover) discover;
+  __typeof__(&upnpDiscoverDevices) discover;
   __typeof__(&freeUPNPDevlist) free_devlist;
   __typeof__(&UPNP_GetValidIGD) get_valid_igd;
   __typeof__(&FreeUPNPUrls) free_urls;
@@ -67,7 +69,7 @@ static pthread_once_t g_upnp_once = PTHREAD_ONCE_INIT, g_pmp_once = PTHREAD_ONCE
 
 static void load_upnp(void) {
   static const ld_dynlib_sym_t syms[] = {
-      SYM(g_upnp, discover, "upnpDiscover"),
+      SYM(g_upnp, discover, "upnpDiscoverDevices"),
       SYM(g_upnp, free_devlist, "freeUPNPDevlist"),
       SYM(g_upnp, get_valid_igd, "UPNP_GetValidIGD"),
       SYM(g_upnp, free_urls, "FreeUPNPUrls"),
@@ -140,9 +142,14 @@ static bool upnp_map(node_nat_t *n) {
     snprintf(n->why, sizeof n->why, "libminiupnpc is not available");
     return false;
   }
+  /* one search round for Internet gateway devices (version 1 and 2), not miniupnpc's default
+   * sequence of device types with a wait each */
+  static const char *const types[] = {"urn:schemas-upnp-org:device:InternetGatewayDevice:1",
+                                      "urn:schemas-upnp-org:device:InternetGatewayDevice:2", NULL};
   int err = 0;
   struct UPNPDev *devs = g_upnp.discover(
-      LD_NAT_UPNP_DISCOVER_MS, n->multicast_if[0] ? n->multicast_if : NULL, NULL, 0, 0, 2, &err);
+      types, n->mode == LD_NODE_NAT_ANY ? LD_NAT_UPNP_DISCOVER_ANY_MS : LD_NAT_UPNP_DISCOVER_MS,
+      n->multicast_if[0] ? n->multicast_if : NULL, NULL, 0, 0, 2, &err, 1);
   if (devs == NULL) {
     snprintf(n->why, sizeof n->why, "no UPnP device answered (error %d)", err);
     return false;
@@ -294,6 +301,9 @@ static void on_renew(uv_timer_t *t) {
 static void announce_mapping(ld_node_t *node) {
   ld_node_announce_addrs(node);
   ld_node_build_enr(node);
+  ld_discv5_t *d = ld_node_discv5(node);
+  if (d != NULL && node->has_enr && ld_discv5_set_enr(d, &node->enr) != 0)
+    LD_WARN(TOPIC, "discv5 keeps its record: the new one was refused");
   for (size_t i = 0; i < node->n_announced; i++) {
     char text[LD_MULTIADDR_TEXT_MAX];
     ld_multiaddr_to_text(&node->announced[i], text, sizeof text);

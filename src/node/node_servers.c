@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "metrics/process.h"
 #include "node/node_internal.h"
+#include "node/peer_manager.h"
 #include "waku/core/codecs.h"
 #include "waku/core/topics.h"
 
@@ -83,6 +84,9 @@ static int rest_enr_uri(void *ud, char *out, size_t cap) {
 
 static const char *rest_peer_origin(void *ud, const ld_peerid_t *peer) {
   ld_node_t *node = ud;
+  const ld_pm_peer_t *p = ld_node_pm(node) != NULL ? ld_pm_get(ld_node_pm(node), peer) : NULL;
+  if (p != NULL && p->origin != LD_PM_ORIGIN_UNKNOWN)
+    return ld_pm_origin_name(p->origin);
   for (size_t i = 0; node->statics != NULL && i < ld_static_peers_count(node->statics); i++)
     if (ld_peerid_equal(ld_static_peers_peer(node->statics, i), peer))
       return "Static";

@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "node/events.h"
 #include "node/node_internal.h"
+#include "node/peer_manager.h"
 #include "waku/core/topics.h"
 
 #define TOPIC "node"
@@ -301,10 +302,14 @@ static void on_px_answer(const ld_px_response_t *resp, int err, void *user_data)
   size_t kept = 0;
   for (size_t i = 0; i < resp->n_enrs; i++) {
     ld_peerid_t id;
-    if (ld_enr_peer_id(&resp->enrs[i], &id) == 0 && !ld_peerid_equal(&id, &node->peer_id) &&
-        ld_enr_cache_put(node->enr_cache, &resp->enrs[i]) == 0)
+    if (ld_enr_peer_id(&resp->enrs[i], &id) != 0 || ld_peerid_equal(&id, &node->peer_id))
+      continue;
+    /* the peer manager may dial it; with discv5 our own answers come from discv5 (nwaku) */
+    ld_node_add_peer_enr(node, &resp->enrs[i], LD_PM_ORIGIN_PX);
+    if (ld_node_discv5(node) == NULL && ld_enr_cache_put(node->enr_cache, &resp->enrs[i]) == 0)
       kept++;
   }
+  ld_node_pm_poke(node);
   LD_DEBUG(TOPIC, "peer exchange: %zu records received, %zu kept", resp->n_enrs, kept);
 }
 
@@ -394,6 +399,7 @@ int ld_node_build_enr(ld_node_t *node) {
   ec.addrs = node->announced;
   ec.n_addrs = node->n_announced;
   ec.waku2 = capabilities(node);
+  ec.udp_port = ld_node_discv5_port(node);
   ec.has_cluster = true;
   ec.cluster_id = node->cfg.cluster_id;
   ec.shards = node->cfg.shards;

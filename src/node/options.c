@@ -306,16 +306,6 @@ static bool all_digits(const char *s, size_t len) {
   return true;
 }
 
-/* "<relay>:<service>", two integers adding up to 100. */
-static int check_ratio(const char *text, char *err, size_t errlen) {
-  const char *colon = strchr(text, ':');
-  if (colon != NULL && all_digits(text, (size_t)(colon - text)) &&
-      all_digits(colon + 1, strlen(colon + 1)) && atoll(text) + atoll(colon + 1) == 100)
-    return 0;
-  return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
-                      "relay-service-ratio '%s' must be <relay>:<service> adding up to 100", text);
-}
-
 static bool known_rate_protocol(const char *p, size_t len) {
   static const char *const names[] = {"store", "storev3", "lightpush", "px", "filter"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -598,15 +588,19 @@ static const entry_t k_entries[] = {
              "announce only the --ext-multiaddr addresses"),
     CFG_NUM("maxConnections", "max-connections", "int", ld_node_config_set_max_connections, 1,
             LD_NODE_MAX_CONNECTIONS_LIMIT, "150", "50", "most connections at a time"),
-    INERT_STR("relayServiceRatio", "relay-service-ratio", "string", "50:50", check_ratio,
-              "share of connections for relay peers against service peers, e.g. 60:40"),
+    {.pub = META("relayServiceRatio", "relay-service-ratio", LD_NODE_OPT_STRING, 0, 0, "string",
+                 "50:50", "60:40",
+                 "share of connections for relay peers against service peers, e.g. 60:40", 0),
+     .apply = apply_text,
+     .text_setter = ld_node_config_set_relay_ratio},
     CFG_NUM("colocationLimit", "ip-colocation-limit", "int", ld_node_config_set_colocation_limit, 0,
             LD_NODE_MAX_CONNECTIONS_LIMIT, "5", NULL,
             "peers allowed from one IP address (0: no limit)"),
-    INERT_INT("peerStoreCapacity", "peer-store-capacity", "Opt[int]", I64_MIN, I64_MAX, "none",
-              "most peers kept in the peer store"),
-    INERT_BOOL("peerPersistence", "peer-persistence", "bool", "false",
-               "keep the peer store across restarts"),
+    CFG_NUM("peerStoreCapacity", "peer-store-capacity", "Opt[int]",
+            ld_node_config_set_peer_store_capacity, I64_MIN, I64_MAX, "none", NULL,
+            "most peers kept in the peer store"),
+    CFG_BOOL("peerPersistence", "peer-persistence", pm.persistence, "false", NULL,
+             "keep the peer store across restarts (SQLite file peers.db)"),
     INERT_LIST("dnsAddrsNameServers", "dns-addrs-name-server", "seq[IpAddress]",
                "[\"1.1.1.1\",\"1.0.0.1\"]", check_ip,
                "DNS server for resolving dnsaddr multiaddrs; repeatable"),
@@ -705,19 +699,24 @@ static const entry_t k_entries[] = {
              "seq[IpAddress]", ld_node_config_add_dns_name_server, "[\"1.1.1.1\",\"1.0.0.1\"]",
              "DNS server for DNS discovery, IP or IP:port; repeatable"),
     {.pub = META("discv5Discovery", "discv5-discovery", LD_NODE_OPT_BOOL, 0, 0, "Opt[bool]", "true",
-                 "false", "discover peers with Node Discovery v5", LD_NODE_OPT_INERT)},
-    INERT_INT("discv5UdpPort", "discv5-udp-port", "Port", 0, U16_MAX, "9000",
-              "UDP port of Node Discovery v5"),
-    INERT_LIST("discv5BootstrapNodes", "discv5-bootstrap-node", "seq[string]", "[]", check_enr,
-               "ENR of a discv5 bootstrap node; repeatable"),
-    INERT_BOOL("discv5EnrAutoUpdate", "discv5-enr-auto-update", "bool", "false",
-               "update the ENR with the address peers see"),
-    INERT_INT("discv5TableIpLimit", "discv5-table-ip-limit", "uint", 0, I64_MAX, "10",
-              "discv5 routing table entries per IP address"),
-    INERT_INT("discv5BucketIpLimit", "discv5-bucket-ip-limit", "uint", 0, I64_MAX, "2",
-              "discv5 bucket entries per IP address"),
-    INERT_INT("discv5BitsPerHop", "discv5-bits-per-hop", "int", I64_MIN, I64_MAX, "1",
-              "discv5 lookup bits per hop"),
+                 "false", "discover peers with Node Discovery v5", 0),
+     .apply = apply_cfg_bool,
+     .off = offsetof(ld_node_config_t, discv5.enabled)},
+    OPTS_INT("discv5UdpPort", "discv5-udp-port", "Port", discv5_udp_port, "9000",
+             "UDP port of Node Discovery v5 (0: any)"),
+    {.pub = META("discv5BootstrapNodes", "discv5-bootstrap-node", LD_NODE_OPT_LIST, 0, 0,
+                 "seq[string]", "[]", NULL, "ENR of a discv5 bootstrap node; repeatable", 0),
+     .check = check_enr,
+     .apply = apply_text,
+     .text_setter = ld_node_config_add_discv5_bootnode},
+    CFG_BOOL("discv5EnrAutoUpdate", "discv5-enr-auto-update", discv5.enr_auto_update, "false", NULL,
+             "update the ENR with the address peers see"),
+    CFG_U32("discv5TableIpLimit", "discv5-table-ip-limit", "uint", discv5.table_ip_limit, 0,
+            U32_MAX, "10", "discv5 routing table entries per IP address"),
+    CFG_U32("discv5BucketIpLimit", "discv5-bucket-ip-limit", "uint", discv5.bucket_ip_limit, 0,
+            U32_MAX, "2", "discv5 bucket entries per IP address"),
+    CFG_NUM("discv5BitsPerHop", "discv5-bits-per-hop", "int",
+            ld_node_config_set_discv5_bits_per_hop, 1, 8, "1", NULL, "discv5 lookup bits per hop"),
     CFG_BOOL("peerExchange", "peer-exchange", peer_exchange, "true", "false",
              "serve peer exchange"),
     INERT_STR("peerExchangeNode", "peer-exchange-node", "string", "", check_optional_peer,
@@ -808,8 +807,11 @@ void ld_node_opts_init(ld_node_opts_t *o, ld_node_config_t *cfg, ld_node_opts_pr
   snprintf(o->metrics_address, sizeof o->metrics_address, "%s", cfg->metrics.address);
   o->metrics_port = cfg->metrics.port;
   o->ws_port = cfg->ws.port;
+  o->discv5_udp_port = cfg->discv5.udp_port;
   o->mode = LD_NODE_MODE_CORE;
   if (profile == LD_NODE_OPTS_LIBRARY) {
+    cfg->discv5.enabled = true; /* c-api.md §5.5 */
+    cfg->pm.relay_ratio = 50;
     cfg->max_connections = 150;
     cfg->filter = cfg->lightpush = cfg->peer_exchange = true;
   }
@@ -864,8 +866,8 @@ void ld_node_opts_apply_mode(ld_node_opts_t *o, ld_node_mode_t mode) {
 static void note_preset_inert(ld_node_opts_t *o, const ld_waku_network_preset_t *p) {
   if (p->rln_relay && o->cfg->relay)
     ld_node_config_add_inert(o->cfg, "rln-relay");
-  if (p->discv5)
-    ld_node_config_add_inert(o->cfg, "discv5-discovery");
+  if (p->discv5 && !ld_node_opts_is_set(o, "discv5-discovery"))
+    o->cfg->discv5.enabled = true;
   if (p->kademlia)
     ld_node_config_add_inert(o->cfg, "enable-kad-discovery");
   if (p->mix)
@@ -914,6 +916,12 @@ static int combine(ld_node_opts_t *o, char *err, size_t errlen) {
   if (rc == 0)
     rc = ld_node_config_set_websocket(cfg, o->ws, o->ws_port, shift, o->wss, o->ws_key, o->ws_cert,
                                       err, errlen);
+  if (rc == 0 && o->discv5_udp_port + shift > 65535)
+    rc = ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                      "discv5-udp-port %lld + ports-shift %lld is above 65535",
+                      (long long)o->discv5_udp_port, (long long)shift);
+  if (rc == 0)
+    cfg->discv5.udp_port = (uint16_t)(o->discv5_udp_port + shift);
   return rc;
 }
 

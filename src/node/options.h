@@ -22,7 +22,8 @@
  *   filter            library true,  program false
  *   lightpush         library true,  program false
  *   peer-exchange     library true,  program false
- *   discv5-discovery  library true,  program false (no effect yet either way)
+ *   discv5-discovery  library true,  program false
+ *   relay-service-ratio library 50:50, program 60:40
  *   rendezvous        library true,  program false (no effect yet either way)
  * Other deviations from nwaku's parser, kept on purpose:
  *   - port options accept 0 (any free port) everywhere, not only in JSON;
@@ -128,6 +129,7 @@ typedef struct ld_node_opts {
   int64_t rest_port, metrics_port;
   bool ws, wss;
   int64_t ws_port;
+  int64_t discv5_udp_port;
   char ws_key[LD_NODE_PATH_MAX], ws_cert[LD_NODE_PATH_MAX];
 
   char preset[LD_NODE_OPTS_PRESET_MAX];        /* --preset as given, "" when none */

@@ -1,6 +1,7 @@
 /* DNS discovery (EIP-1459) end to end on loopback: a real dnsmasq serves a tree of two nodes'
  * records, built and signed by ld_dns_tree_build; a third node started with --dns-discovery-url
- * and --dns-discovery-name-server resolves it with c-ares and connects to both. A tree whose root
+ * and --dns-discovery-name-server resolves it with c-ares, hands both records to its peer manager
+ * (origin Dns) and connects to both. A tree whose root
  * was signed by another key, and a name server with no tree, end the discovery with their named
  * errors and dial nobody. */
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include "base/error.h"
 #include "node/node.h"
 #include "node/node_peers.h"
+#include "node/peer_manager.h"
 #include "dnsmasq_child.h"
 #include "node_harness.h"
 
@@ -75,6 +77,13 @@ static void tree_peers_are_dialed(void **state) {
   size_t records = 0;
   assert_int_equal(ld_node_dns_status(a, &records), 0);
   assert_int_equal(records, 2);
+  /* the peer manager knows where they came from */
+  const ld_pm_peer_t *pb = ld_pm_get(ld_node_pm(a), ld_node_peer_id(b));
+  const ld_pm_peer_t *pc = ld_pm_get(ld_node_pm(a), ld_node_peer_id(c));
+  assert_non_null(pb);
+  assert_non_null(pc);
+  assert_int_equal(pb->origin, LD_PM_ORIGIN_DNS);
+  assert_int_equal(pc->origin, LD_PM_ORIGIN_DNS);
 
   nh_stop(&g_loop, a, STEP_MS);
   nh_stop(&g_loop, b, STEP_MS);

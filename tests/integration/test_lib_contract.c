@@ -24,7 +24,7 @@
 #define DISPATCH_PREFIX "error in sendRequestToFFIThread: "
 #define CONFIG                                                                                     \
   "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,\"numShardsInNetwork\":1,"      \
-  "\"logLevel\":\"WARN\"}"
+  "\"discv5UdpPort\":0,\"logLevel\":\"WARN\"}"
 #define MSG_JSON "{\"contentTopic\":\"/contract/1/chat/proto\",\"payload\":\"aGk=\"}"
 
 /* ---- one request's callbacks ---------------------------------------------------------------- */
@@ -737,11 +737,12 @@ static void failed_start_can_be_retried(void **state) {
   json_t *p = json_loads(ports, 0, &e);
   assert_non_null(p);
   int port = (int)json_integer_value(json_object_get(p, "tcp"));
+  assert_true(json_integer_value(json_object_get(p, "discv5Udp")) > 0); /* discv5 is on */
   json_decref(p);
   char config[256];
   snprintf(config, sizeof config,
            "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":%d,\"clusterId\":66,"
-           "\"numShardsInNetwork\":1,\"logLevel\":\"FATAL\"}",
+           "\"numShardsInNetwork\":1,\"discv5UdpPort\":0,\"logLevel\":\"FATAL\"}",
            port);
   void *b = create_ok(config);
   calls_t c;
@@ -762,8 +763,9 @@ static void failed_start_can_be_retried(void **state) {
  * service peers). */
 static void core_configuration_without_relay_starts(void **state) {
   (void)state;
-  void *ctx = create_ok("{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"relay\":false,"
-                        "\"lightpush\":false,\"filter\":false,\"logLevel\":\"WARN\"}");
+  void *ctx = create_ok(
+      "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"discv5UdpPort\":0,\"relay\":false,"
+      "\"lightpush\":false,\"filter\":false,\"logLevel\":\"WARN\"}");
   simple_expect(logosdelivery_start_node, ctx, RET_OK, "");
   calls_t c;
   calls_init(&c);

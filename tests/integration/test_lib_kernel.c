@@ -362,18 +362,56 @@ static void version_and_topics(void **state) {
   events_clear(&a.ev);
 }
 
-static void discovery_is_not_in_this_build(void **state) {
+/* A node with discv5 on an ephemeral UDP port. */
+#define CONFIG_DISCV5                                                                              \
+  "{\"entryLayer\":\"kernel\",\"kernelConf\":{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,"      \
+  "\"clusterId\":" CLUSTER ",\"numShardsInNetwork\":8,\"relay\":true,\"discv5Discovery\":true,"    \
+  "\"discv5UdpPort\":0,\"rest\":false,\"logLevel\":\"WARN\"}}"
+
+static void discovery_calls(void **state) {
   (void)state;
-  node_t a;
-  start(&a, CONFIG_SERVICE);
+  node_t a, b;
+  start(&a, CONFIG_SERVICE); /* discv5 off */
+  start(&b, CONFIG_DISCV5);
   ERR(waku_dns_discovery(a.ctx, on_reply, &R, "enrtree://AO47@test.example.org", "1.1.1.1", 1000),
-      "DNS discovery (EIP-1459) is not available in this build");
-  char bootnodes[] = "[\"enr:-abc\"]";
-  ERR(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, bootnodes),
-      "discv5 is not available in this build");
-  ERR(waku_start_discv5(a.ctx, on_reply, &R), "discv5 is not available in this build");
-  ERR(waku_stop_discv5(a.ctx, on_reply, &R), "discv5 is not available in this build");
+      "error in dnsDiscovery: invalid enrtree:// URL");
+  /* a name server that does not answer (nothing listens on that port): the walk's named error */
+  ERR(waku_dns_discovery(a.ctx, on_reply, &R,
+                         "enrtree://AKPYQIUQIL7PSIACI32J7FGZW56E5FKHEFCCOFHILBIMW3M6LWXS2@"
+                         "test.example.org",
+                         "127.0.0.1:9", 30000),
+      "error in dnsDiscovery: DNS_QUERY (test.example.org: lookup failed*");
+  char b_enr[1024];
+  snprintf(b_enr, sizeof b_enr, "[\"%s\"]", OK(waku_get_my_enr(b.ctx, on_reply, &R)));
+  char b_id[128];
+  snprintf(b_id, sizeof b_id, "%s", OK(waku_get_my_peerid(b.ctx, on_reply, &R)));
+  ERR(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, b_enr),
+      "error in updateDiscv5BootstrapNodes: discv5 is not running");
+  assert_string_equal(OK(waku_start_discv5(a.ctx, on_reply, &R)), "discv5 started correctly");
+  assert_string_equal(OK(waku_start_discv5(a.ctx, on_reply, &R)), "discv5 started correctly");
+  char bad_json[] = "[\"enr:";
+  ERR(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, bad_json),
+      "error in updateDiscv5BootstrapNodes: exception parsing json enr records: *");
+  char not_array[] = "{\"enr\":1}";
+  ERR(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, not_array),
+      "error in updateDiscv5BootstrapNodes: updateBootstrapRecords should receive a json array "
+      "containing ENRs");
+  char bad_enr[] = "[\"enr:-abc\"]";
+  ERR(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, bad_enr),
+      "error in updateDiscv5BootstrapNodes: wrong enr given: enr:-abc");
+  assert_string_equal(OK(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, b_enr)),
+                      "discovery request processed correctly");
+  /* the peer manager dials the bootstrap node it was given */
+  uint64_t deadline = ld_now_ms() + WAIT_MS;
+  while (strstr(OK(waku_get_connected_peers(a.ctx, on_reply, &R)), b_id) == NULL &&
+         ld_now_ms() < deadline)
+    usleep(20000);
+  assert_non_null(strstr(OK(waku_get_connected_peers(a.ctx, on_reply, &R)), b_id));
+  assert_string_equal(OK(waku_stop_discv5(a.ctx, on_reply, &R)), "discv5 stopped correctly");
+  ERR(waku_discv5_update_bootnodes(a.ctx, on_reply, &R, b_enr),
+      "error in updateDiscv5BootstrapNodes: discv5 is not running");
   assert_int_equal(waku_start_discv5(a.ctx, NULL, NULL), RET_MISSING_CALLBACK);
+  finish(&b);
   finish(&a);
 }
 
@@ -810,7 +848,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(version_and_topics),
-      cmocka_unit_test(discovery_is_not_in_this_build),
+      cmocka_unit_test(discovery_calls),
       cmocka_unit_test(node_information),
       cmocka_unit_test(relay_messages_become_events_while_subscribed),
       cmocka_unit_test(protected_shards),

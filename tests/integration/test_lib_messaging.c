@@ -37,7 +37,7 @@
 #define TOPIC "/libmsg/1/chat/proto"
 #define SHARD "/waku/2/rs/66/0" /* TOPIC's shard: cluster 66, one shard */
 #define BASE                                                                                       \
-  "\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,"                                \
+  "\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,\"discv5UdpPort\":0,"            \
   "\"numShardsInNetwork\":1,\"logLevel\":\"WARN\""
 
 /* ---- replies -------------------------------------------------------------------------------- */
@@ -597,7 +597,7 @@ static void send_stored(node_t *n, const char *b64) {
   assert_int_equal(count_events(n, "message_error", "requestId", id), 0);
 }
 
-/* R, connected to the store node S by waku_connect (no static node: nothing redials it), gets
+/* R, connected to the store node S by waku_connect (no static node), gets
  * P's first message live, is cut off by waku_disconnect_all_peers and misses two messages that S
  * archives; reconnected by hand after gossip has forgotten them, it reports them from a store
  * recovery. A kernel relay subscription on the shard at R is the witness: it reports what relay
@@ -621,8 +621,13 @@ static void a_reconnected_context_recovers_missed_messages(void **state) {
   received_at(r, 0, "live one", h1);
   assert_true(wait_event(r, "message", "messageHash", h1) >= 0); /* the witness sees relay */
 
-  /* cut off: Disconnected, then nothing arrives while P's next two messages are archived */
+  /* cut off: Disconnected, then nothing arrives while P's next two messages are archived (both
+   * sides disconnect on purpose, so neither peer manager redials the other) */
   int cut = events_now(r);
+  reply_t off;
+  reply_init(&off);
+  assert_int_equal(waku_disconnect_peer_by_id(s->ctx, on_reply, &off, r->peer_id), RET_OK);
+  reply_ok(&off, NULL, 0);
   call_ok(waku_disconnect_all_peers, r->ctx);
   int down = wait_match_from(r, cut, status_down, NULL, WAIT_MS);
   assert_true(down >= cut);

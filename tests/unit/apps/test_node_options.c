@@ -81,6 +81,12 @@ static void defaults_without_anything(void **state) {
   assert_int_equal(o->config.n_shards, 8); /* finalized: 0..7 */
   assert_int_equal(o->config.max_msg_size, 153600);
   assert_false(o->config.rest.enabled);
+  /* wakunode2's discovery and peer-manager defaults */
+  assert_false(o->config.discv5.enabled);
+  assert_int_equal(o->config.discv5.udp_port, 9000);
+  assert_int_equal(o->config.pm.relay_ratio, 60);
+  assert_false(o->config.pm.persistence);
+  assert_string_equal(o->config.pm.db_path, "peers.db");
   free(o);
 }
 
@@ -358,15 +364,16 @@ static void every_kernel_option_is_a_flag(void **state) {
   assert_int_equal(c->num_shards_in_network, 8);
   assert_int_equal(c->n_shards, 8);
   assert_true(c->relay); /* --mode is the library's; the program keeps its flags */
-  const char *names[] = {"discv5-discovery", "nat",
-                         "quic-port",        "mode",
-                         "discv5-udp-port",  "rln-relay-eth-client-address",
-                         "store-resume",     "rln-relay"};
+  const char *names[] = {"nat",          "quic-port", "mode", "rln-relay-eth-client-address",
+                         "store-resume", "rln-relay"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!inert(c, names[i]))
       fail_msg("%s not recorded as without effect", names[i]);
   assert_false(inert(c, "preset"));
   assert_false(inert(c, "store-sync")); /* store-sync takes effect */
+  assert_false(inert(c, "discv5-discovery") || inert(c, "discv5-udp-port")); /* so does discv5 */
+  assert_true(c->discv5.enabled);
+  assert_int_equal(c->discv5.udp_port, 9001);
   assert_true(c->store_sync);
   free(o);
 }

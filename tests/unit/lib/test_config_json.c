@@ -86,9 +86,9 @@ static void flat_example_of_the_spec(void **state) {
   assert_int_equal(g_cfg->messaging.mode, LD_MESSAGING_CORE);
   assert_true(g_cfg->messaging.reliability);
   assert_string_equal(g_cfg->preset, "");
-  assert_true(inert("discv5-discovery"));
-  assert_true(inert("discv5-udp-port"));
-  assert_int_equal(c->n_inert, 2);
+  assert_false(c->discv5.enabled);
+  assert_int_equal(c->discv5.udp_port, 40124);
+  assert_int_equal(c->n_inert, 0);
 }
 
 static void flat_defaults_are_the_kernels(void **state) {
@@ -103,6 +103,9 @@ static void flat_defaults_are_the_kernels(void **state) {
   assert_int_equal(c->cluster_id, 0);
   assert_int_equal(c->n_shards, 8); /* static sharding, 0..7 */
   assert_int_equal(c->ws.port, 8000);
+  assert_true(c->discv5.enabled); /* the kernel's default: discv5 on UDP 9000 */
+  assert_int_equal(c->pm.relay_ratio, 50);
+  assert_int_equal(c->discv5.udp_port, 9000);
   assert_int_equal(c->n_inert, 0);
 }
 
@@ -329,7 +332,9 @@ static void structured_example_of_the_spec(void **state) {
   assert_true(g_cfg->channels.has_causal_history);
   assert_int_equal(g_cfg->channels.causal_history_size, 2);
   assert_false(g_cfg->channels.has_segment_size || g_cfg->channels.has_rate_limit);
-  assert_true(inert("discv5-udp-port") && inert("mix") && inert("entry-node"));
+  assert_int_equal(g_cfg->node.discv5.udp_port, 9000);
+  assert_false(inert("discv5-udp-port"));
+  assert_true(inert("mix") && inert("entry-node"));
 }
 
 static void structured_messaging_fields(void **state) {

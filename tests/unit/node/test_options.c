@@ -345,11 +345,15 @@ static const sample_t k_samples[] = {
     {"dns-discovery-name-server", "127.0.0.1:5353", "1.2.3"},
     {"discv5-discovery", "false", "x"},
     {"discv5-udp-port", "9001", "65536"},
-    {"discv5-bootstrap-node", "enr:-abc", "-abc"},
+    {"discv5-bootstrap-node",
+     "enr:-"
+     "IS4QHCYrYZbAKWCBRlAy5zzaDZXJBGkcnh4MHcBFZntXNFrdvJjX04jRzjzCBOonrkTfj499SZuOh8R33Ls8RRcy5wBgm"
+     "lkgnY0gmlwhH8AAAGJc2VjcDI1NmsxoQPKY0yuDUmstAHYpMa2_oxVtw0RW_QAdpzBQA8yWM0xOIN1ZHCCdl8",
+     "enr:-abc"},
     {"discv5-enr-auto-update", "true", "x"},
     {"discv5-table-ip-limit", "10", "-1"},
     {"discv5-bucket-ip-limit", "2", "x"},
-    {"discv5-bits-per-hop", "-1", "x"},
+    {"discv5-bits-per-hop", "2", "0"},
     {"peer-exchange", "false", "x"},
     {"peer-exchange-node", "/ip4/127.0.0.1/tcp/1/p2p/" PEER, "/ip4/127.0.0.1/tcp/1"},
     {"rendezvous", "false", "x"},
