@@ -39,19 +39,37 @@ static const char *dnsmasq_path(void) {
   return NULL;
 }
 
-/* A UDP port on 127.0.0.1 free right now (dnsmasq binds it next; a lost race fails the start). */
+/* A port on 127.0.0.1 free right now for both UDP and TCP (dnsmasq binds both; a lost race
+ * fails the start, which then tries another). */
 static uint16_t dnsmasq_free_port(void) {
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t len = sizeof a;
-  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-      getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-    if (fd >= 0)
-      close(fd);
-    return 0;
+  for (int attempt = 0; attempt < 20; attempt++) {
+    int u = socket(AF_INET, SOCK_DGRAM, 0), t = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    uint16_t port = 0;
+    if (u >= 0 && t >= 0 && bind(u, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(u, (struct sockaddr *)&a, &len) == 0 &&
+        bind(t, (struct sockaddr *)&a, sizeof a) == 0)
+      port = ntohs(a.sin_port);
+    if (u >= 0)
+      close(u);
+    if (t >= 0)
+      close(t);
+    if (port != 0)
+      return port;
   }
-  close(fd);
-  return ntohs(a.sin_port);
+  return 0;
+}
+
+/* True once dnsmasq accepts TCP connections on 127.0.0.1:port (it binds UDP and TCP first). */
+static int dnsmasq_tcp_up(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {
+      .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  int up = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+  if (fd >= 0)
+    close(fd);
+  return up;
 }
 
 /* True once something listens on UDP 127.0.0.1:port (our bind is refused). */
@@ -135,7 +153,13 @@ static int dnsmasq_start(dnsmasq_child_t *d, const ld_dns_built_t *trees,
         d->pid = 0;
         break; /* exited: most likely the port was taken meanwhile; try another */
       }
-      if (dnsmasq_port_taken(d->port)) {
+      if (dnsmasq_port_taken(d->port) && dnsmasq_tcp_up(d->port)) {
+        struct timespec settle = {0, 50 * 1000 * 1000};
+        nanosleep(&settle, NULL);
+        if (waitpid(d->pid, &status, WNOHANG) == d->pid) { /* it failed after all */
+          d->pid = 0;
+          break;
+        }
         snprintf(d->server, sizeof d->server, "127.0.0.1:%u", d->port);
         return 0;
       }
