@@ -240,8 +240,8 @@ static void example_root_signature(void **state) {
       "enrtree-root:v1 e=JWXYDBPXYWG6FX3GMDIBFA6CJ4 l=C7HRFPF3BLGF3YR4DY5KX3SMBE seq=x sig=AA",
       "enrtree-root:v1 e=JWXYDBPXYWG6FX3GMDIBFA6CJ4 l=C7HRFPF3BLGF3YR4DY5KX3SMBE seq=1 sig=AA",
       "enrtree-root:v1 e=JW! l=C7HRFPF3BLGF3YR4DY5KX3SMBE seq=1 sig=AA",
-      "enrtree-root:v1 e=JWXYDBPXYWG6FX3GMDIBFA6CJ4 l=C7HRFPF3BLGF3YR4DY5KX3SMBE "
-      "seq=99999999999999999999 sig=AA",
+      ("enrtree-root:v1 e=JWXYDBPXYWG6FX3GMDIBFA6CJ4 l=C7HRFPF3BLGF3YR4DY5KX3SMBE "
+       "seq=99999999999999999999 sig=AA"),
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_int_equal(ld_dns_root_parse(bad[i], strlen(bad[i]), &root), LD_ERR_DNS_BAD_ENTRY);
