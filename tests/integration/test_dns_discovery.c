@@ -27,6 +27,7 @@
 
 static uv_loop_t g_loop;
 static uint8_t g_tree_key[32], g_other_key[32];
+static dnsmasq_child_t g_dns; /* stopped after each test, failed ones included */
 
 #define WAIT_FOR(cond) NH_WAIT_FOR(&g_loop, cond, STEP_MS)
 
@@ -68,10 +69,10 @@ static void tree_peers_are_dialed(void **state) {
   ld_dns_built_t tree;
   assert_int_equal(ld_dns_tree_build(enrs, 2, NULL, 0, DOMAIN, 5, g_tree_key, &tree), 0);
   const char *domains[] = {DOMAIN};
-  dnsmasq_child_t dns;
-  assert_int_equal(dnsmasq_start(&dns, &tree, domains, 1), 0);
+  dnsmasq_child_t *dns = &g_dns;
+  assert_int_equal(dnsmasq_start(dns, &tree, domains, 1), 0);
 
-  ld_node_t *a = start_resolving(tree.url, dns.server);
+  ld_node_t *a = start_resolving(tree.url, dns->server);
   assert_int_equal(ld_node_dns_status(a, NULL), LD_ERR_AGAIN);
   WAIT_FOR(connected_to(a, b) && connected_to(a, c));
   size_t records = 0;
@@ -88,7 +89,6 @@ static void tree_peers_are_dialed(void **state) {
   nh_stop(&g_loop, a, STEP_MS);
   nh_stop(&g_loop, b, STEP_MS);
   nh_stop(&g_loop, c, STEP_MS);
-  dnsmasq_stop(&dns);
   ld_dns_built_clear(&tree);
 }
 
@@ -102,9 +102,9 @@ static void bad_trees_dial_nobody(void **state) {
   assert_int_equal(ld_dns_tree_build(&enr, 1, NULL, 0, DOMAIN, 5, g_other_key, &forged), 0);
   assert_int_equal(ld_dns_tree_build(&enr, 1, NULL, 0, DOMAIN, 5, g_tree_key, &genuine), 0);
   const char *domains[] = {DOMAIN};
-  dnsmasq_child_t dns;
-  assert_int_equal(dnsmasq_start(&dns, &forged, domains, 1), 0);
-  ld_node_t *a = start_resolving(genuine.url, dns.server);
+  dnsmasq_child_t *dns = &g_dns;
+  assert_int_equal(dnsmasq_start(dns, &forged, domains, 1), 0);
+  ld_node_t *a = start_resolving(genuine.url, dns->server);
   finished(a);
   size_t records = 9;
   assert_int_equal(ld_node_dns_status(a, &records), LD_ERR_BAD_SIGNATURE);
@@ -117,15 +117,20 @@ static void bad_trees_dial_nobody(void **state) {
   char url[LD_DNS_URL_MAX + 1];
   snprintf(url, sizeof url, "%.*s@elsewhere.dnsdisc.test",
            (int)(strchr(genuine.url, '@') - genuine.url), genuine.url);
-  a = start_resolving(url, dns.server);
+  a = start_resolving(url, dns->server);
   finished(a);
   assert_int_equal(ld_node_dns_status(a, NULL), LD_ERR_DNS_QUERY);
   nh_stop(&g_loop, a, STEP_MS);
 
   nh_stop(&g_loop, b, STEP_MS);
-  dnsmasq_stop(&dns);
   ld_dns_built_clear(&forged);
   ld_dns_built_clear(&genuine);
+}
+
+static int stop_dns(void **state) {
+  (void)state;
+  dnsmasq_stop(&g_dns);
+  return 0;
 }
 
 static int setup(void **state) {
@@ -143,8 +148,8 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(tree_peers_are_dialed),
-      cmocka_unit_test(bad_trees_dial_nobody),
+      cmocka_unit_test_teardown(tree_peers_are_dialed, stop_dns),
+      cmocka_unit_test_teardown(bad_trees_dial_nobody, stop_dns),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
