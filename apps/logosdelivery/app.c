@@ -29,6 +29,13 @@ static void print_usage(void) {
          "      [--protocol-id d5waku|discv5] [--cluster-id C --shard S...] [--count N]\n"
          "                                              run discv5 alone; sessions, discovered\n"
          "                                              records and matching peers as JSON lines\n"
+         "  logosdelivery dns-tree --domain D --key HEX [--enr ENR]... [--enr-file F]\n"
+         "      [--link enrtree://...]... [--seq N] [--format zone|json|dnsmasq]\n"
+         "                                              build and sign an EIP-1459 tree; print\n"
+         "                                              the TXT records to publish\n"
+         "  logosdelivery dns-resolve <enrtree://KEY@DOMAIN>\n"
+         "      [--dns-discovery-name-server IP[:PORT]]...\n"
+         "                                              sync a tree, print its records\n"
          "  logosdelivery --version\n\n"
          "  `<command> --help` lists a command's flags.\n\n"
          "exit codes of send, subscribe and query (canary: 0-6):\n"
@@ -68,5 +75,9 @@ int ld_app_main(int argc, char **argv) {
     return ld_app_query(argc - 2, argv + 2);
   if (argc > 1 && strcmp(argv[1], "discv5") == 0)
     return ld_app_discv5(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "dns-tree") == 0)
+    return ld_app_dns_tree(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "dns-resolve") == 0)
+    return ld_app_dns_resolve(argc - 2, argv + 2);
   return ld_app_run_node(argc - 1, argv + 1);
 }

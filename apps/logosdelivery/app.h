@@ -36,6 +36,13 @@ int ld_app_query(int argc, char **argv);
  * LD_CANARY_EXIT_OTHER when the UDP port is taken. */
 int ld_app_discv5(int argc, char **argv);
 
+/* `logosdelivery dns-tree --domain D --key HEX [flags]`: builds and signs an EIP-1459 tree of
+ * records and prints its zone file lines (or JSON, or dnsmasq lines). LD_EXIT_USAGE for bad flags
+ * or records. `logosdelivery dns-resolve <enrtree://…> [flags]`: syncs a tree and prints its
+ * records as JSON lines, then {"event":"done",…}; LD_CANARY_EXIT_OTHER when the tree fails. */
+int ld_app_dns_tree(int argc, char **argv);
+int ld_app_dns_resolve(int argc, char **argv);
+
 enum {
   LD_EXIT_OK = 0,
   LD_EXIT_USAGE = 1,

@@ -64,7 +64,18 @@
   X(ADDR_IN_USE, -74, "address in use")                                                            \
   X(NOT_CONNECTED, -75, "not connected")                                                           \
   X(CLUSTER_MISMATCH, -76, "peer belongs to another cluster")                                      \
-  X(GRAYLISTED, -77, "peer score below the graylist threshold")
+  X(GRAYLISTED, -77, "peer score below the graylist threshold")                                    \
+  /* DNS discovery (EIP-1459) */                                                                   \
+  X(DNS_BAD_URL, -90, "invalid enrtree:// URL")                                                    \
+  X(DNS_BAD_ENTRY, -91, "malformed DNS discovery tree entry")                                      \
+  X(DNS_HASH_MISMATCH, -92, "DNS tree entry does not match its hash")                              \
+  X(DNS_LOOP, -93, "DNS tree refers to an entry twice")                                            \
+  X(DNS_TOO_DEEP, -94, "DNS tree deeper than allowed")                                             \
+  X(DNS_TOO_WIDE, -95, "DNS tree branch wider than allowed")                                       \
+  X(DNS_TOO_MANY, -96, "DNS tree has more entries than allowed")                                   \
+  X(DNS_TXT_TOO_LONG, -97, "DNS TXT record longer than allowed")                                   \
+  X(DNS_NO_ROOT, -98, "no valid enrtree-root record")                                              \
+  X(DNS_QUERY, -99, "DNS query failed")
 
 enum {
 #define LD_ERR_ENUM_(name, value, text) LD_ERR_##name = (value),

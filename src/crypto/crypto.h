@@ -193,6 +193,12 @@ int ld_secp256k1_ecdh_point(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const
 int ld_secp256k1_sign_digest(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
                              const uint8_t digest[32], uint8_t sig[LD_SECP256K1_COMPACT_LEN]);
 
+/* As ld_secp256k1_sign_digest, followed by the recovery ID (0 or 1) as a 65th byte: the
+ * r ‖ s ‖ v form of Ethereum signatures (EIP-1459 tree roots). */
+int ld_secp256k1_sign_digest_recoverable(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
+                                         const uint8_t digest[32],
+                                         uint8_t sig[LD_SECP256K1_COMPACT_LEN + 1]);
+
 /* Verifies a compact r ‖ s signature over a 32-byte digest with a 33- or 65-byte SEC1 key.
  * High-S signatures are refused (as go-ethereum and nim-eth refuse them). 0 when valid,
  * LD_ERR_BAD_SIGNATURE (also for r or s out of range) or LD_ERR_BAD_KEY. */

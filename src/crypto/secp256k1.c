@@ -1,5 +1,6 @@
 #include <secp256k1.h>
 #include <secp256k1_ecdh.h>
+#include <secp256k1_recovery.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -183,4 +184,22 @@ int ld_secp256k1_verify_digest(const uint8_t *pub, size_t publen, const uint8_t 
     return LD_ERR_BAD_SIGNATURE;
   }
   return secp256k1_ecdsa_verify(ctx, &s, digest, &pk) ? 0 : LD_ERR_BAD_SIGNATURE;
+}
+
+int ld_secp256k1_sign_digest_recoverable(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
+                                         const uint8_t digest[32],
+                                         uint8_t sig[LD_SECP256K1_COMPACT_LEN + 1]) {
+  secp256k1_ecdsa_recoverable_signature s;
+  int recid = 0;
+  int rc = ld_crypto_init();
+  if (rc != 0) {
+    return rc;
+  }
+  const secp256k1_context *ctx = ld_crypto_secp256k1();
+  if (!secp256k1_ecdsa_sign_recoverable(ctx, &s, digest, secret, NULL, NULL)) {
+    return LD_ERR_BAD_KEY;
+  }
+  secp256k1_ecdsa_recoverable_signature_serialize_compact(ctx, sig, &recid, &s);
+  sig[LD_SECP256K1_COMPACT_LEN] = (uint8_t)recid;
+  return 0;
 }

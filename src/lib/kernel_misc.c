@@ -1,6 +1,6 @@
 /* Kernel tier: the node's ENR, peer ID and metrics, and the discovery calls (c-api.md §3): discv5
  * bootstrap updates, start and stop run on the node's discv5 (node/peer_manager.h); DNS discovery
- * (EIP-1459) is not part of this build and answers with an error that says so. */
+ * (EIP-1459) is in kernel_dns.c. */
 #include <jansson.h>
 #include <stdlib.h>
 
@@ -9,8 +9,6 @@
 #include "lib/kernel_internal.h"
 #include "node/peer_manager.h"
 #include "waku/enr/enr.h"
-
-#define NO_DNS_DISCOVERY "DNS discovery (EIP-1459) is not available in this build"
 
 /* ---- node information --------------------------------------------------------------------------
  */
@@ -68,11 +66,6 @@ int waku_get_metrics(void *ctx, FFICallBack callback, void *userData) {
 
 /* ---- discovery ---------------------------------------------------------------------------------
  */
-
-static void h_no_dns_discovery(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *p) {
-  (void)ctx, (void)p;
-  ld_lib_reply_err(req, "%s", NO_DNS_DISCOVERY);
-}
 
 #define BOOTNODES_ERR "error in updateDiscv5BootstrapNodes: "
 
@@ -139,12 +132,6 @@ static void h_stop_discv5(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *p) {
     return;
   ld_node_discv5_stop(node);
   ld_lib_reply_text(req, "discv5 stopped correctly");
-}
-
-int waku_dns_discovery(void *ctx, FFICallBack callback, void *userData, const char *entTreeUrl,
-                       const char *nameDnsServer, int timeoutMs) {
-  return ld_kernel_call(ctx, callback, userData, h_no_dns_discovery, entTreeUrl, nameDnsServer,
-                        NULL, timeoutMs, 0);
 }
 
 int waku_discv5_update_bootnodes(void *ctx, FFICallBack callback, void *userData, char *bootnodes) {

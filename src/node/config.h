@@ -39,6 +39,11 @@
 #define LD_NODE_MAX_CONTENT_TOPICS 64   /* --content-topic values */
 #define LD_NODE_CONTENT_TOPIC_MAX 256   /* bytes of one content topic, NUL included */
 #define LD_NODE_MAX_STATIC_NODES 64     /* --staticnode values */
+#define LD_NODE_DNS_URL_MAX 330         /* enrtree:// URL with its NUL */
+#define LD_NODE_MAX_EXT_MULTIADDRS 16   /* --ext-multiaddr values */
+#define LD_NODE_DNS4_NAME_MAX 254       /* --dns4-domain-name with its NUL */
+#define LD_NODE_MAX_DNS_NAME_SERVERS 8  /* --dns-discovery-name-server values */
+#define LD_NODE_DNS_NAME_SERVER_MAX 64  /* "[ip6]:port" with its NUL */
 #define LD_NODE_MAX_PROTECTED_SHARDS 64 /* --protected-shard values */
 #define LD_NODE_ADDRESS_MAX 64          /* an IPv4 or IPv6 literal with its NUL */
 #define LD_NODE_SECP256K1_PUBLIC_LEN 33
@@ -127,6 +132,15 @@ typedef struct ld_node_http_config {
   uint16_t port;                     /* final port, ports shift applied */
 } ld_node_http_config_t;
 
+/* --nat (nwaku): how the node learns its public address and opens its port. */
+typedef enum ld_node_nat {
+  LD_NODE_NAT_ANY = 0, /* UPnP, else NAT-PMP (only for a non-loopback listen address) */
+  LD_NODE_NAT_NONE,    /* announce the bound addresses */
+  LD_NODE_NAT_UPNP,    /* an UPnP IGD port mapping (libminiupnpc) */
+  LD_NODE_NAT_PMP,     /* a NAT-PMP port mapping (libnatpmp) */
+  LD_NODE_NAT_EXTIP,   /* announce nat_ext_ip, map nothing */
+} ld_node_nat_t;
+
 typedef struct ld_node_config {
   bool has_nodekey;
   ld_privkey_t nodekey;                     /* used when has_nodekey; otherwise a random key */
@@ -145,6 +159,19 @@ typedef struct ld_node_config {
   char content_topics[LD_NODE_MAX_CONTENT_TOPICS][LD_NODE_CONTENT_TOPIC_MAX];
   size_t n_static_nodes; /* --staticnode, each ending in /p2p/<id> */
   ld_multiaddr_t static_nodes[LD_NODE_MAX_STATIC_NODES];
+  /* NAT and announced addresses (node_nat.c): --nat, --ext-multiaddr, --ext-multiaddr-only,
+   * --dns4-domain-name. */
+  ld_node_nat_t nat;
+  char nat_ext_ip[LD_NODE_ADDRESS_MAX]; /* LD_NODE_NAT_EXTIP: the IP literal */
+  size_t n_ext_multiaddrs;
+  ld_multiaddr_t ext_multiaddrs[LD_NODE_MAX_EXT_MULTIADDRS];
+  bool ext_multiaddr_only;
+  char dns4_domain_name[LD_NODE_DNS4_NAME_MAX];
+  /* DNS discovery (node_dns.c): --dns-discovery-url ("" none) and its name servers ("ip",
+   * "ip:port" or "[ip6]:port"; none given: 1.1.1.1 and 1.0.0.1, as nwaku). */
+  char dns_discovery_url[LD_NODE_DNS_URL_MAX];
+  size_t n_dns_name_servers;
+  char dns_name_servers[LD_NODE_MAX_DNS_NAME_SERVERS][LD_NODE_DNS_NAME_SERVER_MAX];
   size_t max_msg_size;       /* --max-msg-size in bytes */
   size_t n_protected_shards; /* --protected-shard */
   ld_node_protected_shard_t protected_shards[LD_NODE_MAX_PROTECTED_SHARDS];
@@ -249,6 +276,23 @@ int ld_node_config_add_content_topic(ld_node_config_t *cfg, const char *text, ch
  * value is ignored. LD_ERR_INVALID_ARG, LD_ERR_LIMIT. */
 int ld_node_config_add_static_node(ld_node_config_t *cfg, const char *text, char *err,
                                    size_t errlen);
+
+/* --nat: any, none, upnp, pmp or extip:<IPv4 or IPv6 literal> (case-insensitive).
+ * --ext-multiaddr: a multiaddr to announce (a repeated value is ignored).
+ * --dns4-domain-name: a domain name ("" none). LD_ERR_INVALID_ARG, LD_ERR_LIMIT. (config_nat.c) */
+int ld_node_config_set_nat(ld_node_config_t *cfg, const char *text, char *err, size_t errlen);
+int ld_node_config_add_ext_multiaddr(ld_node_config_t *cfg, const char *text, char *err,
+                                     size_t errlen);
+int ld_node_config_set_dns4_domain_name(ld_node_config_t *cfg, const char *text, char *err,
+                                        size_t errlen);
+
+/* --dns-discovery-url: an enrtree://<key>@<domain> URL, or "" for none. LD_ERR_INVALID_ARG.
+ * --dns-discovery-name-server: an IPv4 or IPv6 address, optionally with a port ("ip:port",
+ * "[ip6]:port"); a repeated value is ignored. LD_ERR_INVALID_ARG, LD_ERR_LIMIT. (config_dns.c) */
+int ld_node_config_set_dns_discovery_url(ld_node_config_t *cfg, const char *text, char *err,
+                                         size_t errlen);
+int ld_node_config_add_dns_name_server(ld_node_config_t *cfg, const char *text, char *err,
+                                       size_t errlen);
 
 /* Sets the largest WakuMessage from a size text ("150KiB", "1MiB", "1500 B", "1.5KB"; see
  * ld_node_parse_size); it must lie in 1..LD_NODE_MAX_MSG_SIZE_LIMIT. LD_ERR_INVALID_ARG. */

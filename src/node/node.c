@@ -404,6 +404,10 @@ int ld_node_start(ld_node_t *node) {
     rc = ld_node_pm_start(node);
   if (rc == 0 && node->d5 != NULL)
     rc = ld_node_discv5_start(node);
+  if (rc == 0)
+    rc = ld_node_dns_start(node);
+  if (rc == 0)
+    rc = ld_node_nat_start(node);
   return rc != 0 ? rc : ld_node_servers_start(node);
 }
 
@@ -446,6 +450,8 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
   ld_node_discv5_stop(node);
   ld_node_pm_stop(node);
   ld_node_static_stop(node);
+  ld_node_dns_stop(node);
+  ld_node_nat_stop(node);
   ld_node_services_stop(node);
 }
 

@@ -66,6 +66,10 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
 
 const ld_peerid_t *ld_node_peer_id(const ld_node_t *node);
 const ld_node_config_t *ld_node_config(const ld_node_t *node);
+/* The node's DNS discovery (--dns-discovery-url; node_dns.c): LD_ERR_AGAIN while it runs, 0 when
+ * it ended well or there is none, else the named error that ended it (DNS_*, BAD_SIGNATURE) or
+ * kept it from starting. *records (may be NULL): the records it found. */
+int ld_node_dns_status(const ld_node_t *node, size_t *records);
 
 /* Copies up to `max` announced listen addresses, each ending in /p2p/<peer id>; returns the
  * total. Before start (or when not listening) there are none. */

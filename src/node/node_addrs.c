@@ -99,5 +99,6 @@ int ld_node_announce_addrs(ld_node_t *node) {
     if (node->n_announced == before)
       LD_WARN("node", "no interface address to announce for an unspecified listen address");
   }
+  ld_node_nat_rewrite_addrs(node);
   return ld_identify_set_listen_addrs(node->identify, node->announced, node->n_announced);
 }

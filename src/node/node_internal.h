@@ -99,6 +99,10 @@ struct ld_node {
   void *px_asks[LD_NODE_PX_MAX_INFLIGHT];
   ld_enr_t enr; /* our own record, when has_enr */
   bool has_enr;
+  struct node_nat *nat;         /* node_nat.c: port mapping state, or NULL */
+  struct ld_dns_discovery *dns; /* node_dns.c: the DNS discovery under way, or NULL */
+  size_t dns_discovered;        /* records DNS discovery found */
+  int dns_status;               /* how the last DNS discovery ended (0: fine or none) */
 
   node_pm_t *pm;     /* the peer manager (peer_manager.c), from start until stopped */
   node_discv5_t *d5; /* discv5 (node_discv5.c), with --discv5-discovery */
@@ -120,6 +124,20 @@ int ld_node_static_start(ld_node_t *node);
 void ld_node_static_conn(ld_node_t *node, const ld_peerid_t *peer, bool up);
 /* Closes the timer (counts in node->pending; calls ld_node_pending_done). */
 void ld_node_static_stop(ld_node_t *node);
+
+/* node_nat.c: --nat port mappings (UPnP, NAT-PMP) in the thread pool, started once the node
+ * listens; stop removes the mapping (counts in node->pending while it does). Rewrite replaces the
+ * hosts of node->announced by the public one and adds --ext-multiaddr (ld_node_announce_addrs
+ * calls it). */
+typedef struct node_nat node_nat_t;
+int ld_node_nat_start(ld_node_t *node);
+void ld_node_nat_stop(ld_node_t *node);
+void ld_node_nat_rewrite_addrs(ld_node_t *node);
+
+/* node_dns.c: starts DNS discovery of --dns-discovery-url (no-op without one; a start failure is
+ * logged, not returned); its records' peers are dialed (origin "dns"). Stop cancels it. */
+int ld_node_dns_start(ld_node_t *node);
+void ld_node_dns_stop(ld_node_t *node);
 
 /* node_servers.c: REST and metrics. */
 int ld_node_servers_start(ld_node_t *node);

@@ -395,6 +395,7 @@ static uint8_t capabilities(const ld_node_t *node) {
 int ld_node_build_enr(ld_node_t *node) {
   ld_enr_node_config_t ec;
   memset(&ec, 0, sizeof ec);
+  ec.seq = node->has_enr ? node->enr.seq + 1 : 0; /* a rebuilt record (new address) */
   ec.addrs = node->announced;
   ec.n_addrs = node->n_announced;
   ec.waku2 = capabilities(node);

@@ -253,10 +253,6 @@ static int check_enrtree_text(const char *text, char *err, size_t errlen) {
 }
 
 /* "" (unset) or enrtree://<key>@<domain>. */
-static int check_dns_url(const char *text, char *err, size_t errlen) {
-  return text[0] == '\0' ? 0 : check_enrtree_text(text, err, errlen);
-}
-
 static int check_entry_node(const char *text, char *err, size_t errlen) {
   if (ascii_prefix(text, "enrtree:"))
     return check_enrtree_text(text, err, errlen);
@@ -578,12 +574,18 @@ static const entry_t k_entries[] = {
               "0.0.0.0", "IP address to listen on"),
     OPTS_INT("tcpPort", "tcp-port", "Port", tcp_port, "60000", "TCP port to listen on (0: any)"),
     OPTS_INT("portsShift", "ports-shift", "uint16", ports_shift, "0", "added to every port"),
-    INERT_STR("nat", "nat", "string", "any", check_nat,
-              "public address discovery: any, none, upnp, pmp or extip:<IP>"),
-    INERT_LIST("extMultiAddrs", "ext-multiaddr", "seq[string]", "[]", check_multiaddr,
-               "extra multiaddr to announce; repeatable"),
-    INERT_BOOL("extMultiAddrsOnly", "ext-multiaddr-only", "bool", "false",
-               "announce only the --ext-multiaddr addresses"),
+    {.pub = META("nat", "nat", LD_NODE_OPT_STRING, 0, 0, "string", "any", NULL,
+                 "public address discovery: any, none, upnp, pmp or extip:<IP>", 0),
+     .check = check_nat,
+     .apply = apply_text,
+     .text_setter = ld_node_config_set_nat},
+    {.pub = META("extMultiAddrs", "ext-multiaddr", LD_NODE_OPT_LIST, 0, 0, "seq[string]", "[]",
+                 NULL, "extra multiaddr to announce; repeatable", 0),
+     .check = check_multiaddr,
+     .apply = apply_text,
+     .text_setter = ld_node_config_add_ext_multiaddr},
+    CFG_BOOL("extMultiAddrsOnly", "ext-multiaddr-only", ext_multiaddr_only, "false", NULL,
+             "announce only the --ext-multiaddr addresses"),
     CFG_NUM("maxConnections", "max-connections", "int", ld_node_config_set_max_connections, 1,
             LD_NODE_MAX_CONNECTIONS_LIMIT, "150", "50", "most connections at a time"),
     {.pub = META("relayServiceRatio", "relay-service-ratio", LD_NODE_OPT_STRING, 0, 0, "string",
@@ -602,8 +604,9 @@ static const entry_t k_entries[] = {
     INERT_LIST("dnsAddrsNameServers", "dns-addrs-name-server", "seq[IpAddress]",
                "[\"1.1.1.1\",\"1.0.0.1\"]", check_ip,
                "DNS server for resolving dnsaddr multiaddrs; repeatable"),
-    INERT_STR("dns4DomainName", "dns4-domain-name", "string", "", NULL,
-              "domain name announced for this node's public IPv4 address"),
+    CFG_TEXT("dns4DomainName", "dns4-domain-name", LD_NODE_OPT_STRING, "string",
+             ld_node_config_set_dns4_domain_name, "",
+             "domain name announced for this node's public IPv4 address"),
     INERT_BOOL("isRelayClient", "relay-client", "bool", "false",
                "act as a circuit-relay client (node behind NAT)"),
     CFG_BOOL("relay", "relay", relay, "true", NULL, "run the relay protocol"),
@@ -689,8 +692,12 @@ static const entry_t k_entries[] = {
     INERT_BOOL("metricsLogging", "metrics-logging", "bool", "true", "log metrics periodically"),
     INERT_BOOL("dnsDiscovery", "dns-discovery", "bool", "false",
                "deprecated: set dns-discovery-url instead"),
-    INERT_STR("dnsDiscoveryUrl", "dns-discovery-url", "string", "", check_dns_url,
-              "enrtree://<key>@<domain> node list for DNS discovery"),
+    CFG_TEXT("dnsDiscoveryUrl", "dns-discovery-url", LD_NODE_OPT_STRING, "string",
+             ld_node_config_set_dns_discovery_url, "",
+             "enrtree://<key>@<domain> node list for DNS discovery"),
+    CFG_TEXT("dnsDiscoveryNameServers", "dns-discovery-name-server", LD_NODE_OPT_LIST,
+             "seq[IpAddress]", ld_node_config_add_dns_name_server, "[\"1.1.1.1\",\"1.0.0.1\"]",
+             "DNS server for DNS discovery, IP or IP:port; repeatable"),
     {.pub = META("discv5Discovery", "discv5-discovery", LD_NODE_OPT_BOOL, 0, 0, "Opt[bool]", "true",
                  "false", "discover peers with Node Discovery v5", 0),
      .apply = apply_cfg_bool,
@@ -865,8 +872,6 @@ static void note_preset_inert(ld_node_opts_t *o, const ld_waku_network_preset_t 
     ld_node_config_add_inert(o->cfg, "enable-kad-discovery");
   if (p->mix)
     ld_node_config_add_inert(o->cfg, "mix");
-  if (p->dns_discovery_url != NULL)
-    ld_node_config_add_inert(o->cfg, "dns-discovery-url");
   /* twn bootstraps discv5 from built-in ENRs; the other networks list entry nodes */
   bool twn = strcmp(p->name, "twn") == 0;
   ld_node_config_add_inert(o->cfg, twn ? "discv5-bootstrap-node" : "entry-node");
@@ -893,6 +898,9 @@ static int apply_network_preset(ld_node_opts_t *o, char *err, size_t errlen) {
   if (!ld_node_opts_is_set(o, "max-msg-size"))
     o->cfg->max_msg_size = p->max_msg_size;
   note_preset_inert(o, p);
+  /* the preset's DNS discovery tree, unless --dns-discovery-url was given */
+  if (p->dns_discovery_url != NULL && !ld_node_opts_is_set(o, "dns-discovery-url"))
+    ld_node_config_set_dns_discovery_url(o->cfg, p->dns_discovery_url, NULL, 0);
   return 0;
 }
 

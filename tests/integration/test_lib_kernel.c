@@ -374,7 +374,13 @@ static void discovery_calls(void **state) {
   start(&a, CONFIG_SERVICE); /* discv5 off */
   start(&b, CONFIG_DISCV5);
   ERR(waku_dns_discovery(a.ctx, on_reply, &R, "enrtree://AO47@test.example.org", "1.1.1.1", 1000),
-      "DNS discovery (EIP-1459) is not available in this build");
+      "error in dnsDiscovery: invalid enrtree:// URL");
+  /* a name server that does not answer (nothing listens on that port): the walk's named error */
+  ERR(waku_dns_discovery(a.ctx, on_reply, &R,
+                         "enrtree://AKPYQIUQIL7PSIACI32J7FGZW56E5FKHEFCCOFHILBIMW3M6LWXS2@"
+                         "test.example.org",
+                         "127.0.0.1:9", 30000),
+      "error in dnsDiscovery: DNS_QUERY (test.example.org: lookup failed*");
   char b_enr[1024];
   snprintf(b_enr, sizeof b_enr, "[\"%s\"]", OK(waku_get_my_enr(b.ctx, on_reply, &R)));
   char b_id[128];

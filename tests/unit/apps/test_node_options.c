@@ -364,13 +364,16 @@ static void every_kernel_option_is_a_flag(void **state) {
   assert_int_equal(c->num_shards_in_network, 8);
   assert_int_equal(c->n_shards, 8);
   assert_true(c->relay); /* --mode is the library's; the program keeps its flags */
-  const char *names[] = {"nat",          "quic-port", "mode", "rln-relay-eth-client-address",
-                         "store-resume", "rln-relay"};
+  const char *names[] = {"quic-port", "mode", "rln-relay-eth-client-address", "store-resume",
+                         "rln-relay"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!inert(c, names[i]))
       fail_msg("%s not recorded as without effect", names[i]);
   assert_false(inert(c, "preset"));
   assert_false(inert(c, "store-sync")); /* store-sync takes effect */
+  assert_false(inert(c, "nat"));        /* so does --nat */
+  assert_int_equal(c->nat, LD_NODE_NAT_EXTIP);
+  assert_string_equal(c->nat_ext_ip, "203.0.113.7");
   assert_false(inert(c, "discv5-discovery") || inert(c, "discv5-udp-port")); /* so does discv5 */
   assert_true(c->discv5.enabled);
   assert_int_equal(c->discv5.udp_port, 9001);

@@ -418,13 +418,16 @@ static void structured_errors(void **state) {
 static void kernel_only_shape(void **state) {
   (void)state;
   parse_ok("{\"entryLayer\":\"Kernel\",\"mode\":\"Edge\",\"kernelConf\":{\"tcpPort\":0,"
-           "\"relay\":false,\"store\":true,\"dns-discovery-url\":\"enrtree://K@x.example\"}}");
+           "\"relay\":false,\"store\":true,\"dns-discovery-url\":"
+           "\"enrtree://AKPYQIUQIL7PSIACI32J7FGZW56E5FKHEFCCOFHILBIMW3M6LWXS2@x.example\"}}");
   const ld_node_config_t *c = &g_cfg->node;
   assert_int_equal(g_cfg->entry_layer, LD_LIB_LAYER_KERNEL);
   assert_int_equal(c->tcp_port, 0);
   assert_false(c->relay || c->lightpush); /* lightpush follows relay when not asked for */
   assert_true(c->store && c->filter && c->peer_exchange); /* mode is ignored */
-  assert_true(inert("dns-discovery-url"));
+  assert_false(inert("dns-discovery-url"));
+  assert_string_equal(c->dns_discovery_url,
+                      "enrtree://AKPYQIUQIL7PSIACI32J7FGZW56E5FKHEFCCOFHILBIMW3M6LWXS2@x.example");
   parse_ok("{\"entryLayer\":\"kernel\",\"kernelConf\":{}}");
   assert_int_equal(c->tcp_port, 60000); /* the kernel's defaults */
 }

@@ -135,6 +135,7 @@ static const char *const k_spec[][2] = {
     {"metricsLogging", "metrics-logging"},
     {"dnsDiscovery", "dns-discovery"},
     {"dnsDiscoveryUrl", "dns-discovery-url"},
+    {"dnsDiscoveryNameServers", "dns-discovery-name-server"},
     {"discv5Discovery", "discv5-discovery"},
     {"discv5UdpPort", "discv5-udp-port"},
     {"discv5BootstrapNodes", "discv5-bootstrap-node"},
@@ -338,7 +339,10 @@ static const sample_t k_samples[] = {
     {"metrics-server-port", "9100", "x"},
     {"metrics-logging", "false", "x"},
     {"dns-discovery", "true", "x"},
-    {"dns-discovery-url", "enrtree://AM@x.example", "https://x.example"},
+    {"dns-discovery-url",
+     "enrtree://AKPYQIUQIL7PSIACI32J7FGZW56E5FKHEFCCOFHILBIMW3M6LWXS2@x.example",
+     "enrtree://AM@x.example"},
+    {"dns-discovery-name-server", "127.0.0.1:5353", "1.2.3"},
     {"discv5-discovery", "false", "x"},
     {"discv5-udp-port", "9001", "65536"},
     {"discv5-bootstrap-node",
@@ -502,7 +506,13 @@ static void presets_apply_where_not_given(void **state) {
   assert_int_equal(f->cfg.cluster_id, 16);
   assert_int_equal(f->cfg.num_shards_in_network, 1);
   assert_int_equal(f->cfg.max_msg_size, 1024 * 1024);
-  assert_true(inert(&f->cfg, "dns-discovery-url") && inert(&f->cfg, "entry-node"));
+  /* the preset's DNS discovery tree takes effect */
+  assert_false(inert(&f->cfg, "dns-discovery-url"));
+  assert_string_equal(
+      f->cfg.dns_discovery_url,
+      "enrtree://"
+      "AMOJVZX4V6EXP7NTJPMAYJYST2QP6AJXYW76IU6VGJS7UVSNDYZG4@boot.prod.status.nodes.status.im");
+  assert_true(inert(&f->cfg, "entry-node"));
   assert_false(inert(&f->cfg, "rln-relay"));
   assert_int_equal(ld_node_config_finalize(&f->cfg, f->err, sizeof f->err), 0);
   assert_int_equal(f->cfg.n_shards, 1);
@@ -546,13 +556,13 @@ static void inert_list_is_capped_and_printed(void **state) {
   char text[64];
   assert_int_equal(ld_node_config_inert_text(&f->cfg, text, sizeof text), 0);
   assert_string_equal(text, "");
-  assert_int_equal(set(f, "nat", "none"), 0);
+  assert_int_equal(set(f, "mix", "true"), 0);
   assert_int_equal(set(f, "quic-support", "true"), 0);
-  assert_int_equal(set(f, "nat", "any"), 0);
+  assert_int_equal(set(f, "mix", "false"), 0);
   assert_int_equal(ld_node_config_inert_text(&f->cfg, text, sizeof text), 2);
-  assert_string_equal(text, "nat, quic-support");
+  assert_string_equal(text, "mix, quic-support");
   assert_int_equal(ld_node_config_inert_text(&f->cfg, text, 6), 2);
-  assert_string_equal(text, "nat, ");
+  assert_string_equal(text, "mix, ");
   static char names[LD_NODE_MAX_INERT + 1][8];
   ld_node_config_default(&f->cfg);
   for (int i = 0; i <= LD_NODE_MAX_INERT; i++) {
@@ -563,8 +573,38 @@ static void inert_list_is_capped_and_printed(void **state) {
   assert_int_equal(f->cfg.n_inert, LD_NODE_MAX_INERT);
 }
 
+/* --nat, --ext-multiaddr(-only), --dns4-domain-name and the DNS discovery options take effect. */
+static void nat_and_discovery_reach_the_configuration(void **state) {
+  fixture_t *f = *state;
+  assert_int_equal(f->cfg.nat, LD_NODE_NAT_ANY);
+  assert_int_equal(set(f, "nat", "EXTIP:203.0.113.7"), 0);
+  assert_int_equal(f->cfg.nat, LD_NODE_NAT_EXTIP);
+  assert_string_equal(f->cfg.nat_ext_ip, "203.0.113.7");
+  assert_int_equal(set(f, "nat", "upnp"), 0);
+  assert_int_equal(f->cfg.nat, LD_NODE_NAT_UPNP);
+  assert_string_equal(f->cfg.nat_ext_ip, "");
+  assert_int_equal(set(f, "nat", "pmp"), 0);
+  assert_int_equal(f->cfg.nat, LD_NODE_NAT_PMP);
+  assert_int_equal(set(f, "ext-multiaddr", "/dns4/node.example/tcp/443/wss"), 0);
+  assert_int_equal(set(f, "ext-multiaddr", "/ip4/198.51.100.1/tcp/60000"), 0);
+  assert_int_equal(set(f, "ext-multiaddr", "/dns4/node.example/tcp/443/wss"), 0);
+  assert_int_equal(f->cfg.n_ext_multiaddrs, 2);
+  assert_int_equal(set(f, "ext-multiaddr-only", "true"), 0);
+  assert_true(f->cfg.ext_multiaddr_only);
+  assert_int_equal(set(f, "dns4-domain-name", "node.example"), 0);
+  assert_string_equal(f->cfg.dns4_domain_name, "node.example");
+  assert_int_not_equal(set(f, "dns4-domain-name", "no spaces.example"), 0);
+  assert_int_equal(set(f, "dns-discovery-name-server", "[::1]:5353"), 0);
+  assert_int_equal(set(f, "dns-discovery-name-server", "127.0.0.1"), 0);
+  assert_int_not_equal(set(f, "dns-discovery-name-server", "127.0.0.1:0"), 0);
+  assert_int_equal(f->cfg.n_dns_name_servers, 2);
+  char text[64];
+  assert_int_equal(ld_node_config_inert_text(&f->cfg, text, sizeof text), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(nat_and_discovery_reach_the_configuration, setup, teardown),
       cmocka_unit_test(table_is_the_spec_in_order),
       cmocka_unit_test(names_do_not_collide),
       cmocka_unit_test(bools_and_integers),
