@@ -134,3 +134,8 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/libnode/libnode.c)
                  "LD_LIBNODE=$<TARGET_FILE:ld_libnode>")
   endforeach()
 endif()
+
+# ---- the zk unit tests that read the RLN-v2 circuit files (proving key, witness graph) ----------
+if(TEST unit/zk/prover)
+  set_tests_properties(unit/zk/prover PROPERTIES ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()
