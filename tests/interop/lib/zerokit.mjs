@@ -120,6 +120,12 @@ async function witnessCalculator() {
   };
 }
 
+/** The circom witness calculator of fixtures/rln-v2/rln.wasm: a function from the circuit's
+ * named input signals (bigints, or arrays of them) to the full witness (bigints, wire order). */
+export async function circomWitness() {
+  return witnessCalculator();
+}
+
 /** A zerokit prover/verifier for the fixture's proving key (loading it takes several seconds). */
 export async function createZerokit() {
   init();
