@@ -216,6 +216,42 @@ static void msm_matches_naive(void **state) {
   }
 }
 
+/* One point many times: bucket sums hit the doubling and cancelling cases of the affine
+ * addition. sum = [sum k_i] G. */
+static void msm_repeated_points(void **state) {
+  (void)state;
+  uint64_t seed = 17;
+  enum { N = 96 };
+  ld_g1_affine_t p1[N];
+  ld_g2_affine_t p2[N];
+  ld_fr_t k[N], total, base;
+  ld_g1_generator(&p1[0]);
+  ld_g2_generator(&p2[0]);
+  zktest_fr(&seed, &base);
+  ld_fr_set_zero(&total);
+  for (int i = 0; i < N; i++) {
+    p1[i] = p1[0];
+    p2[i] = p2[0];
+    k[i] = base; /* equal digits everywhere: doublings */
+    if (i % 3 == 1) {
+      ld_fr_neg(&k[i], &base); /* opposite digits: cancellations */
+    } else if (i % 3 == 2) {
+      ld_fr_from_u64(&k[i], (uint64_t)i);
+    }
+    ld_fr_add(&total, &total, &k[i]);
+  }
+  ld_g1_t got1, want1, g1;
+  ld_g2_t got2, want2, g2;
+  ld_g1_from_affine(&g1, &p1[0]);
+  ld_g2_from_affine(&g2, &p2[0]);
+  ld_g1_mul_fr_vartime(&want1, &g1, &total);
+  ld_g2_mul_fr_vartime(&want2, &g2, &total);
+  assert_int_equal(ld_g1_msm_pippenger(&got1, p1, k, N), 0);
+  assert_int_equal(ld_g2_msm_pippenger(&got2, p2, k, N), 0);
+  assert_true(ld_g1_equal(&got1, &want1));
+  assert_true(ld_g2_equal(&got2, &want2));
+}
+
 static void random_witness(uint64_t *seed, ld_rln_witness_t *w) {
   memset(w, 0, sizeof *w);
   zktest_fr(seed, &w->identity_secret);
@@ -383,10 +419,11 @@ static void graph_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(two_adic_root),     cmocka_unit_test(fft_matches_evaluation),
-      cmocka_unit_test(msm_matches_naive), cmocka_unit_test(zkey_errors),
-      cmocka_unit_test(graph_errors),      cmocka_unit_test(witness_public_wires),
-      cmocka_unit_test(proofs_verify),     cmocka_unit_test(proofs_blinded),
+      cmocka_unit_test(two_adic_root),        cmocka_unit_test(fft_matches_evaluation),
+      cmocka_unit_test(msm_matches_naive),    cmocka_unit_test(msm_repeated_points),
+      cmocka_unit_test(zkey_errors),          cmocka_unit_test(graph_errors),
+      cmocka_unit_test(witness_public_wires), cmocka_unit_test(proofs_verify),
+      cmocka_unit_test(proofs_blinded),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
