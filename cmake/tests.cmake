@@ -143,6 +143,8 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/libnode/libnode.c)
 endif()
 
 # ---- the zk unit tests that read the RLN-v2 circuit files (proving key, witness graph) ----------
-if(TEST unit/zk/prover)
-  set_tests_properties(unit/zk/prover PROPERTIES ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
-endif()
+foreach(t unit/zk/prover unit/waku/rln/validator)
+  if(TEST ${t})
+    set_tests_properties(${t} PROPERTIES ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+  endif()
+endforeach()
