@@ -63,7 +63,7 @@ void ld_rln_epoch_bytes(uint8_t out[32], uint64_t epoch) {
 }
 
 uint64_t ld_rln_epoch_of(int64_t unix_ns, uint64_t epoch_sec) {
-  if (unix_ns < 0 || epoch_sec == 0) {
+  if (unix_ns < 0 || epoch_sec == 0 || epoch_sec > UINT64_MAX / 1000000000ull) {
     return 0;
   }
   return (uint64_t)unix_ns / (epoch_sec * 1000000000ull);

@@ -34,7 +34,8 @@ int ld_rln_rate_limit_proof_decode(ld_rln_rate_limit_proof_t *out, const uint8_t
 size_t ld_rln_rate_limit_proof_encode(const ld_rln_rate_limit_proof_t *p,
                                       uint8_t out[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED]);
 
-/* The epoch of a time: floor(unix_seconds / epoch_sec), as 32 bytes little-endian. */
+/* The epoch of a time: floor(unix_seconds / epoch_sec) (0 for a negative time, epoch_sec 0 or
+ * past 2^64 ns), and its 32 bytes little-endian. */
 void ld_rln_epoch_bytes(uint8_t out[32], uint64_t epoch);
 uint64_t ld_rln_epoch_of(int64_t unix_ns, uint64_t epoch_sec);
 
