@@ -305,7 +305,7 @@ static void witness_public_wires(void **state) {
 static void proofs_verify(void **state) {
   (void)state;
   uint64_t seed = 2026;
-  for (int t = 0; t < 6; t++) {
+  for (int t = 0; t < 3; t++) {
     ld_rln_witness_t w;
     ld_rln_proof_values_t v, expect;
     uint8_t proof[LD_RLN_PROOF_BYTES];
