@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh >/dev/null
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DLD_SANITIZE=OFF -DLD_TESTS=ON -DLD_WERROR=OFF >/dev/null
 cmake --build build-rel -j"$(nproc)" --target bench_crypto bench_noise bench_p2p bench_relay \
-  bench_ws bench_lightpush bench_filter bench_archive bench_lib bench_zk bench_discv5 \
+  bench_ws bench_lightpush bench_filter bench_archive bench_lib bench_zk bench_zk_prove bench_discv5 \
   bench_peer_manager ld_testpeer logosdelivery >/dev/null
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
@@ -28,6 +28,8 @@ echo "# RLN / zk on one core: BN254 arithmetic, pairing, Poseidon, RLN-v2 verifi
 ./build-rel/bench_zk
 # the same proofs verified by zerokit's wasm build and by bench_zk (tests/interop/fixtures/rln-v2)
 (cd tests/interop && LD_BENCH_ZK="$root/build-rel/bench_zk" node bench/zk-verify.mjs --proofs 4 --rounds 20)
+# RLN-v2 proof generation: zerokit's wasm build and bench_zk_prove in the same run
+(cd tests/interop && LD_BENCH_ZK_PROVE="$root/build-rel/bench_zk_prove" node bench/zk-prove.mjs --proofs 5)
 
 echo "# C <-> C, one stream, one direction (sink), and connection set-ups"
 ./build-rel/bench_p2p serve >/tmp/ld-bench-serve.out &

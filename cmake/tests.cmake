@@ -86,6 +86,13 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/zkverify/ld_zkverify.c)
   target_link_libraries(ld_zkverify PRIVATE ld_static)
   list(APPEND LD_INTEROP_ENV "LD_ZKVERIFY=$<TARGET_FILE:ld_zkverify>")
 endif()
+# tests/interop/zkprove: ld_zkprove, the C prover (witness and proofs) the RLN-v2 interop test checks
+# against the circom witness calculator and zerokit's verifier.
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/zkprove/ld_zkprove.c)
+  add_executable(ld_zkprove ${CMAKE_SOURCE_DIR}/tests/interop/zkprove/ld_zkprove.c)
+  target_link_libraries(ld_zkprove PRIVATE ld_static)
+  list(APPEND LD_INTEROP_ENV "LD_ZKPROVE=$<TARGET_FILE:ld_zkprove>")
+endif()
 list(APPEND LD_INTEROP_ENV "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
 
 # tests/interop/*.test.mjs: node's test runner against real js-libp2p peers from npm.
@@ -134,3 +141,10 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/libnode/libnode.c)
                  "LD_LIBNODE=$<TARGET_FILE:ld_libnode>")
   endforeach()
 endif()
+
+# ---- the zk unit tests that read the RLN-v2 circuit files (proving key, witness graph) ----------
+foreach(t unit/zk/prover unit/waku/rln/validator)
+  if(TEST ${t})
+    set_tests_properties(${t} PROPERTIES ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+  endif()
+endforeach()

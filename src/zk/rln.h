@@ -9,11 +9,10 @@
  * belongs to the relay layer; it calls ld_rln_verify with values decoded from a RateLimitProof
  * and checks x == ld_rln_hash_to_field(signal) and the external nullifier itself.
  *
- * Proof generation will add, beside the verifier: an ld_rln_prover_t built from the proving key
- * (rln_final.zkey) and the circuit's witness graph, taking the ld_rln_witness_t below and a
- * random source and writing the same 128-byte proof; ld_rln_proof_values_from_witness already
- * gives the values it proves. All functions here are thread-safe; a verifier is immutable and
- * may be shared between threads. */
+ * Proof generation is rln_prover.h: an ld_rln_prover_t built from the proving key
+ * (rln_final.zkey) and the circuit's witness graph takes the ld_rln_witness_t below and writes
+ * the same 128-byte proof for the values ld_rln_proof_values_from_witness gives. All functions
+ * here are thread-safe; a verifier is immutable and may be shared between threads. */
 #ifndef LD_ZK_RLN_H
 #define LD_ZK_RLN_H
 

@@ -120,6 +120,12 @@ async function witnessCalculator() {
   };
 }
 
+/** The circom witness calculator of fixtures/rln-v2/rln.wasm: a function from the circuit's
+ * named input signals (bigints, or arrays of them) to the full witness (bigints, wire order). */
+export async function circomWitness() {
+  return witnessCalculator();
+}
+
 /** A zerokit prover/verifier for the fixture's proving key (loading it takes several seconds). */
 export async function createZerokit() {
   init();
@@ -129,18 +135,20 @@ export async function createZerokit() {
     /**
      * Proves membership of a random identity at `index` among `others` (Map index -> leaf) for a
      * message: returns zerokit's output [proof<128> | root | external_nullifier | x | y |
-     * nullifier] split up, with the inputs that produced it.
+     * nullifier] split up, with the inputs that produced it. `externalNullifier` replaces the
+     * default Poseidon(hash_to_field(epoch), hash_to_field(rln_identifier)).
      */
     prove({ secret = randomFr(), limit = 100, messageId = 0, index = 0, others = new Map(),
             signal = randomBytes(48), epoch = le32(BigInt(Math.floor(Date.now() / 600000))),
-            rlnIdentifier = new TextEncoder().encode('rln/waku-rln-relay/v2.0.0') } = {}) {
+            rlnIdentifier = new TextEncoder().encode('rln/waku-rln-relay/v2.0.0'),
+            externalNullifier: givenExternalNullifier } = {}) {
       const rlnId = concat(rlnIdentifier, new Uint8Array(32 - rlnIdentifier.length));
       const leaf = poseidon(poseidon(secret), BigInt(limit));
       const members = new Map(others);
       members.set(index, leaf);
       const { root, path: pathElements, bits } = merklePath(members, index);
       const x = hashToField(signal);
-      const externalNullifier = poseidon(hashToField(epoch), hashToField(rlnId));
+      const externalNullifier = givenExternalNullifier ?? poseidon(hashToField(epoch), hashToField(rlnId));
       const serializedWitness = concat(le32(secret), le32(BigInt(limit)), le32(BigInt(messageId)),
         u64le(TREE_DEPTH), ...pathElements.map(le32), u64le(TREE_DEPTH), Uint8Array.from(bits),
         le32(x), le32(externalNullifier));

@@ -1,0 +1,144 @@
+/* RLN-v2 proof generation on one core, step by step: the witness from the circuit's graph, the
+ * quotient's evaluations (3 iFFTs + 3 coset FFTs over 8,192 points), the five MSMs (A, B1, C and
+ * H in G1, B in G2), and whole proofs. Prints one JSON line per figure; never fails on a time.
+ * Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+ *
+ *   bench_zk_prove [DIR] [PROOFS]   circuit files from DIR (default $LD_RLN_FIXTURES, else
+ *                                   tests/interop/fixtures/rln-v2), PROOFS whole proofs (10) */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "zk/fft.h"
+#include "zk/msm.h"
+#include "zk/rln_prover.h"
+#include "zk/zkey.h"
+
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void report(const char *name, double seconds) {
+  printf("{\"bench\":\"zk_prove\",\"figure\":\"%s\",\"ms\":%.3f}\n", name, seconds * 1e3);
+  fflush(stdout);
+}
+
+static uint64_t rng_state = 0x5eed;
+static uint64_t next_u64(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static void random_fr(ld_fr_t *r) {
+  uint8_t b[32];
+  for (int i = 0; i < 32; i++) {
+    b[i] = (uint8_t)next_u64();
+  }
+  ld_fr_from_bytes_reduce(r, b);
+}
+
+static void random_witness(ld_rln_witness_t *w) {
+  memset(w, 0, sizeof *w);
+  random_fr(&w->identity_secret);
+  w->user_message_limit = 100;
+  w->message_id = next_u64() % 100;
+  w->merkle.depth = LD_RLN_TREE_DEPTH;
+  uint64_t index = next_u64();
+  for (int l = 0; l < LD_RLN_TREE_DEPTH; l++) {
+    random_fr(&w->merkle.path[l]);
+    w->merkle.index_bits[l] = (uint8_t)((index >> l) & 1);
+  }
+  random_fr(&w->x);
+  random_fr(&w->external_nullifier);
+}
+
+/* The steps of one proof, each timed on its own. */
+static int steps(const ld_rln_prover_t *p, const ld_zkey_t *zk) {
+  size_t n = ld_rln_prover_num_wires(p);
+  ld_fr_t *wires = malloc(n * sizeof *wires);
+  ld_fr_t *h = malloc(zk->domain_size * sizeof *h);
+  ld_fr_domain_t *d;
+  if (wires == NULL || h == NULL || ld_fr_domain_new(&d, zk->domain_log2) != 0) {
+    return 1;
+  }
+  ld_rln_witness_t w;
+  random_witness(&w);
+  double t = cpu_seconds();
+  ld_rln_witness_compute(p, &w, wires);
+  report("witness (graph evaluation)", cpu_seconds() - t);
+  for (size_t i = 0; i < zk->domain_size; i++) {
+    random_fr(&h[i]);
+  }
+  t = cpu_seconds();
+  for (int k = 0; k < 3; k++) {
+    ld_fr_ifft(d, h);
+    ld_fr_coset_fft(d, h);
+  }
+  report("quotient: 3 iFFT + 3 coset FFT (8192 points)", cpu_seconds() - t);
+  size_t priv = (size_t)zk->num_public + 1;
+  ld_g1_t r1;
+  ld_g2_t r2;
+  t = cpu_seconds();
+  ld_g1_msm_pippenger(&r1, zk->a, wires, n);
+  report("MSM A (G1, 5844 points)", cpu_seconds() - t);
+  t = cpu_seconds();
+  ld_g1_msm_pippenger(&r1, zk->b1, wires, n);
+  report("MSM B1 (G1, 5844 points)", cpu_seconds() - t);
+  t = cpu_seconds();
+  ld_g2_msm_pippenger(&r2, zk->b2, wires, n);
+  report("MSM B2 (G2, 5844 points)", cpu_seconds() - t);
+  t = cpu_seconds();
+  ld_g1_msm_pippenger(&r1, zk->c, wires + priv, n - priv);
+  report("MSM C (G1, 5838 points)", cpu_seconds() - t);
+  t = cpu_seconds();
+  ld_g1_msm_pippenger(&r1, zk->h, h, zk->domain_size);
+  report("MSM H (G1, 8192 points)", cpu_seconds() - t);
+  ld_fr_domain_free(d);
+  free(wires);
+  free(h);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *dir = argc > 1 ? argv[1] : getenv("LD_RLN_FIXTURES");
+  if (dir == NULL) {
+    dir = "tests/interop/fixtures/rln-v2";
+  }
+  int proofs = argc > 2 ? atoi(argv[2]) : 10;
+  char zkey_path[4096], graph_path[4096];
+  snprintf(zkey_path, sizeof zkey_path, "%s/rln_final.zkey", dir);
+  snprintf(graph_path, sizeof graph_path, "%s/graph.bin", dir);
+  ld_rln_prover_t *p;
+  ld_zkey_t *zk;
+  double t = cpu_seconds();
+  if (ld_rln_prover_new_from_files(&p, zkey_path, graph_path) != 0) {
+    fprintf(stderr, "cannot read the circuit files in %s\n", dir);
+    return 1;
+  }
+  report("prover set-up (read zkey and graph, check points)", cpu_seconds() - t);
+  if (ld_zkey_read_file(&zk, zkey_path) != 0 || steps(p, zk) != 0) {
+    return 1;
+  }
+  double total = 0;
+  for (int i = 0; i < proofs; i++) {
+    ld_rln_witness_t w;
+    ld_rln_proof_values_t v;
+    uint8_t proof[LD_RLN_PROOF_BYTES];
+    random_witness(&w);
+    t = cpu_seconds();
+    if (ld_rln_prove(p, &w, proof, &v) != 0) {
+      return 1;
+    }
+    total += cpu_seconds() - t;
+  }
+  report("RLN-v2 proof (witness + Groth16), per proof", proofs > 0 ? total / proofs : 0);
+  ld_zkey_free(zk);
+  ld_rln_prover_free(p);
+  return 0;
+}

@@ -1,0 +1,38 @@
+/* Groth16 proof generation over BN254 from a snarkjs proving key (zkey.h), as snarkjs and
+ * arkworks-circom compute it, so that the proofs verify against the key's verifying key:
+ *
+ *   the rows of A·w and B·w on the domain (C·w = A·w ∘ B·w for a satisfied system), each
+ *   interpolated (iFFT) and evaluated on the odd coset (FFT), h = A·B − C there; then
+ *   A  = alpha1 + sum w_i A_i + r delta1
+ *   B  = beta2  + sum w_i B2_i + s delta2       (and B1 the same in G1)
+ *   C  = sum_{private i} w_i C_i + sum_j h_j H_j + s A + r B1 − r s delta1
+ *
+ * with r and s fresh random scalars (the zkey's H points absorb the division by the vanishing
+ * polynomial). The prover holds the key and the domain; it is immutable once built and may be
+ * shared between threads. Witness values are secret: the MSMs are variable-time as in arkworks
+ * and snarkjs; r and s blind the result. */
+#ifndef LD_ZK_GROTH16_PROVE_H
+#define LD_ZK_GROTH16_PROVE_H
+
+#include <stddef.h>
+
+#include "zk/groth16.h"
+#include "zk/zkey.h"
+
+typedef struct ld_groth16_prover ld_groth16_prover_t;
+
+/* Takes ownership of `zk` (also on failure). LD_ERR_NOMEM. */
+int ld_groth16_prover_new(ld_groth16_prover_t **out, ld_zkey_t *zk);
+void ld_groth16_prover_free(ld_groth16_prover_t *p);
+const ld_zkey_t *ld_groth16_prover_key(const ld_groth16_prover_t *p);
+
+/* Proves for the full witness `w` (zk->num_wires elements, w[0] = 1) with blinding scalars r
+ * and s. LD_ERR_INVALID_ARG when n differs from the key's wire count or w[0] != 1,
+ * LD_ERR_NOMEM. The proof is only valid when w satisfies the circuit. */
+int ld_groth16_prove_rs(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n, const ld_fr_t *r,
+                        const ld_fr_t *s, ld_groth16_proof_t *out);
+/* As ld_groth16_prove_rs with r and s drawn from the system's CSPRNG. */
+int ld_groth16_prove(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n,
+                     ld_groth16_proof_t *out);
+
+#endif

@@ -1,0 +1,46 @@
+/* RLN-v2 proof generation: the circuit's full witness computed natively by evaluating zerokit's
+ * witness graph of the circom circuit (witness_graph.h; zerokit v0.8's
+ * resources/tree_height_20/graph.bin), then a Groth16 proof from the circuit's proving key
+ * (rln_final.zkey), as zerokit's generate_proof does. The proof verifies with ld_rln_verify and
+ * with zerokit's verifier.
+ *
+ * A prover is immutable once built (about 10 MiB: the key's points and the graph); share it
+ * between threads freely. */
+#ifndef LD_ZK_RLN_PROVER_H
+#define LD_ZK_RLN_PROVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zk/rln.h"
+
+typedef struct ld_rln_prover ld_rln_prover_t;
+
+/* Builds a prover from the zkey's and the graph's bytes (copied as needed; the caller keeps
+ * them). Errors as ld_zkey_read and ld_witness_graph_load, and LD_ERR_MALFORMED when the graph
+ * and the key do not describe the RLN-v2 circuit of depth LD_RLN_TREE_DEPTH (its input signals,
+ * wire count, 5 public values). */
+int ld_rln_prover_new(ld_rln_prover_t **out, const uint8_t *zkey, size_t zkey_len,
+                      const uint8_t *graph, size_t graph_len);
+/* The same from two files; LD_ERR_IO when one cannot be read. */
+int ld_rln_prover_new_from_files(ld_rln_prover_t **out, const char *zkey_path,
+                                 const char *graph_path);
+void ld_rln_prover_free(ld_rln_prover_t *p);
+
+/* Number of wires of the circuit's witness. */
+size_t ld_rln_prover_num_wires(const ld_rln_prover_t *p);
+/* The circuit's full witness for `w` (ld_rln_prover_num_wires elements, wire 0 = 1, wires 1..5
+ * the public values y, root, nullifier, x, external_nullifier). LD_ERR_INVALID_ARG for a
+ * message id >= the limit or a Merkle path of another depth; LD_ERR_NOMEM. */
+int ld_rln_witness_compute(const ld_rln_prover_t *p, const ld_rln_witness_t *w, ld_fr_t *wires);
+
+/* Proves `w`: writes the 128-byte proof and the values it proves. Fresh randomness from the
+ * system's CSPRNG. Errors as ld_rln_witness_compute. */
+int ld_rln_prove(const ld_rln_prover_t *p, const ld_rln_witness_t *w,
+                 uint8_t proof[LD_RLN_PROOF_BYTES], ld_rln_proof_values_t *values);
+/* As ld_rln_prove with the Groth16 blinding scalars given (tests, reproducible benchmarks). */
+int ld_rln_prove_rs(const ld_rln_prover_t *p, const ld_rln_witness_t *w, const ld_fr_t *r,
+                    const ld_fr_t *s, uint8_t proof[LD_RLN_PROOF_BYTES],
+                    ld_rln_proof_values_t *values);
+
+#endif

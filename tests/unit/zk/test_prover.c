@@ -1,0 +1,429 @@
+/* RLN-v2 proof generation: the two-adic root and the NTTs, Pippenger's MSM against the plain
+ * sum, the zkey reader and witness-graph loader on good and broken bytes, the native witness
+ * (its public wires equal the values computed outside the circuit) and Groth16 proofs from it
+ * that our verifier accepts for random identities, paths, epochs and messages and rejects when
+ * tampered. The circuit files come from LD_RLN_FIXTURES (rln_final.zkey, graph.bin). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/error.h"
+#include "zk/fft.h"
+#include "zk/groth16_prove.h"
+#include "zk/msm.h"
+#include "zk/rln_prover.h"
+#include "zk/witness_graph.h"
+#include "zk/zkey.h"
+#include "zktest.h"
+
+static ld_rln_prover_t *prover;
+static ld_rln_verifier_t *verifier;
+static uint8_t *zkey_bytes, *graph_bytes;
+static size_t zkey_len, graph_len;
+
+static uint8_t *slurp(const char *name, size_t *len) {
+  const char *dir = getenv("LD_RLN_FIXTURES");
+  if (dir == NULL) {
+    fprintf(stderr, "LD_RLN_FIXTURES is not set\n");
+    return NULL;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    return NULL;
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = malloc((size_t)n);
+  if (b == NULL || fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+static int setup(void **state) {
+  (void)state;
+  zkey_bytes = slurp("rln_final.zkey", &zkey_len);
+  graph_bytes = slurp("graph.bin", &graph_len);
+  if (zkey_bytes == NULL || graph_bytes == NULL) {
+    return -1;
+  }
+  if (ld_rln_prover_new(&prover, zkey_bytes, zkey_len, graph_bytes, graph_len) != 0) {
+    return -1;
+  }
+  return ld_rln_verifier_new(&verifier);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  ld_rln_prover_free(prover);
+  ld_rln_verifier_free(verifier);
+  free(zkey_bytes);
+  free(graph_bytes);
+  return 0;
+}
+
+static void fr_dec(ld_fr_t *r, const char *s) {
+  assert_int_equal(ld_fr_from_decimal(r, s, strlen(s)), 0);
+}
+
+/* arkworks' and snarkjs' TWO_ADIC_ROOT_OF_UNITY for BN254's Fr. */
+static void two_adic_root(void **state) {
+  (void)state;
+  ld_fr_t w, expect, one;
+  ld_fr_two_adic_root(&w);
+  fr_dec(&expect, "19103219067921713944291392827692070036145651957329286315305642004821462161904");
+  assert_true(ld_fr_equal(&w, &expect));
+  /* order exactly 2^28 */
+  for (int i = 0; i < 27; i++) {
+    ld_fr_sqr(&w, &w);
+  }
+  ld_fr_set_one(&one);
+  assert_false(ld_fr_equal(&w, &one));
+  ld_fr_sqr(&w, &w);
+  assert_true(ld_fr_equal(&w, &one));
+}
+
+/* The NTT equals evaluating the polynomial at w^i (and at g w^i on the coset); inverses undo. */
+static void fft_matches_evaluation(void **state) {
+  (void)state;
+  uint64_t seed = 11;
+  ld_fr_domain_t *d;
+  assert_int_equal(ld_fr_domain_new(&d, 5), 0);
+  size_t n = ld_fr_domain_size(d);
+  ld_fr_t coef[32], ev[32], cev[32], w, g, one;
+  for (size_t i = 0; i < n; i++) {
+    zktest_fr(&seed, &coef[i]);
+  }
+  memcpy(ev, coef, sizeof coef);
+  memcpy(cev, coef, sizeof coef);
+  ld_fr_fft(d, ev);
+  ld_fr_coset_fft(d, cev);
+  ld_fr_domain_generator(d, &w);
+  ld_fr_two_adic_root(&g);
+  for (int i = 0; i < LD_FR_TWO_ADICITY - 6; i++) {
+    ld_fr_sqr(&g, &g); /* a primitive 64th root: the coset shift of a 32-point domain */
+  }
+  ld_fr_set_one(&one);
+  ld_fr_t x = one;
+  for (size_t i = 0; i < n; i++) {
+    ld_fr_t xs[2], acc[2];
+    xs[0] = x;
+    ld_fr_mul(&xs[1], &x, &g);
+    for (int k = 0; k < 2; k++) {
+      ld_fr_set_zero(&acc[k]);
+      for (size_t j = n; j-- > 0;) { /* Horner */
+        ld_fr_mul(&acc[k], &acc[k], &xs[k]);
+        ld_fr_add(&acc[k], &acc[k], &coef[j]);
+      }
+    }
+    assert_true(ld_fr_equal(&acc[0], &ev[i]));
+    assert_true(ld_fr_equal(&acc[1], &cev[i]));
+    ld_fr_mul(&x, &x, &w);
+  }
+  ld_fr_ifft(d, ev);
+  ld_fr_coset_ifft(d, cev);
+  for (size_t i = 0; i < n; i++) {
+    assert_true(ld_fr_equal(&ev[i], &coef[i]));
+    assert_true(ld_fr_equal(&cev[i], &coef[i]));
+  }
+  ld_fr_domain_free(d);
+  assert_int_equal(ld_fr_domain_new(&d, 0), LD_ERR_INVALID_ARG);
+  assert_int_equal(ld_fr_domain_new(&d, LD_FR_TWO_ADICITY), LD_ERR_INVALID_ARG);
+}
+
+/* Pippenger against sum_i [k_i] P_i one by one, with zero scalars, -1, infinity and repeats. */
+static void msm_matches_naive(void **state) {
+  (void)state;
+  uint64_t seed = 5;
+  size_t sizes[] = {0, 1, 3, 40, 300};
+  for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
+    size_t n = sizes[t];
+    ld_g1_affine_t *p1 = calloc(n + 1, sizeof *p1);
+    ld_g2_affine_t *p2 = calloc(n + 1, sizeof *p2);
+    ld_fr_t *k = calloc(n + 1, sizeof *k);
+    ld_g1_t e1, got1, acc1, g1;
+    ld_g2_t e2, got2, acc2, g2;
+    ld_g1_affine_t gen1;
+    ld_g2_affine_t gen2;
+    ld_g1_generator(&gen1);
+    ld_g2_generator(&gen2);
+    ld_g1_from_affine(&g1, &gen1);
+    ld_g2_from_affine(&g2, &gen2);
+    ld_g1_set_infinity(&acc1);
+    ld_g2_set_infinity(&acc2);
+    for (size_t i = 0; i < n; i++) {
+      ld_fr_t m;
+      zktest_fr(&seed, &m);
+      ld_g1_mul_fr_vartime(&e1, &g1, &m);
+      ld_g2_mul_fr_vartime(&e2, &g2, &m);
+      ld_g1_to_affine(&p1[i], &e1);
+      ld_g2_to_affine(&p2[i], &e2);
+      switch (i % 7) {
+      case 0:
+        ld_fr_set_zero(&k[i]);
+        break;
+      case 1:
+        ld_fr_set_one(&k[i]);
+        ld_fr_neg(&k[i], &k[i]);
+        break;
+      case 2:
+        ld_fr_from_u64(&k[i], i);
+        break;
+      case 3:
+        p1[i].infinity = 1;
+        p2[i].infinity = 1;
+        zktest_fr(&seed, &k[i]);
+        break;
+      case 4:
+        if (i > 0) {
+          p1[i] = p1[i - 1];
+          p2[i] = p2[i - 1];
+        }
+        zktest_fr(&seed, &k[i]);
+        break;
+      default:
+        zktest_fr(&seed, &k[i]);
+        break;
+      }
+      ld_g1_t pj1, t1;
+      ld_g2_t pj2, t2;
+      ld_g1_from_affine(&pj1, &p1[i]);
+      ld_g2_from_affine(&pj2, &p2[i]);
+      ld_g1_mul_fr_vartime(&t1, &pj1, &k[i]);
+      ld_g2_mul_fr_vartime(&t2, &pj2, &k[i]);
+      ld_g1_add(&acc1, &acc1, &t1);
+      ld_g2_add(&acc2, &acc2, &t2);
+    }
+    assert_int_equal(ld_g1_msm_pippenger(&got1, p1, k, n), 0);
+    assert_int_equal(ld_g2_msm_pippenger(&got2, p2, k, n), 0);
+    assert_true(ld_g1_equal(&got1, &acc1));
+    assert_true(ld_g2_equal(&got2, &acc2));
+    free(p1);
+    free(p2);
+    free(k);
+  }
+}
+
+/* One point many times: bucket sums hit the doubling and cancelling cases of the affine
+ * addition. sum = [sum k_i] G. */
+static void msm_repeated_points(void **state) {
+  (void)state;
+  uint64_t seed = 17;
+  enum { N = 96 };
+  ld_g1_affine_t p1[N];
+  ld_g2_affine_t p2[N];
+  ld_fr_t k[N], total, base;
+  ld_g1_generator(&p1[0]);
+  ld_g2_generator(&p2[0]);
+  zktest_fr(&seed, &base);
+  ld_fr_set_zero(&total);
+  for (int i = 0; i < N; i++) {
+    p1[i] = p1[0];
+    p2[i] = p2[0];
+    k[i] = base; /* equal digits everywhere: doublings */
+    if (i % 3 == 1) {
+      ld_fr_neg(&k[i], &base); /* opposite digits: cancellations */
+    } else if (i % 3 == 2) {
+      ld_fr_from_u64(&k[i], (uint64_t)i);
+    }
+    ld_fr_add(&total, &total, &k[i]);
+  }
+  ld_g1_t got1, want1, g1;
+  ld_g2_t got2, want2, g2;
+  ld_g1_from_affine(&g1, &p1[0]);
+  ld_g2_from_affine(&g2, &p2[0]);
+  ld_g1_mul_fr_vartime(&want1, &g1, &total);
+  ld_g2_mul_fr_vartime(&want2, &g2, &total);
+  assert_int_equal(ld_g1_msm_pippenger(&got1, p1, k, N), 0);
+  assert_int_equal(ld_g2_msm_pippenger(&got2, p2, k, N), 0);
+  assert_true(ld_g1_equal(&got1, &want1));
+  assert_true(ld_g2_equal(&got2, &want2));
+}
+
+static void random_witness(uint64_t *seed, ld_rln_witness_t *w) {
+  memset(w, 0, sizeof *w);
+  zktest_fr(seed, &w->identity_secret);
+  uint64_t limits[] = {1, 10, 100, 65535};
+  w->user_message_limit = limits[zktest_next(seed) % 4];
+  w->message_id = zktest_next(seed) % w->user_message_limit;
+  w->merkle.depth = LD_RLN_TREE_DEPTH;
+  uint64_t index = zktest_next(seed);
+  for (int l = 0; l < LD_RLN_TREE_DEPTH; l++) {
+    zktest_fr(seed, &w->merkle.path[l]);
+    w->merkle.index_bits[l] = (uint8_t)((index >> l) & 1);
+  }
+  uint8_t msg[40], epoch[32] = {0}, rln_id[32] = "rln/waku-rln-relay/v2.0.0";
+  zktest_bytes(seed, msg, sizeof msg);
+  zktest_bytes(seed, epoch, 8);
+  ld_rln_hash_to_field(&w->x, msg, sizeof msg);
+  ld_rln_external_nullifier(&w->external_nullifier, epoch, rln_id);
+}
+
+/* The native witness's public wires are the values computed outside the circuit. */
+static void witness_public_wires(void **state) {
+  (void)state;
+  uint64_t seed = 99;
+  size_t n = ld_rln_prover_num_wires(prover);
+  assert_int_equal(n, 5844);
+  ld_fr_t *wires = malloc(n * sizeof *wires);
+  for (int t = 0; t < 20; t++) {
+    ld_rln_witness_t w;
+    ld_rln_proof_values_t v;
+    random_witness(&seed, &w);
+    assert_int_equal(ld_rln_proof_values_from_witness(&v, &w), 0);
+    assert_int_equal(ld_rln_witness_compute(prover, &w, wires), 0);
+    ld_fr_t one;
+    ld_fr_set_one(&one);
+    assert_true(ld_fr_equal(&wires[0], &one));
+    assert_true(ld_fr_equal(&wires[1], &v.y));
+    assert_true(ld_fr_equal(&wires[2], &v.root));
+    assert_true(ld_fr_equal(&wires[3], &v.nullifier));
+    assert_true(ld_fr_equal(&wires[4], &v.x));
+    assert_true(ld_fr_equal(&wires[5], &v.external_nullifier));
+    assert_true(ld_fr_equal(&wires[6], &w.identity_secret));
+  }
+  ld_rln_witness_t w;
+  random_witness(&seed, &w);
+  w.message_id = w.user_message_limit;
+  assert_int_equal(ld_rln_witness_compute(prover, &w, wires), LD_ERR_INVALID_ARG);
+  free(wires);
+}
+
+/* Our proofs verify with our verifier; each tampered value and flipped proof byte fails. */
+static void proofs_verify(void **state) {
+  (void)state;
+  uint64_t seed = 2026;
+  for (int t = 0; t < 3; t++) {
+    ld_rln_witness_t w;
+    ld_rln_proof_values_t v, expect;
+    uint8_t proof[LD_RLN_PROOF_BYTES];
+    random_witness(&seed, &w);
+    assert_int_equal(ld_rln_prove(prover, &w, proof, &v), 0);
+    assert_int_equal(ld_rln_proof_values_from_witness(&expect, &w), 0);
+    assert_memory_equal(&v, &expect, sizeof v);
+    assert_int_equal(ld_rln_verify(verifier, proof, &v), 0);
+    ld_fr_t one;
+    ld_fr_set_one(&one);
+    ld_fr_t *fields[5] = {&v.root, &v.external_nullifier, &v.x, &v.y, &v.nullifier};
+    for (int f = 0; f < 5; f++) {
+      ld_rln_proof_values_t bad = v;
+      ld_fr_t *bf[5] = {&bad.root, &bad.external_nullifier, &bad.x, &bad.y, &bad.nullifier};
+      ld_fr_add(bf[f], fields[f], &one);
+      assert_int_equal(ld_rln_verify(verifier, proof, &bad), LD_ERR_BAD_PROOF);
+    }
+    uint8_t flipped[LD_RLN_PROOF_BYTES];
+    memcpy(flipped, proof, sizeof proof);
+    flipped[zktest_next(&seed) % 128] ^= (uint8_t)(1u << (zktest_next(&seed) % 8));
+    assert_int_not_equal(ld_rln_verify(verifier, flipped, &v), 0);
+  }
+}
+
+/* Fixed r and s give the same proof twice; other r, s another proof that also verifies. */
+static void proofs_blinded(void **state) {
+  (void)state;
+  uint64_t seed = 7;
+  ld_rln_witness_t w;
+  random_witness(&seed, &w);
+  ld_fr_t r, s;
+  zktest_fr(&seed, &r);
+  zktest_fr(&seed, &s);
+  uint8_t p1[128], p2[128], p3[128];
+  ld_rln_proof_values_t v;
+  assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, p1, &v), 0);
+  assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, p2, &v), 0);
+  assert_memory_equal(p1, p2, 128);
+  assert_int_equal(ld_rln_prove(prover, &w, p3, &v), 0);
+  assert_memory_not_equal(p1, p3, 128);
+  assert_int_equal(ld_rln_verify(verifier, p1, &v), 0);
+  assert_int_equal(ld_rln_verify(verifier, p3, &v), 0);
+}
+
+/* Broken zkeys: truncations at every section boundary and inside, bad magic, a coordinate
+ * pushed off the curve. */
+static void zkey_errors(void **state) {
+  (void)state;
+  ld_zkey_t *zk;
+  assert_int_equal(ld_zkey_read(&zk, zkey_bytes, zkey_len), 0);
+  assert_int_equal(zk->num_wires, 5844);
+  assert_int_equal(zk->num_public, 5);
+  assert_int_equal(zk->domain_size, 8192);
+  ld_zkey_free(zk);
+  size_t cuts[] = {0, 3, 11, 12, 100, 1000, zkey_len / 2, zkey_len - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    assert_int_equal(ld_zkey_read(&zk, zkey_bytes, cuts[i]), LD_ERR_MALFORMED);
+    assert_null(zk);
+  }
+  uint8_t *copy = malloc(zkey_len);
+  memcpy(copy, zkey_bytes, zkey_len);
+  copy[0] = 'x';
+  assert_int_equal(ld_zkey_read(&zk, copy, zkey_len), LD_ERR_MALFORMED);
+  /* alpha1 in the Groth16 header: a changed y is off the curve, an all-ones x is >= p */
+  size_t at = 12, alpha1 = 0;
+  while (at + 12 <= zkey_len && alpha1 == 0) {
+    uint32_t type = (uint32_t)copy[at] | (uint32_t)copy[at + 1] << 8;
+    uint64_t size = 0;
+    for (int b = 7; b >= 0; b--) {
+      size = size << 8 | copy[at + 4 + b];
+    }
+    if (type == 2) {
+      alpha1 = at + 12 + 4 + 32 + 4 + 32 + 12;
+    }
+    at += 12 + size;
+  }
+  assert_int_not_equal(alpha1, 0);
+  memcpy(copy, zkey_bytes, zkey_len);
+  copy[alpha1 + 32] ^= 1;
+  assert_int_equal(ld_zkey_read(&zk, copy, zkey_len), LD_ERR_BAD_POINT);
+  memcpy(copy, zkey_bytes, zkey_len);
+  memset(copy + alpha1, 0xff, 32);
+  assert_int_equal(ld_zkey_read(&zk, copy, zkey_len), LD_ERR_OVERFLOW);
+  free(copy);
+}
+
+/* Broken graphs: truncations, bad magic, trailing bytes. */
+static void graph_errors(void **state) {
+  (void)state;
+  ld_witness_graph_t *g;
+  assert_int_equal(ld_witness_graph_load(&g, graph_bytes, graph_len), 0);
+  assert_int_equal(ld_witness_graph_num_wires(g), 5844);
+  size_t off, len;
+  assert_int_equal(ld_witness_graph_input(g, "pathElements", &off, &len), 0);
+  assert_int_equal(len, LD_RLN_TREE_DEPTH);
+  assert_int_equal(ld_witness_graph_input(g, "nope", &off, &len), LD_ERR_NOT_FOUND);
+  ld_witness_graph_free(g);
+  size_t cuts[] = {0, 13, 14, 22, 23, 1000, graph_len / 2, graph_len - 9, graph_len - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    assert_int_equal(ld_witness_graph_load(&g, graph_bytes, cuts[i]), LD_ERR_MALFORMED);
+    assert_null(g);
+  }
+  uint8_t *copy = malloc(graph_len + 1);
+  memcpy(copy, graph_bytes, graph_len);
+  copy[graph_len] = 0;
+  assert_int_equal(ld_witness_graph_load(&g, copy, graph_len + 1), LD_ERR_MALFORMED);
+  copy[3] ^= 1;
+  assert_int_equal(ld_witness_graph_load(&g, copy, graph_len), LD_ERR_MALFORMED);
+  free(copy);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(two_adic_root),        cmocka_unit_test(fft_matches_evaluation),
+      cmocka_unit_test(msm_matches_naive),    cmocka_unit_test(msm_repeated_points),
+      cmocka_unit_test(zkey_errors),          cmocka_unit_test(graph_errors),
+      cmocka_unit_test(witness_public_wires), cmocka_unit_test(proofs_verify),
+      cmocka_unit_test(proofs_blinded),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
