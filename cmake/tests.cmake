@@ -87,6 +87,8 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/zkverify/ld_zkverify.c)
   list(APPEND LD_INTEROP_ENV "LD_ZKVERIFY=$<TARGET_FILE:ld_zkverify>")
 endif()
 list(APPEND LD_INTEROP_ENV "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+# Where suites leave what a person looks at afterwards (the status page's screenshots).
+list(APPEND LD_INTEROP_ENV "LD_BUILD_DIR=${CMAKE_BINARY_DIR}")
 
 # tests/interop/*.test.mjs: node's test runner against real js-libp2p peers from npm.
 find_program(LD_NODE node)

@@ -10,6 +10,7 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler libjansson-dev libmicrohttpd-dev
   libcmocka-dev libwslay-dev libsqlite3-dev libpq-dev postgresql nettle-dev
   libgmp-dev
+  chromium
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "node/events.h"
@@ -386,6 +387,7 @@ int ld_node_start(ld_node_t *node) {
   if (node->state != NODE_NEW)
     return LD_ERR_STATE;
   node->state = NODE_STARTED;
+  node->started_ms = ld_now_ms();
   int rc = add_websocket(node);
   if (rc == 0)
     rc = mount_protocols(node);
