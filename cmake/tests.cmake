@@ -136,3 +136,13 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/libnode/libnode.c)
                  "LD_LIBNODE=$<TARGET_FILE:ld_libnode>")
   endforeach()
 endif()
+
+# contrib/grafana: every query of the dashboard against the metric families a running node exports.
+find_program(LD_PYTHON3 python3)
+if(LD_PYTHON3)
+  add_test(NAME integration/grafana_dashboard
+           COMMAND ${LD_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/scripts/grafana_dashboard_test.py
+                   $<TARGET_FILE:logosdelivery>
+                   ${CMAKE_SOURCE_DIR}/contrib/grafana/logosdelivery-dashboard.json)
+  set_tests_properties(integration/grafana_dashboard PROPERTIES LABELS integration TIMEOUT 120)
+endif()
