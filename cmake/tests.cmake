@@ -146,3 +146,9 @@ if(LD_PYTHON3)
                    ${CMAKE_SOURCE_DIR}/contrib/grafana/logosdelivery-dashboard.json)
   set_tests_properties(integration/grafana_dashboard PROPERTIES LABELS integration TIMEOUT 120)
 endif()
+
+# man/ and the generated logosdelivery(1) and bash completion (CMakeLists.txt, ld_docs).
+add_test(NAME integration/man_pages
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/man_pages_test.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(integration/man_pages PROPERTIES LABELS integration TIMEOUT 60)

@@ -2,6 +2,9 @@
 #ifndef LD_APP_APP_H
 #define LD_APP_APP_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 /* Runs the program with the process's arguments; returns its exit code. */
 int ld_app_main(int argc, char **argv);
 
@@ -35,6 +38,17 @@ int ld_app_query(int argc, char **argv);
  * peers or --timeout (exit 0). LD_EXIT_USAGE for bad flags or a record that cannot be built,
  * LD_CANARY_EXIT_OTHER when the UDP port is taken. */
 int ld_app_discv5(int argc, char **argv);
+
+/* The flag tables of canary and discv5 for their documentation (man page, shell completion): up
+ * to `cap` entries into `out`, whose targets point to storage never read. Return the count. */
+struct ld_flag;
+size_t ld_app_canary_flags(struct ld_flag *out, size_t cap);
+size_t ld_app_discv5_flags(struct ld_flag *out, size_t cap);
+
+/* logosdelivery(1) in roff, and the bash completion script, generated from the node's option table
+ * and the sub-commands' flag tables (docs.c). */
+void ld_app_print_man(FILE *out);
+void ld_app_print_bash_completion(FILE *out);
 
 enum {
   LD_EXIT_OK = 0,
