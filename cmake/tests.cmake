@@ -152,3 +152,10 @@ add_test(NAME integration/man_pages
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/man_pages_test.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(integration/man_pages PROPERTIES LABELS integration TIMEOUT 60)
+
+# packaging/: the Debian package built by cpack, checked, installed, run and purged (skipped, 77,
+# where installing is not safe: see the script).
+add_test(NAME integration/package
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/package_test.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(integration/package PROPERTIES LABELS integration TIMEOUT 900
+                     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
