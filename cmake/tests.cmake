@@ -7,7 +7,8 @@ pkg_check_modules(GMP REQUIRED IMPORTED_TARGET gmp)
 file(GLOB LD_TEST_SUPPORT_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.c)
 add_library(ld_testsupport STATIC ${LD_TEST_SUPPORT_SOURCES} ${CMAKE_SOURCE_DIR}/tests/support/empty.c)
 target_include_directories(ld_testsupport PUBLIC ${CMAKE_SOURCE_DIR}/tests/support)
-target_link_libraries(ld_testsupport PUBLIC ld_app ld_static PkgConfig::CMOCKA PkgConfig::LD_PQ)
+target_link_libraries(ld_testsupport PUBLIC ld_app ld_static PkgConfig::CMOCKA PkgConfig::LD_PQ
+                                            PkgConfig::LD_SQLITE)
 
 # tests/unit/<layer>/test_<module>.c → executable unit_<layer>_<module>, test unit/<layer>/<module>
 file(GLOB_RECURSE LD_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/unit/*.c)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/clock.h"
+
 /* build/generated/build_info.c (cmake/build_info.cmake) */
 extern const char ld_build_commit[];
 extern const char ld_build_options[];
@@ -54,7 +56,10 @@ static void init_openssl(void) {
   OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, NULL);
 }
 
+uint64_t ld_app_main_ns;
+
 int ld_app_main(int argc, char **argv) {
+  ld_app_main_ns = ld_now_ns();
   init_openssl();
   /* A peer that closes while we write must cost a write error (EPIPE), not the process. */
   signal(SIGPIPE, SIG_IGN);

@@ -3,10 +3,14 @@
 #define LD_APP_APP_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Runs the program with the process's arguments; returns its exit code. */
 int ld_app_main(int argc, char **argv);
+
+/* When ld_app_main began (ld_now_ns clock): the node logs its start-up time from it. */
+extern uint64_t ld_app_main_ns;
 
 /* `logosdelivery [flags]`: runs a node until SIGINT or SIGTERM. */
 int ld_app_run_node(int argc, char **argv);

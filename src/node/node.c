@@ -359,6 +359,8 @@ static int listen_on(ld_node_t *node, uint16_t port, const char *suffix) {
 
 static int listen_all(ld_node_t *node) {
   int rc = listen_on(node, node->cfg.tcp_port, "");
+  if (rc == 0 && node->listening_ns == 0)
+    node->listening_ns = ld_now_ns();
   if (rc == 0 && node->cfg.ws.enabled)
     rc = listen_on(node, node->cfg.ws.port, node->cfg.ws.secure ? "/wss" : "/ws");
   if (rc == 0)
@@ -444,6 +446,10 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
 
 const ld_peerid_t *ld_node_peer_id(const ld_node_t *node) {
   return &node->peer_id;
+}
+
+uint64_t ld_node_listening_ns(const ld_node_t *node) {
+  return node->listening_ns;
 }
 
 const ld_node_config_t *ld_node_config(const ld_node_t *node) {

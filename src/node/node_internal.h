@@ -78,6 +78,7 @@ struct ld_node {
   ld_metrics_server_t *metrics_srv;
   /* the status page (node_status.c) */
   uint64_t started_ms;                       /* ld_node_start (ld_now_ms) */
+  uint64_t listening_ns;                     /* the first listen (ld_now_ns); 0 before */
   struct node_status_count *status_counting; /* archive count under way for the page */
   uint64_t status_counted_ms;
   uint64_t status_stored;

@@ -37,7 +37,7 @@ for f in ./usr/bin/logosdelivery ./usr/include/liblogosdelivery.h ./usr/include/
 done
 grep -q '/liblogosdelivery\.so\.[0-9.]*$' <<<"$contents" || fail "no shared library"
 grep -q '/pkgconfig/liblogosdelivery\.pc$' <<<"$contents" || fail "no pkg-config file"
-grep -q '^Depends: adduser, libmicrohttpd12, .*libuv1' <(dpkg-deb -f "$deb") || fail "Depends: $(dpkg-deb -f "$deb" Depends)"
+grep -q "^Depends: adduser, libmicrohttpd12, libsqlite3-0, .*libuv1" <(dpkg-deb -f "$deb") || fail "Depends: $(dpkg-deb -f "$deb" Depends)"
 dpkg-deb -e "$deb" "$work/control"
 [ "$(cat "$work/control/conffiles")" = /etc/logosdelivery/config.toml ] || fail "conffiles"
 for s in postinst prerm postrm; do [ -x "$work/control/$s" ] || fail "$s"; sh -n "$work/control/$s"; done
