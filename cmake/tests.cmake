@@ -160,3 +160,9 @@ add_test(NAME integration/package
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/package_test.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(integration/package PROPERTIES LABELS integration TIMEOUT 900
                      SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+
+# Optional libraries (libsqlite3, libmicrohttpd, libpq) are mapped only with their feature on.
+add_test(NAME integration/lazy_libraries
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/lazy_libraries_test.sh
+                 $<TARGET_FILE:logosdelivery>)
+set_tests_properties(integration/lazy_libraries PROPERTIES LABELS integration TIMEOUT 120)
