@@ -5,8 +5,11 @@
 # file as an example. Configure with -DCMAKE_BUILD_TYPE=Release for a package to ship.
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/logosdelivery.service DESTINATION lib/systemd/system
         COMPONENT package)
-install(FILES ${CMAKE_SOURCE_DIR}/packaging/config.toml DESTINATION /etc/logosdelivery
-        COMPONENT package)
+# /etc/logosdelivery/config.toml goes into the package only (cmake/package-etc.cmake copies it
+# into the package's tree before packaging): an absolute install() destination would also write
+# into the real /etc at every `cmake --install`, whatever its --prefix.
+set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_SOURCE_DIR}/cmake/package-etc.cmake)
+set(LD_PACKAGE_ETC_CONFIG ${CMAKE_SOURCE_DIR}/packaging/config.toml)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/config.toml ${CMAKE_SOURCE_DIR}/contrib/README.md
               ${CMAKE_SOURCE_DIR}/contrib/grafana/logosdelivery-dashboard.json
               ${CMAKE_SOURCE_DIR}/contrib/prometheus/prometheus.yml
@@ -36,4 +39,5 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${CMAKE_SOURCE_DIR}/packaging/debian/postinst ${CMAKE_SOURCE_DIR}/packaging/debian/prerm
     ${CMAKE_SOURCE_DIR}/packaging/debian/postrm ${CMAKE_SOURCE_DIR}/packaging/debian/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_LD_ETC_CONFIG ${LD_PACKAGE_ETC_CONFIG}) # read by cmake/package-etc.cmake
 include(CPack)

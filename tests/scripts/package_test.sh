@@ -23,6 +23,12 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# ---- a plain install stays below its prefix (no absolute destination reaches the real /etc) ---
+cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "cmake --install"; }
+outside=$(grep -v "^$work/prefix/" "$build/install_manifest.txt" || true)
+[ -z "$outside" ] || fail "cmake --install --prefix wrote outside the prefix: $outside"
+[ -f "$work/prefix/share/man/man1/logosdelivery.1" ] || fail "no man page in a plain install"
+
 # ---- build ----------------------------------------------------------------------------------
 (cd "$build" && cpack -G DEB -B "$work/out" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log" >&2; fail "cpack"; }
 deb=$(ls "$work"/out/logosdelivery_*.deb)
