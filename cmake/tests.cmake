@@ -7,7 +7,8 @@ pkg_check_modules(GMP REQUIRED IMPORTED_TARGET gmp)
 file(GLOB LD_TEST_SUPPORT_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.c)
 add_library(ld_testsupport STATIC ${LD_TEST_SUPPORT_SOURCES} ${CMAKE_SOURCE_DIR}/tests/support/empty.c)
 target_include_directories(ld_testsupport PUBLIC ${CMAKE_SOURCE_DIR}/tests/support)
-target_link_libraries(ld_testsupport PUBLIC ld_app ld_static PkgConfig::CMOCKA PkgConfig::LD_PQ)
+target_link_libraries(ld_testsupport PUBLIC ld_app ld_static PkgConfig::CMOCKA PkgConfig::LD_PQ
+                                            PkgConfig::LD_SQLITE)
 
 # tests/unit/<layer>/test_<module>.c → executable unit_<layer>_<module>, test unit/<layer>/<module>
 file(GLOB_RECURSE LD_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/unit/*.c)
@@ -94,6 +95,8 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/zkprove/ld_zkprove.c)
   list(APPEND LD_INTEROP_ENV "LD_ZKPROVE=$<TARGET_FILE:ld_zkprove>")
 endif()
 list(APPEND LD_INTEROP_ENV "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+# Where suites leave what a person looks at afterwards (the status page's screenshots).
+list(APPEND LD_INTEROP_ENV "LD_BUILD_DIR=${CMAKE_BINARY_DIR}")
 
 # tests/interop/*.test.mjs: node's test runner against real js-libp2p peers from npm.
 find_program(LD_NODE node)
@@ -148,3 +151,32 @@ foreach(t unit/zk/prover unit/waku/rln/validator)
     set_tests_properties(${t} PROPERTIES ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
   endif()
 endforeach()
+
+# contrib/grafana: every query of the dashboard against the metric families a running node exports.
+find_program(LD_PYTHON3 python3)
+if(LD_PYTHON3)
+  add_test(NAME integration/grafana_dashboard
+           COMMAND ${LD_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/scripts/grafana_dashboard_test.py
+                   $<TARGET_FILE:logosdelivery>
+                   ${CMAKE_SOURCE_DIR}/contrib/grafana/logosdelivery-dashboard.json)
+  set_tests_properties(integration/grafana_dashboard PROPERTIES LABELS integration TIMEOUT 120)
+endif()
+
+# man/ and the generated logosdelivery(1) and bash completion (CMakeLists.txt, ld_docs).
+add_test(NAME integration/man_pages
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/man_pages_test.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(integration/man_pages PROPERTIES LABELS integration TIMEOUT 60)
+
+# packaging/: the Debian package built by cpack, checked, installed, run and purged (skipped, 77,
+# where installing is not safe: see the script).
+add_test(NAME integration/package
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/package_test.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(integration/package PROPERTIES LABELS integration TIMEOUT 900
+                     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+
+# Optional libraries (libsqlite3, libmicrohttpd, libpq) are mapped only with their feature on.
+add_test(NAME integration/lazy_libraries
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/lazy_libraries_test.sh
+                 $<TARGET_FILE:logosdelivery>)
+set_tests_properties(integration/lazy_libraries PROPERTIES LABELS integration TIMEOUT 120)

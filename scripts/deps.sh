@@ -11,6 +11,8 @@ packages=(
   libcmocka-dev libwslay-dev libsqlite3-dev libpq-dev postgresql nettle-dev
   libgmp-dev
   libc-ares-dev dnsmasq-base libminiupnpc-dev libnatpmp-dev miniupnpd nftables iproute2
+  chromium
+  dpkg-dev groff-base systemd curl
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

@@ -5,6 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/clock.h"
+
+/* build/generated/build_info.c (cmake/build_info.cmake) */
+extern const char ld_build_commit[];
+extern const char ld_build_options[];
+
+static void print_version(void) {
+  printf("logosdelivery %s\ncommit %s\nbuild %s\n", LD_VERSION, ld_build_commit, ld_build_options);
+}
+
 static void print_usage(void) {
   printf("logosdelivery %s: a Logos Delivery (Waku v2) node\n\n"
          "usage:\n"
@@ -53,12 +63,23 @@ static void init_openssl(void) {
   OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, NULL);
 }
 
+uint64_t ld_app_main_ns;
+
 int ld_app_main(int argc, char **argv) {
+  ld_app_main_ns = ld_now_ns();
   init_openssl();
   /* A peer that closes while we write must cost a write error (EPIPE), not the process. */
   signal(SIGPIPE, SIG_IGN);
   if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-    printf("logosdelivery %s\n", LD_VERSION);
+    print_version();
+    return LD_EXIT_OK;
+  }
+  if (argc > 1 && strcmp(argv[1], "--generate-man-page") == 0) { /* for the build (docs.c) */
+    ld_app_print_man(stdout);
+    return LD_EXIT_OK;
+  }
+  if (argc > 1 && strcmp(argv[1], "--generate-bash-completion") == 0) {
+    ld_app_print_bash_completion(stdout);
     return LD_EXIT_OK;
   }
   if (argc > 1 && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0)) {

@@ -2,8 +2,15 @@
 #ifndef LD_APP_APP_H
 #define LD_APP_APP_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
 /* Runs the program with the process's arguments; returns its exit code. */
 int ld_app_main(int argc, char **argv);
+
+/* When ld_app_main began (ld_now_ns clock): the node logs its start-up time from it. */
+extern uint64_t ld_app_main_ns;
 
 /* `logosdelivery [flags]`: runs a node until SIGINT or SIGTERM. */
 int ld_app_run_node(int argc, char **argv);
@@ -42,6 +49,17 @@ int ld_app_discv5(int argc, char **argv);
  * records as JSON lines, then {"event":"done",…}; LD_CANARY_EXIT_OTHER when the tree fails. */
 int ld_app_dns_tree(int argc, char **argv);
 int ld_app_dns_resolve(int argc, char **argv);
+
+/* The flag tables of canary and discv5 for their documentation (man page, shell completion): up
+ * to `cap` entries into `out`, whose targets point to storage never read. Return the count. */
+struct ld_flag;
+size_t ld_app_canary_flags(struct ld_flag *out, size_t cap);
+size_t ld_app_discv5_flags(struct ld_flag *out, size_t cap);
+
+/* logosdelivery(1) in roff, and the bash completion script, generated from the node's option table
+ * and the sub-commands' flag tables (docs.c). */
+void ld_app_print_man(FILE *out);
+void ld_app_print_bash_completion(FILE *out);
 
 enum {
   LD_EXIT_OK = 0,

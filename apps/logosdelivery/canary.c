@@ -183,18 +183,43 @@ static int canary_run(canary_t *c, const ld_multiaddr_t *target, int64_t timeout
   return c->exit_code;
 }
 
-int ld_app_canary(int argc, char **argv) {
-  int64_t ping = 3, timeout = 10;
-  char log_level[LD_FLAG_STRING_MAX] = "ERROR";
-  const ld_flag_t flags[] = {
-      {"ping", LD_FLAG_INT, &ping, 0, CANARY_MAX_PINGS, "number of pings (default 3)"},
-      {"timeout", LD_FLAG_INT, &timeout, 1, 3600, "seconds before giving up (default 10)"},
-      {"log-level", LD_FLAG_STRING, log_level, 0, 0, "log level on stderr (default ERROR)"},
+typedef struct canary_opts {
+  int64_t ping, timeout;
+  char log_level[LD_FLAG_STRING_MAX];
+} canary_opts_t;
+
+#define CANARY_N_FLAGS 3
+
+static void canary_flags(canary_opts_t *o, ld_flag_t *flags) {
+  *o = (canary_opts_t){.ping = 3, .timeout = 10, .log_level = "ERROR"};
+  const ld_flag_t table[CANARY_N_FLAGS] = {
+      {"ping", LD_FLAG_INT, &o->ping, 0, CANARY_MAX_PINGS, "number of pings (default 3)"},
+      {"timeout", LD_FLAG_INT, &o->timeout, 1, 3600, "seconds before giving up (default 10)"},
+      {"log-level", LD_FLAG_STRING, o->log_level, 0, 0, "log level on stderr (default ERROR)"},
   };
+  _Static_assert(sizeof table / sizeof table[0] == CANARY_N_FLAGS, "CANARY_N_FLAGS");
+  memcpy(flags, table, sizeof table);
+}
+
+size_t ld_app_canary_flags(ld_flag_t *out, size_t cap) {
+  static canary_opts_t unused;
+  ld_flag_t flags[CANARY_N_FLAGS];
+  canary_flags(&unused, flags);
+  size_t n = cap < CANARY_N_FLAGS ? cap : CANARY_N_FLAGS;
+  memcpy(out, flags, n * sizeof *flags);
+  return n;
+}
+
+int ld_app_canary(int argc, char **argv) {
+  canary_opts_t o;
+  ld_flag_t flags[CANARY_N_FLAGS];
+  canary_flags(&o, flags);
+  int64_t ping = 0, timeout = 0;
+  char *log_level = o.log_level;
   ld_flags_result_t res;
   memset(&res, 0, sizeof res);
   ld_log_level_t level;
-  if (ld_flags_parse(flags, 3, argc, argv, &res) != 0) {
+  if (ld_flags_parse(flags, CANARY_N_FLAGS, argc, argv, &res) != 0) {
     fprintf(stderr, "canary: %s\n", res.error);
     return LD_EXIT_USAGE;
   }
@@ -203,6 +228,8 @@ int ld_app_canary(int argc, char **argv) {
     return LD_EXIT_USAGE;
   }
   ld_log_set_level(level);
+  ping = o.ping;
+  timeout = o.timeout;
   ld_multiaddr_t target;
   if (ld_multiaddr_parse(&target, res.positional[0]) != 0) {
     fprintf(stderr, "canary: '%s' is not a valid multiaddr\n", res.positional[0]);

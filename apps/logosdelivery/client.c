@@ -11,8 +11,6 @@
 #include "waku/core/sharding.h"
 #include "waku/core/topics.h"
 
-#define CLIENT_MAX_FLAGS 24
-
 /* ---- flags ---------------------------------------------------------------------------------- */
 
 static const char *const g_names[] = {"send", "subscribe", "query"};
@@ -129,6 +127,17 @@ static void set_defaults(ld_client_opts_t *o, ld_client_command_t cmd) {
   strcpy(o->log_level, "ERROR");
 }
 
+size_t ld_client_flags(ld_client_command_t cmd, ld_flag_t *out, size_t cap) {
+  static ld_client_opts_t unused;
+  ld_client_opts_clear(&unused);
+  set_defaults(&unused, cmd);
+  ld_flag_t table[LD_CLIENT_MAX_FLAGS];
+  size_t n = client_flags(&unused, table);
+  n = n < cap ? n : cap;
+  memcpy(out, table, n * sizeof *table);
+  return n;
+}
+
 static int check_required(const ld_client_opts_t *o, char *err, size_t errlen) {
   const char *name = ld_client_command_name(o->command);
   bool query = o->command == LD_CLIENT_QUERY;
@@ -143,7 +152,7 @@ static int check_required(const ld_client_opts_t *o, char *err, size_t errlen) {
 int ld_client_parse(ld_client_command_t cmd, int argc, char **argv, ld_client_opts_t *o,
                     const char **positional, size_t *n_positional, char *err, size_t errlen) {
   set_defaults(o, cmd);
-  ld_flag_t table[CLIENT_MAX_FLAGS];
+  ld_flag_t table[LD_CLIENT_MAX_FLAGS];
   ld_flags_result_t res;
   memset(&res, 0, sizeof res);
   size_t n = client_flags(o, table);

@@ -50,6 +50,14 @@ typedef enum ld_client_command {
 /* "send", "subscribe", "query". */
 const char *ld_client_command_name(ld_client_command_t cmd);
 
+/* Flags of one command at most. */
+#define LD_CLIENT_MAX_FLAGS 24
+
+/* The flag table of `cmd` for its documentation (man page, shell completion): up to `cap`
+ * entries into `out`, whose targets point to storage of this module that is never read. Returns
+ * the count. */
+size_t ld_client_flags(ld_client_command_t cmd, ld_flag_t *out, size_t cap);
+
 typedef struct ld_client_opts {
   ld_client_command_t command;
   char peer[LD_FLAG_STRING_MAX];

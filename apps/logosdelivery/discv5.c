@@ -322,40 +322,59 @@ static int run(discv5_opts_t *o) {
   return rc == 0 ? LD_EXIT_OK : (rc == LD_ERR_ADDR_IN_USE ? LD_CANARY_EXIT_OTHER : LD_EXIT_USAGE);
 }
 
+#define DISCV5_N_FLAGS 18
+
+/* The defaults into `o`, and the flag table over it into `flags` (DISCV5_N_FLAGS entries). */
+static void discv5_flags(discv5_opts_t *o, ld_flag_t *flags) {
+  memset(o, 0, sizeof *o);
+  strcpy(o->listen, "0.0.0.0");
+  strcpy(o->protocol, LD_DISCV5_PROTOCOL_ID_WAKU);
+  strcpy(o->log_level, "WARN");
+  o->udp_port = 9000;
+  o->cluster = -1;
+  o->interval_ms = LD_WAKU_DISCV5_DEFAULT_INTERVAL_MS;
+  o->bits_per_hop = 1;
+  o->bucket_ip_limit = LD_DISCV5_DEFAULT_BUCKET_IP_LIMIT;
+  o->table_ip_limit = LD_DISCV5_DEFAULT_TABLE_IP_LIMIT;
+  const ld_flag_t table[] = {
+      {"nodekey", LD_FLAG_STRING, o->nodekey, 0, 0, "secp256k1 key, 64 hex digits (default: new)"},
+      {"listen-address", LD_FLAG_STRING, o->listen, 0, 0, "IP to bind (default 0.0.0.0)"},
+      {"discv5-udp-port", LD_FLAG_INT, &o->udp_port, 0, 65535, "UDP port (default 9000; 0: any)"},
+      {"ext-ip", LD_FLAG_STRING, o->ext_ip, 0, 0, "IP our record announces (default: listen)"},
+      {"tcp-port", LD_FLAG_INT, &o->tcp_port, 0, 65535, "TCP port our record announces"},
+      {"discv5-bootstrap-node", LD_FLAG_LIST, &o->bootstrap, 0, 0, "bootstrap ENR (repeatable)"},
+      {"protocol-id", LD_FLAG_STRING, o->protocol, 0, 0, "d5waku (default, Waku) or discv5"},
+      {"cluster-id", LD_FLAG_INT, &o->cluster, -1, 65535, "our cluster: announced and searched"},
+      {"shard", LD_FLAG_LIST, &o->shards, 0, 0, "our shard (repeatable)"},
+      {"waku2", LD_FLAG_INT, &o->waku2, 0, 255, "waku2 capability bits our record announces"},
+      {"interval", LD_FLAG_INT, &o->interval_ms, 1, 3600000, "ms between lookups (default 5000)"},
+      {"discv5-bits-per-hop", LD_FLAG_INT, &o->bits_per_hop, 1, LD_DISCV5_BITS_PER_HOP_MAX,
+       "routing table bits-per-hop (default 1)"},
+      {"discv5-bucket-ip-limit", LD_FLAG_INT, &o->bucket_ip_limit, 0, 16, "(default 2)"},
+      {"discv5-table-ip-limit", LD_FLAG_INT, &o->table_ip_limit, 0, 6144, "(default 10)"},
+      {"discv5-enr-auto-update", LD_FLAG_BOOL, &o->auto_update, 0, 0, "update our ip from PONGs"},
+      {"count", LD_FLAG_INT, &o->count, 0, 1000000, "exit after this many matching peers"},
+      {"timeout", LD_FLAG_INT, &o->timeout_s, 0, 86400, "exit after this many seconds"},
+      {"log-level", LD_FLAG_STRING, o->log_level, 0, 0, "log level on stderr (default WARN)"},
+  };
+  _Static_assert(sizeof table / sizeof table[0] == DISCV5_N_FLAGS, "DISCV5_N_FLAGS");
+  memcpy(flags, table, sizeof table);
+}
+
+size_t ld_app_discv5_flags(ld_flag_t *out, size_t cap) {
+  static discv5_opts_t unused;
+  ld_flag_t flags[DISCV5_N_FLAGS];
+  discv5_flags(&unused, flags);
+  size_t n = cap < DISCV5_N_FLAGS ? cap : DISCV5_N_FLAGS;
+  memcpy(out, flags, n * sizeof *flags);
+  return n;
+}
+
 int ld_app_discv5(int argc, char **argv) {
   discv5_opts_t o;
-  memset(&o, 0, sizeof o);
-  strcpy(o.listen, "0.0.0.0");
-  strcpy(o.protocol, LD_DISCV5_PROTOCOL_ID_WAKU);
-  strcpy(o.log_level, "WARN");
-  o.udp_port = 9000;
-  o.cluster = -1;
-  o.interval_ms = LD_WAKU_DISCV5_DEFAULT_INTERVAL_MS;
-  o.bits_per_hop = 1;
-  o.bucket_ip_limit = LD_DISCV5_DEFAULT_BUCKET_IP_LIMIT;
-  o.table_ip_limit = LD_DISCV5_DEFAULT_TABLE_IP_LIMIT;
-  const ld_flag_t flags[] = {
-      {"nodekey", LD_FLAG_STRING, o.nodekey, 0, 0, "secp256k1 key, 64 hex digits (default: new)"},
-      {"listen-address", LD_FLAG_STRING, o.listen, 0, 0, "IP to bind (default 0.0.0.0)"},
-      {"discv5-udp-port", LD_FLAG_INT, &o.udp_port, 0, 65535, "UDP port (default 9000; 0: any)"},
-      {"ext-ip", LD_FLAG_STRING, o.ext_ip, 0, 0, "IP our record announces (default: listen)"},
-      {"tcp-port", LD_FLAG_INT, &o.tcp_port, 0, 65535, "TCP port our record announces"},
-      {"discv5-bootstrap-node", LD_FLAG_LIST, &o.bootstrap, 0, 0, "bootstrap ENR (repeatable)"},
-      {"protocol-id", LD_FLAG_STRING, o.protocol, 0, 0, "d5waku (default, Waku) or discv5"},
-      {"cluster-id", LD_FLAG_INT, &o.cluster, -1, 65535, "our cluster: announced and searched"},
-      {"shard", LD_FLAG_LIST, &o.shards, 0, 0, "our shard (repeatable)"},
-      {"waku2", LD_FLAG_INT, &o.waku2, 0, 255, "waku2 capability bits our record announces"},
-      {"interval", LD_FLAG_INT, &o.interval_ms, 1, 3600000, "ms between lookups (default 5000)"},
-      {"discv5-bits-per-hop", LD_FLAG_INT, &o.bits_per_hop, 1, LD_DISCV5_BITS_PER_HOP_MAX,
-       "routing table bits-per-hop (default 1)"},
-      {"discv5-bucket-ip-limit", LD_FLAG_INT, &o.bucket_ip_limit, 0, 16, "(default 2)"},
-      {"discv5-table-ip-limit", LD_FLAG_INT, &o.table_ip_limit, 0, 6144, "(default 10)"},
-      {"discv5-enr-auto-update", LD_FLAG_BOOL, &o.auto_update, 0, 0, "update our ip from PONGs"},
-      {"count", LD_FLAG_INT, &o.count, 0, 1000000, "exit after this many matching peers"},
-      {"timeout", LD_FLAG_INT, &o.timeout_s, 0, 86400, "exit after this many seconds"},
-      {"log-level", LD_FLAG_STRING, o.log_level, 0, 0, "log level on stderr (default WARN)"},
-  };
-  size_t n_flags = sizeof flags / sizeof flags[0];
+  ld_flag_t flags[DISCV5_N_FLAGS];
+  discv5_flags(&o, flags);
+  size_t n_flags = DISCV5_N_FLAGS;
   ld_flags_result_t res;
   memset(&res, 0, sizeof res);
   ld_log_level_t level;

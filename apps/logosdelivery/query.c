@@ -4,19 +4,24 @@
  * answer as one JSON line (ld_client_message_json; {"hash":"0x…"} with --no-data) in the order
  * the store sends them (ascending time), then {"cursor":"0x…"} when more results exist (pass it
  * back with --cursor). --all follows the cursors through every page instead. A status other than
- * 200 prints the code and description on stderr and exits with LD_EXIT_SERVICE. */
+ * 200 prints the code and description on stderr and exits with LD_EXIT_SERVICE. With --all the
+ * pages and messages fetched and the rate go to stderr as they come (logosdelivery/progress.h:
+ * a line redrawn in place on a terminal, plain lines otherwise). */
 #include <stdio.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/client.h"
+#include "logosdelivery/progress.h"
 #include "waku/store/client.h"
 
 typedef struct query_state {
   ld_client_query_t query;
   ld_store_call_t *call; /* the query in flight */
   bool started;
+  ld_progress_t progress; /* --all */
 } query_state_t;
 
 static void print_entries(const ld_store_response_t *res) {
@@ -60,13 +65,21 @@ static bool on_page(ld_store_response_t *page, void *user_data) {
   ld_client_t *c = user_data;
   if (c->finished)
     return false;
+  query_state_t *s = c->user_data;
+  ld_progress_clear(&s->progress);
   print_entries(page);
+  fflush(stdout);
+  ld_progress_page(&s->progress, page->n_entries, ld_now_ms());
   return true;
 }
 
 static void on_all_done(int err, uint32_t status, const char *desc, size_t pages, void *user_data) {
   (void)pages;
-  conclude(user_data, err, status, desc);
+  ld_client_t *c = user_data;
+  query_state_t *s = c->user_data;
+  if (!c->finished)
+    ld_progress_done(&s->progress, ld_now_ms());
+  conclude(c, err, status, desc);
 }
 
 static void start_query(ld_client_t *c) {
@@ -74,6 +87,8 @@ static void start_query(ld_client_t *c) {
   if (s->started)
     return;
   s->started = true;
+  ld_progress_init(&s->progress, stderr, ld_progress_is_tty(stderr), "query", "messages");
+  s->progress.start_ms = ld_now_ms();
   ld_store_target_t to = {c->conn, NULL};
   ld_switch_t *sw = ld_node_switch(c->node);
   int rc = c->opts.all ? ld_store_client_query_all(sw, &to, &s->query.q, NULL, on_page, on_all_done,

@@ -10,6 +10,7 @@
 #include "crypto/internal.h"
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_openssl_once = PTHREAD_ONCE_INIT;
 static int g_status = LD_ERR_CRYPTO;
 static secp256k1_context *g_secp;
 static EVP_MD *g_sha256;
@@ -31,12 +32,21 @@ static void init_once(void) {
   if (sodium_init() < 0) {
     return;
   }
+  g_status = secp_create();
+}
+
+/* OpenSSL sets up its default provider at the first fetch, which makes about 1.4 MiB of the
+ * library resident: it is done at the first SHA-256 or HMAC, so that a process that has not
+ * hashed yet (an idle node without peers) does not pay it. */
+static void openssl_once(void) {
   g_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
   g_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-  if (g_sha256 == NULL || g_hmac == NULL) {
-    return;
+}
+
+static void require_openssl(void) {
+  if (pthread_once(&g_openssl_once, openssl_once) != 0 || g_sha256 == NULL || g_hmac == NULL) {
+    abort();
   }
-  g_status = secp_create();
 }
 
 int ld_crypto_init(void) {
@@ -57,9 +67,11 @@ const secp256k1_context *ld_crypto_secp256k1(void) {
 }
 
 const EVP_MD *ld_crypto_sha256_md(void) {
+  require_openssl();
   return g_sha256;
 }
 
 EVP_MAC *ld_crypto_hmac_mac(void) {
+  require_openssl();
   return g_hmac;
 }

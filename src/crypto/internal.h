@@ -14,8 +14,8 @@ void ld_crypto_require(void);
 /* The randomised secp256k1 context. Only valid after a successful ld_crypto_init. */
 const secp256k1_context *ld_crypto_secp256k1(void);
 
-/* OpenSSL's SHA-256 digest and HMAC implementations, fetched once. Only valid after a
- * successful ld_crypto_init. */
+/* OpenSSL's SHA-256 digest and HMAC implementations, fetched at the first call of either (the
+ * process aborts if OpenSSL cannot provide them). */
 const EVP_MD *ld_crypto_sha256_md(void);
 EVP_MAC *ld_crypto_hmac_mac(void);
 

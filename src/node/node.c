@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "node/events.h"
@@ -361,6 +362,8 @@ static int listen_on(ld_node_t *node, uint16_t port, const char *suffix) {
 
 static int listen_all(ld_node_t *node) {
   int rc = listen_on(node, node->cfg.tcp_port, "");
+  if (rc == 0 && node->listening_ns == 0)
+    node->listening_ns = ld_now_ns();
   if (rc == 0 && node->cfg.ws.enabled)
     rc = listen_on(node, node->cfg.ws.port, node->cfg.ws.secure ? "/wss" : "/ws");
   if (rc == 0)
@@ -389,6 +392,7 @@ int ld_node_start(ld_node_t *node) {
   if (node->state != NODE_NEW)
     return LD_ERR_STATE;
   node->state = NODE_STARTED;
+  node->started_ms = ld_now_ms();
   int rc = add_websocket(node);
   if (rc == 0)
     rc = mount_protocols(node);
@@ -459,6 +463,10 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
 
 const ld_peerid_t *ld_node_peer_id(const ld_node_t *node) {
   return &node->peer_id;
+}
+
+uint64_t ld_node_listening_ns(const ld_node_t *node) {
+  return node->listening_ns;
 }
 
 const ld_node_config_t *ld_node_config(const ld_node_t *node) {

@@ -104,6 +104,10 @@ ld_rest_server_t *ld_node_rest_server(ld_node_t *node);
 
 /* Bound ports of the REST and metrics servers (0 when not running). */
 uint16_t ld_node_rest_port(const ld_node_t *node);
+
+/* When the node's first listening socket was bound (ld_now_ns clock), or 0 before that (or
+ * without --listen). Loop thread. */
+uint64_t ld_node_listening_ns(const ld_node_t *node);
 uint16_t ld_node_metrics_port(const ld_node_t *node);
 
 /* ---- relay conveniences ------------------------------------------------------------------- */

@@ -79,6 +79,13 @@ struct ld_node {
   ld_node_metrics_t *node_metrics;
   ld_service_metrics_t *service_metrics;
   ld_metrics_server_t *metrics_srv;
+  /* the status page (node_status.c) */
+  uint64_t started_ms;                       /* ld_node_start (ld_now_ms) */
+  uint64_t listening_ns;                     /* the first listen (ld_now_ns); 0 before */
+  struct node_status_count *status_counting; /* archive count under way for the page */
+  uint64_t status_counted_ms;
+  uint64_t status_stored;
+  bool status_has_stored;
 
   ld_hashmap_t *peer_conns; /* peer ID bytes → live connection count (uintptr_t) */
 
@@ -145,6 +152,11 @@ int ld_node_servers_start(ld_node_t *node);
 void ld_node_servers_stop(ld_node_t *node);
 /* Frees what the servers left (registry, collectors) once they are closed. */
 void ld_node_servers_free(ld_node_t *node);
+
+/* node_status.c: what the REST status page reads of the node (rest/status.h). */
+void ld_node_status_ops(ld_node_t *node, ld_rest_status_ops_t *out);
+/* Detaches a count under way (its answer is then dropped). */
+void ld_node_status_stop(ld_node_t *node);
 
 /* node_services.c: archive + store (and store-sync), lightpush, filter, peer exchange (as
  * configured). */

@@ -198,6 +198,9 @@ static int start_rest(ld_node_t *node) {
   ctx.peer_origin = rest_peer_origin;
   ctx.protocols = rest_protocols;
   ctx.user_data = node;
+  ld_rest_status_ops_t status;
+  ld_node_status_ops(node, &status);
+  ctx.status = &status;
   cached_topics_t *topics = malloc(sizeof *topics);
   if (topics == NULL)
     return LD_ERR_NOMEM;
@@ -271,6 +274,7 @@ uint16_t ld_node_metrics_port(const ld_node_t *node) {
 }
 
 void ld_node_servers_stop(ld_node_t *node) {
+  ld_node_status_stop(node);
   if (node->rest_stage > 0)
     ld_fanout_remove(node->fanout, node->rest_stage);
   node->rest_stage = 0;

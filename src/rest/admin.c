@@ -76,8 +76,8 @@ static const char *connectedness(const ld_peerstore_peer_t *p, const ld_conn_t *
                                                                        : "NotConnected";
 }
 
-static json_t *peer_json(const ld_rest_context_t *ctx, const ld_peerid_t *id,
-                         const ld_peerstore_peer_t *p, const ld_conn_t *c) {
+json_t *ld_rest_peer_json(const ld_rest_context_t *ctx, const ld_peerid_t *id,
+                          const ld_peerstore_peer_t *p, const ld_conn_t *c) {
   json_t *o = json_object();
   if (o == NULL)
     return NULL;
@@ -110,14 +110,14 @@ static json_t *peers_json(const ld_rest_context_t *ctx, bool connected_only) {
   for (size_t i = 0; list != NULL && i < n && i < total; i++) {
     ld_conn_t *c = find_conn(&cs, &ids[i]);
     if (c != NULL || !connected_only)
-      json_array_append_new(list,
-                            peer_json(ctx, &ids[i], ld_peerstore_get(ctx->peerstore, &ids[i]), c));
+      json_array_append_new(
+          list, ld_rest_peer_json(ctx, &ids[i], ld_peerstore_get(ctx->peerstore, &ids[i]), c));
   }
   for (size_t i = 0; list != NULL && i < cs.n; i++) {
     const ld_peerid_t *id = ld_conn_remote_peer(cs.c[i]);
     bool listed = ctx->peerstore != NULL && ld_peerstore_get(ctx->peerstore, id) != NULL;
     if (!listed && find_conn(&cs, id) == cs.c[i])
-      json_array_append_new(list, peer_json(ctx, id, NULL, cs.c[i]));
+      json_array_append_new(list, ld_rest_peer_json(ctx, id, NULL, cs.c[i]));
   }
   free(ids);
   free(cs.c);
@@ -149,7 +149,7 @@ static void get_peer(ld_rest_server_t *srv, ld_http_request_t *req, const ld_rou
     snprintf(msg, sizeof msg, "Peer with ID %s not found", text);
     ld_http_respond_text(req, 404, msg);
   } else {
-    ld_rest_respond_json_new(req, peer_json(ctx, &id, p, c));
+    ld_rest_respond_json_new(req, ld_rest_peer_json(ctx, &id, p, c));
   }
   free(cs.c);
 }

@@ -53,6 +53,7 @@ struct ld_http_request {
   bool responded;
   bool suspended;
   bool mhd_done;
+  bool page;                      /* ld_http_respond_page: with the page's security headers */
   ld_http_request_t *prev, *next; /* suspended requests */
 };
 
@@ -380,6 +381,23 @@ static void kick(ld_httpd_t *h) {
 
 /* ---- responses ------------------------------------------------------------------------------- */
 
+/* The headers of a page served to a browser: only its own script, style and JSON may load (a
+ * string from a peer that slipped into the markup could not run), nothing is cached stale, the
+ * type is never sniffed and the page is never framed. */
+static bool add_page_headers(struct MHD_Response *resp) {
+  static const char *const headers[][2] = {
+      {"Content-Security-Policy", LD_HTTPD_PAGE_CSP},
+      {"X-Content-Type-Options", "nosniff"},
+      {"Cache-Control", "no-cache"},
+      {"Referrer-Policy", "no-referrer"},
+      {"X-Frame-Options", "DENY"},
+  };
+  for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
+    if (mhd()->add_response_header(resp, headers[i][0], headers[i][1]) != MHD_YES)
+      return false;
+  return true;
+}
+
 static struct MHD_Response *build_response(const ld_http_request_t *r, const char *content_type,
                                            const void *body, size_t len) {
   struct MHD_Response *resp =
@@ -395,6 +413,8 @@ static struct MHD_Response *build_response(const ld_http_request_t *r, const cha
     ok = ok && mhd()->add_response_header(resp, "Access-Control-Allow-Headers", "Content-Type") ==
                    MHD_YES;
   }
+  if (ok && r->page)
+    ok = add_page_headers(resp);
   if (!ok) {
     mhd()->destroy_response(resp);
     return NULL;
@@ -445,6 +465,12 @@ int ld_http_respond(ld_http_request_t *r, unsigned status, const char *content_t
     kick(r->httpd);
   }
   return rc;
+}
+
+int ld_http_respond_page(ld_http_request_t *r, unsigned status, const char *content_type,
+                         const void *body, size_t len) {
+  r->page = true;
+  return ld_http_respond(r, status, content_type, body, len);
 }
 
 int ld_http_respond_text(ld_http_request_t *r, unsigned status, const char *text) {

@@ -148,6 +148,18 @@ void *ld_http_request_data(const ld_http_request_t *r);
 int ld_http_respond(ld_http_request_t *r, unsigned status, const char *content_type,
                     const void *body, size_t len);
 
+/* The Content-Security-Policy of ld_http_respond_page: the page's own script, style and JSON
+ * only; no inline script, no plugins, no frames. */
+#define LD_HTTPD_PAGE_CSP                                                                          \
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "                  \
+  "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+/* As ld_http_respond, for a page or asset a browser loads (the status page): adds
+ * Content-Security-Policy LD_HTTPD_PAGE_CSP, X-Content-Type-Options nosniff, Cache-Control
+ * no-cache, Referrer-Policy no-referrer and X-Frame-Options DENY. */
+int ld_http_respond_page(ld_http_request_t *r, unsigned status, const char *content_type,
+                         const void *body, size_t len);
+
 /* `text` (NUL-terminated) as text/plain. */
 int ld_http_respond_text(ld_http_request_t *r, unsigned status, const char *text);
 

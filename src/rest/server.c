@@ -204,6 +204,9 @@ static int copy_context(ld_rest_server_t *srv, const ld_rest_context_t *ctx) {
     srv->relay = *ctx->relay;
     srv->ctx.relay = &srv->relay;
   }
+  if (ctx->status != NULL)
+    srv->status = *ctx->status;
+  srv->ctx.status = NULL; /* srv->status holds the copy */
   snprintf(srv->version, sizeof srv->version, "%s",
            ctx->version != NULL ? ctx->version : "v" LD_VERSION);
   srv->ctx.version = srv->version;
@@ -230,6 +233,7 @@ static int install(ld_rest_server_t *srv) {
   rc = rc ? rc : ld_rest_install_lightpush(srv);
   rc = rc ? rc : ld_rest_install_filter(srv);
   rc = rc ? rc : ld_rest_install_messaging_unavailable(srv);
+  rc = rc ? rc : ld_rest_install_status(srv);
   return rc ? rc : ld_rest_install_store(srv);
 }
 
@@ -264,6 +268,7 @@ static int start_http(ld_rest_server_t *srv, const ld_rest_config_t *cfg) {
 }
 
 static void free_server(ld_rest_server_t *srv) {
+  ld_rest_status_free(srv);
   ld_rest_services_free(srv);
   for (ld_rest_route_t *r = srv->route_list, *next; r != NULL; r = next) {
     next = r->next;

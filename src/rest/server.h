@@ -30,6 +30,7 @@
  *   GET    /store/v3/messages?peerAddr&pubsubTopic&contentTopics&startTime&endTime&hashes&
  *          cursor&pageSize&ascending&includeData → {requestId, statusCode, statusDesc,
  *          messages: [{messageHash, message?, pubsubTopic?}], paginationCursor?}     (store.c)
+ *   GET    /, /status, /status/…       the status page and its summary (rest/status.h)
  *   The Messaging API paths (/messaging/v1/…, /message, /messages, /subscribe, /unsubscribe,
  *   /subscriptions) come and go with a messaging client (messaging/messaging_rest.h,
  *   rest/server_groups.h); without one they answer 404.
@@ -61,6 +62,7 @@
 #include "p2p/switch.h"
 #include "rest/httpd.h"
 #include "rest/route.h"
+#include "rest/status.h"
 #include "waku/core/message.h"
 #include "waku/metadata/metadata.h"
 
@@ -349,6 +351,9 @@ typedef struct ld_rest_context {
    * Messaging API client adds, rest/health.h). */
   void (*protocols)(void *user_data, ld_rest_protocols_t *out);
   void *user_data; /* passed to listen_addrs, enr_uri, peer_origin, protocols */
+  /* copied; what the status page reads of the node (rest/status.h). NULL: the page shows the
+   * connections, peers and identity only. */
+  const ld_rest_status_ops_t *status;
 } ld_rest_context_t;
 
 typedef struct ld_rest_config {

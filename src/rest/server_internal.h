@@ -38,6 +38,10 @@ struct ld_rest_server {
   ld_rest_store_ops_t store;         /* likewise */
   ld_rest_cache_t *filter_cache;     /* GET /filter/v2/messages; NULL without filter ops */
   struct ld_rest_pending *pending;   /* requests waiting for a service operation (pending.h) */
+  /* the status page (status.c) */
+  ld_rest_status_ops_t status;        /* zeros when ctx.status is NULL */
+  struct ld_rest_status_rates *rates; /* per-topic rate history and its timer */
+  uint64_t started_ms;                /* when the server started (ld_now_ms) */
 };
 
 /* The endpoint groups. Each returns 0 or the error of ld_rest_server_add_route. */
@@ -51,6 +55,16 @@ int ld_rest_install_relay_auto(ld_rest_server_t *srv);
 int ld_rest_install_lightpush(ld_rest_server_t *srv);
 int ld_rest_install_filter(ld_rest_server_t *srv);
 int ld_rest_install_store(ld_rest_server_t *srv);
+
+/* The status page, its assets and its summary (rest/status.h); starts the rate sampling. */
+int ld_rest_install_status(ld_rest_server_t *srv);
+/* Stops the sampling and frees its history. */
+void ld_rest_status_free(ld_rest_server_t *srv);
+
+/* A peer as /admin/v1/peers lists it (admin.c): `p` from the peer store and `c` its live
+ * connection, each NULL when absent. A new reference, or NULL when out of memory. */
+json_t *ld_rest_peer_json(const ld_rest_context_t *ctx, const ld_peerid_t *id,
+                          const ld_peerstore_peer_t *p, const ld_conn_t *c);
 
 /* Releases what the service groups hold (the filter cache; requests still waiting for the node
  * are answered 503 and detached, see pending.h). Called when the server is freed. */

@@ -361,6 +361,23 @@ static void query_pages_forward_and_from_a_cursor(void **state) {
   free_lines(lines, n);
 }
 
+/* --all with stderr not a terminal: one plain line per page, then the summary. */
+static void expect_query_all_progress(const char *const *extra) {
+  const char *args[32] = {"query", "--peer", g_service_addr};
+  size_t n = 3;
+  for (size_t i = 0; extra[i] != NULL && n < 31; i++)
+    args[n++] = extra[i];
+  args[n] = NULL;
+  ch_child_t *c = run(args);
+  assert_int_equal(c->status, 0);
+  if (strstr(c->stderr_buf, "query: page 1: 2 messages (2 in all,") == NULL ||
+      strstr(c->stderr_buf, "query: page 3: 1 messages (5 in all,") == NULL ||
+      strstr(c->stderr_buf, "query: 3 pages, 5 messages in ") == NULL ||
+      strchr(c->stderr_buf, '\r') != NULL)
+    fail_msg("stderr '%s'", c->stderr_buf);
+  free(c);
+}
+
 static void query_backward_all_hashes_times_and_no_data(void **state) {
   (void)state;
   json_t *lines[MAX_LINES];
@@ -378,6 +395,7 @@ static void query_backward_all_hashes_times_and_no_data(void **state) {
   for (int i = 0; i < N_STORED; i++)
     expect_stored(lines[i], i);
   free_lines(lines, n);
+  expect_query_all_progress(all);
 
   const char *hashes[] = {"--hash", g_stored[4], "--hash", g_stored[2], NULL};
   n = query(hashes, lines);

@@ -230,8 +230,10 @@ int64_t ld_archive_driver_now_ns(const ld_archive_driver_t *d);
 
 /* Driver constructors: allocate the driver from `env` (copied) and the URL remainder `target`
  * (path for sqlite, the whole URL for postgres), and start `open_job`, which completes when the
- * database is ready or failed. On error nothing is allocated and the job is not completed.
- * After a failed open job the archive still calls close and free. */
+ * database is ready or failed. On error nothing is allocated and the job is not completed
+ * (LD_ERR_IO: the sqlite and postgres drivers load libsqlite3 / libpq at their first open, and
+ * the library could not be loaded). After a failed open job the archive still calls close and
+ * free. */
 int ld_archive_sqlite_open(const ld_archive_driver_t *env, const char *target,
                            ld_archive_job_t *open_job, ld_archive_driver_t **out);
 int ld_archive_postgres_open(const ld_archive_driver_t *env, const char *target,

@@ -236,7 +236,10 @@ static int seal(const ld_buf_t *content, const ld_privkey_t *key, ld_enr_t *out)
   if (rc == 0)
     rc = ld_buf_append(&rec, content->data, content->len);
   if (rc == 0)
-    rc = rec.len > LD_ENR_MAX_SIZE ? LD_ERR_TOO_LARGE : ld_enr_decode(out, rec.data, rec.len);
+    /* signed just now: the signature needs no check (which would page in libsecp256k1's 1 MiB
+     * verification tables) */
+    rc = rec.len > LD_ENR_MAX_SIZE ? LD_ERR_TOO_LARGE
+                                   : ld_enr_decode_verified(out, rec.data, rec.len);
   ld_buf_clear(&msg);
   ld_buf_clear(&rec);
   return rc;

@@ -22,6 +22,11 @@
 //        [--degree 4] [--size 1024] [--ramp 1000,2000,4000,8000,16000] [--ramp-seconds 5]
 //        [--rates 50,1000] [--seconds 10] [--js-ramp …] [--node-arg ARG …]
 //   node bench/relay-rate.mjs --impl node --callgrind RATE,COUNT
+//   node bench/relay-rate.mjs --impl node --status-page 1 [...]
+//
+// --status-page S: node 0's status page (GET /, refreshing every S seconds) stays open in
+// headless Chromium (puppeteer-core; $LD_CHROMIUM or /usr/bin/chromium) from the warm-up on, as
+// an operator watching the node would have it; the report gives the page's refresh count.
 //
 // --callgrind: node 0 of the fleet runs under `valgrind --tool=callgrind --instr-atstart=no`;
 // instrumentation is switched on (callgrind_control -i on, counters zeroed) just before COUNT
@@ -67,6 +72,7 @@ run(async () => {
       cluster: { type: 'string', default: '42' },
       shard: { type: 'string', default: '0' },
       callgrind: { type: 'string' },
+      'status-page': { type: 'string' },
     },
   });
   for (const impl of o.impl.split(',')) {
@@ -90,6 +96,28 @@ async function measureJs(o) {
   const code = await new Promise((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`relay-mesh.mjs --impl js exited ${code}`);
   process.stdout.write(out);
+}
+
+/** Node 0's status page in headless Chromium, refreshing every `seconds`; close() resolves with
+ * {refreshSeconds, refreshes, errors}. */
+async function openStatusPage(restUrl, seconds) {
+  const { default: puppeteer } = await import('puppeteer-core');
+  const executablePath = [process.env.LD_CHROMIUM, '/usr/bin/chromium'].find((p) => p && existsSync(p));
+  if (executablePath == null) throw new Error('--status-page needs chromium ($LD_CHROMIUM)');
+  const browser = await puppeteer.launch({ executablePath, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(`${restUrl}/?refresh=${seconds}`, { waitUntil: 'load' });
+  return {
+    async close() {
+      const refreshes = await page.evaluate(() => Number(document.body.dataset.refreshes || 0));
+      await browser.close();
+      return { refreshSeconds: seconds, refreshes, errors: errors.length };
+    },
+  };
 }
 
 function benchPath(o) {
@@ -180,6 +208,7 @@ async function measureNode(o) {
   const fleet = new Fleet({ impl: 'node', node: o.node, nodeArgs: extra, nodes: Number(o.nodes),
     clusterId: Number(o.cluster), shard: Number(o.shard) });
   let pub = null;
+  let page = null;
   try {
     await fleet.start();
     for (let i = 0; i < 100 && fleet.nodes.some((n) => n.metricsUrl == null); i++) await delay(50);
@@ -195,6 +224,7 @@ async function measureNode(o) {
       if (Date.now() > deadline) throw new Error(`mesh not formed: ${JSON.stringify(r)}`);
       await delay(1000);
     }
+    page = o['status-page'] != null ? await openStatusPage(fleet.nodes[0].restUrl, Number(o['status-page'])) : null;
     process.stderr.write(`${JSON.stringify(await runOnce(200, 1000, 'warm-up'))}\n`);
     // The fixed-rate runs come first, from the steady state after the warm-up: a 50 msg/s run
     // that follows the saturation ramp was measured at about 0.04 ms more CPU per delivery
@@ -212,6 +242,8 @@ async function measureNode(o) {
       process.stderr.write(`${JSON.stringify(r)}\n`);
       if (r.deliveredToAll < r.published || r.deliveredToAllPerSecond < 0.9 * rate) break;
     }
+    const statusPage = page != null ? await page.close() : undefined;
+    page = null;
     const clean = ramp.filter((r) => r.deliveredToAll === r.published);
     const best = (clean.length > 0 ? clean : ramp)
       .reduce((a, b) => (b.deliveredToAllPerSecond > a.deliveredToAllPerSecond ? b : a));
@@ -222,6 +254,7 @@ async function measureNode(o) {
       nodes: fleet.nodes.length,
       degree: Number(o.degree),
       payloadBytes: size,
+      statusPage,
       saturation: {
         deliveredToAllPerSecond: best.deliveredToAllPerSecond,
         offeredRate: best.offeredRate,
@@ -238,6 +271,7 @@ async function measureNode(o) {
       runs: [...fixed, ...ramp],
     });
   } finally {
+    await page?.close().catch(() => {});
     await pub?.stop();
     await fleet.stop();
   }

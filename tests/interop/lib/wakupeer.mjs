@@ -433,6 +433,7 @@ class RelayPeerBase {
  *   metadata: false leaves out /vac/waku/metadata/1.0.0 (default true, for clusterId)
  *   muxers: default ['mplex'] (js-waku's own default); listen, key ('secp256k1'|'ed25519')
  *   ipColocationThreshold, publishToZeroPeers, gossip (more gossipsub options)
+ *   userAgent: the agent string identify sends (default 'js-waku')
  */
 export async function createRelayPeer(opts) {
   const { clusterId, numShardsInCluster, metadata = true, key = 'secp256k1' } = opts;
@@ -445,7 +446,7 @@ export async function createRelayPeer(opts) {
   const privateKey = await generateKeyPair(key === 'ed25519' ? 'Ed25519' : 'secp256k1');
   const node = await createLibp2p({
     ...baseConfig({ muxers: ['mplex'], ...opts }, privateKey),
-    nodeInfo: { userAgent: 'js-waku' },
+    nodeInfo: { userAgent: opts.userAgent ?? 'js-waku' },
     services: {
       identify: identify({ protocolPrefix: 'ipfs' }),
       ping: ping(),

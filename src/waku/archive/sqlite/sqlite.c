@@ -11,6 +11,8 @@
 
 #include <sqlite3.h>
 
+#include "waku/archive/sqlite/sq.h"
+
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -952,6 +954,8 @@ int ld_archive_sqlite_open(const ld_archive_driver_t *env, const char *target,
                            ld_archive_job_t *open_job, ld_archive_driver_t **out) {
   if (target == NULL || target[0] == 0)
     return LD_ERR_INVALID_ARG;
+  if (ld_sq_load() != 0)
+    return LD_ERR_IO;
   sq_driver_t *s = calloc(1, sizeof *s);
   if (s == NULL || (s->path = strdup(target)) == NULL) {
     free(s);

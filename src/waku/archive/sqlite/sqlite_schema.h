@@ -19,6 +19,8 @@
 
 #include <sqlite3.h>
 
+#include "waku/archive/sqlite/sq.h"
+
 #define LD_ARCHIVE_SQLITE_SCHEMA_VERSION 10
 
 /* Brings `db` to version 10 in one transaction. Returns 0, or LD_ERR_DB with a reason in
