@@ -20,6 +20,8 @@
 #include "node/node_filter.h"
 #include "waku/core/codecs.h"
 #include "waku/lightpush/client.h"
+#include "waku/nrs/nrs.h"
+#include "waku/sync/codec.h"
 
 #if __has_include("messaging/messaging_rest.h")
 #include "messaging/messaging_rest.h"
@@ -152,6 +154,19 @@ static bool on_seen(ld_messaging_t *m, const char *pubsub_topic, const ld_waku_m
   return true;
 }
 
+/* A message we send: the reliability implementation may track it (p2p: awaiting confirmation by
+ * peer presence). */
+static void track_send(ld_messaging_t *m, const char *pubsub_topic, const ld_waku_message_t *msg) {
+  if (!m->cfg.reliability || msg->ephemeral)
+    return;
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  int rc = ld_waku_message_hash(pubsub_topic, msg, hash);
+  if (rc == 0)
+    rc = ld_reliability_track(m->rel, pubsub_topic, msg, hash);
+  if (rc != 0)
+    LD_DEBUG(TOPIC, "a send is not tracked for confirmation: %s", ld_errname(rc));
+}
+
 /* ---- relay ----------------------------------------------------------------------------------- */
 
 /* Publishes only when the shard has relay peers (a publish to nobody would mark the message
@@ -160,6 +175,7 @@ static int op_relay(void *ud, const char *pubsub_topic, const ld_waku_message_t 
   ld_messaging_t *m = ud;
   if (ld_gs_service_topic_peers(ld_node_gossipsub(m->node), pubsub_topic, NULL, 0) == 0)
     return 0;
+  track_send(m, pubsub_topic, msg);
   int rc = ld_node_publish(m->node, pubsub_topic, msg, NULL);
   return rc == LD_ERR_EXISTS ? 0 : rc;
 }
@@ -221,6 +237,7 @@ static int op_lightpush(void *ud, uint64_t task_id, const char *pubsub_topic,
   ld_service_peer_t peer;
   if (ld_service_peers_pick(m->peers, LD_WAKU_LIGHTPUSH_CODEC, NULL, 0, ld_now_ms(), &peer, 1) == 0)
     return LD_ERR_NOT_FOUND;
+  track_send(m, pubsub_topic, msg);
   lp_call_t *c = calloc(1, sizeof *c);
   if (c == NULL)
     return LD_ERR_NOMEM;
@@ -262,7 +279,11 @@ static void lp_cancel_all(ld_messaging_t *m) {
 static void on_confirmed(int err, const bool *present, size_t n, void *ud) {
   ld_messaging_t *m = ud;
   m->confirm_call = NULL;
-  if (!m->closing)
+  if (m->closing)
+    return;
+  if (m->rel->ops->absent_unknown)
+    ld_send_service_confirm_some(m->send, err, present, n, ld_now_ms());
+  else
     ld_send_service_confirm_done(m->send, err, present, n, ld_now_ms());
 }
 
@@ -359,7 +380,10 @@ static void health_update(ld_messaging_t *m) {
   c.relay_mounted = m->cfg.mode == LD_MESSAGING_CORE && gs != NULL;
   c.relay_peers = c.relay_mounted ? ld_gs_service_peers(gs, NULL, 0) : 0;
   c.lightpush_peers = ld_service_peers_count_connected(m->peers, LD_WAKU_LIGHTPUSH_CODEC);
-  c.store_peers = ld_service_peers_count_connected(m->peers, LD_WAKU_STORE_CODEC);
+  /* with p2p reliability the peers that reconcile with us stand where store peers stand */
+  c.store_peers = ld_service_peers_count_connected(m->peers, ld_node_nrs(m->node) != NULL
+                                                                 ? LD_SYNC_RECONCILIATION_PROTOCOL
+                                                                 : LD_WAKU_STORE_CODEC);
   c.filter_peers = filter_peers(m);
   ld_connection_status_t st;
   if (!ld_health_tracker_update(&m->health, &c, &st))
@@ -410,6 +434,9 @@ static void on_fanout(const ld_fanout_message_t *fm, void *ud) {
 
 static void on_filter_push(const ld_filter_push_t *push, void *ud) {
   ld_messaging_t *m = ud;
+  ld_nrs_t *nrs = ld_node_nrs(m->node);
+  if (nrs != NULL && !push->msg->ephemeral) /* a light node's sets are fed by its filter pushes */
+    ld_nrs_observe(nrs, push->pubsub_topic, push->msg, push->hash);
   m->in_ef_callback = true;
   on_seen(m, push->pubsub_topic, push->msg, push->hash);
   m->in_ef_callback = false;
@@ -475,6 +502,9 @@ static int sub_add(ld_messaging_t *m, const char *content_topic) {
     sub_free(s);
     return LD_ERR_NOMEM;
   }
+  int rc = ld_reliability_watch(m->rel, content_topic);
+  if (rc != 0)
+    LD_DEBUG(TOPIC, "no reconciliation set for %s: %s", content_topic, ld_errname(rc));
   return 0;
 }
 
@@ -691,12 +721,20 @@ static ld_recv_t *make_recv(const ld_messaging_t *m) {
   return ld_recv_new(&rc, wall_ms());
 }
 
+/* With p2p reliability a confirmation is a local look-up that waits for peer presence
+ * (reliability.h), so a send is asked about soon after it propagated. */
+static uint32_t confirm_after_ms(const ld_messaging_t *m) {
+  if (ld_node_nrs(m->node) != NULL &&
+      m->cfg.confirm_after_ms == LD_MESSAGING_DEFAULT_CONFIRM_AFTER_MS)
+    return LD_MESSAGING_P2P_CONFIRM_AFTER_MS;
+  return m->cfg.confirm_after_ms;
+}
+
 static ld_send_service_t *make_send(ld_messaging_t *m) {
   bool relay = m->cfg.mode == LD_MESSAGING_CORE;
   ld_send_ops_t ops = {relay ? op_relay : NULL, op_lightpush, op_confirm, op_event};
-  ld_send_service_config_t sc = {m->cfg.reliability, m->cfg.retry_window_ms,
-                                 m->cfg.confirm_after_ms, m->cfg.max_pending,
-                                 ld_node_config(m->node)->max_msg_size};
+  ld_send_service_config_t sc = {m->cfg.reliability, m->cfg.retry_window_ms, confirm_after_ms(m),
+                                 m->cfg.max_pending, ld_node_config(m->node)->max_msg_size};
   return ld_send_service_new(&sc, &ops, m);
 }
 
@@ -708,6 +746,32 @@ static int make_edge_filter(ld_messaging_t *m) {
   ld_edge_filter_callbacks_t cb = {on_filter_push, on_filter_peers};
   m->ef = ld_edge_filter_new(m->node, fc, m->peers, NULL, &cb, m, &err);
   return m->ef == NULL ? (err != 0 ? err : LD_ERR_NOMEM) : 0;
+}
+
+/* A light node reconciles with its first service peers that serve reconciliation, chosen and
+ * replaced as its filter and lightpush peers are (service_peers.h). */
+static bool edge_sync_peer(void *user, const ld_peerid_t *peer) {
+  ld_messaging_t *m = user;
+  ld_service_peer_t picked[LD_MESSAGING_EDGE_SYNC_PEERS];
+  size_t n = ld_service_peers_pick(m->peers, LD_SYNC_RECONCILIATION_PROTOCOL, NULL, 0, ld_now_ms(),
+                                   picked, LD_MESSAGING_EDGE_SYNC_PEERS);
+  for (size_t i = 0; i < n; i++)
+    if (ld_peerid_equal(&picked[i].id, peer))
+      return true;
+  return false;
+}
+
+/* p2p when the node runs the Network Reliability Service (--reliability-mode=p2p), else store. */
+static ld_reliability_t *make_reliability(ld_messaging_t *m) {
+  ld_nrs_t *nrs = ld_node_nrs(m->node);
+  if (nrs != NULL) {
+    if (m->cfg.mode == LD_MESSAGING_EDGE)
+      ld_nrs_set_eligible(nrs, edge_sync_peer, m);
+    return ld_p2p_reliability_new(ld_switch_loop(m->sw), nrs, 0);
+  }
+  ld_store_reliability_config_t rc = {0};
+  rc.max_msg_size = ld_node_config(m->node)->max_msg_size;
+  return ld_store_reliability_new(m->sw, m->peers, &rc);
 }
 
 static int make_parts(ld_messaging_t *m) {
@@ -723,9 +787,7 @@ static int make_parts(ld_messaging_t *m) {
       m->lp_calls == NULL || m->records == NULL || m->peers == NULL || m->recv == NULL ||
       m->send == NULL)
     return LD_ERR_NOMEM;
-  ld_store_reliability_config_t rc = {0};
-  rc.max_msg_size = ld_node_config(m->node)->max_msg_size;
-  m->rel = ld_store_reliability_new(m->sw, m->peers, &rc);
+  m->rel = make_reliability(m);
   if (m->rel == NULL)
     return LD_ERR_NOMEM;
   ld_health_tracker_init(&m->health, m->cfg.mode == LD_MESSAGING_CORE);
@@ -759,6 +821,8 @@ static void detach(ld_messaging_t *m) {
 
 static void free_parts(ld_messaging_t *m) {
   ld_edge_filter_free(m->ef);
+  if (m->cfg.mode == LD_MESSAGING_EDGE && ld_node_nrs(m->node) != NULL)
+    ld_nrs_set_eligible(ld_node_nrs(m->node), NULL, NULL);
   ld_reliability_free(m->rel);
   ld_send_service_free(m->send);
   ld_recv_free(m->recv);

@@ -28,8 +28,12 @@
  *   reported once (LD_EVENT_MESSAGING_RECEIVED), de-duplicated by hash over dedup_window_ms.
  *   After the connection status goes Disconnected and comes back, the missed interval is
  *   recovered (hashes first, then the missing messages) and reported like live ones.
- * Confirmation and recovery go through one internal interface (messaging/reliability.h); the
- *   store-based implementation is the only one for now.
+ * Confirmation and recovery go through one internal interface (messaging/reliability.h):
+ *   store-based, or peer-to-peer when the node runs the Network Reliability Service
+ *   (--reliability-mode=p2p, waku/nrs/nrs.h): a send is then confirmed once the sets of
+ *   --reliability-confirm-peers distinct peers hold it (not re-published while unconfirmed), and
+ *   missed messages come back by reconciliation with peers (a light node: with up to
+ *   LD_MESSAGING_EDGE_SYNC_PEERS of its service peers) and are reported like live ones.
  * Health. LD_EVENT_MESSAGING_CONNECTION_STATUS on every change of Disconnected /
  *   PartiallyConnected / Connected (rules: reliability-and-api.md §5.7).
  *
@@ -53,6 +57,10 @@
 #define LD_MESSAGING_DEFAULT_TICK_MS 1000u
 #define LD_MESSAGING_DEFAULT_RETRY_WINDOW_MS 60000u
 #define LD_MESSAGING_DEFAULT_CONFIRM_AFTER_MS 3000u
+/* With p2p reliability (the node's --reliability-mode=p2p) and the default above: 100 ms. */
+#define LD_MESSAGING_P2P_CONFIRM_AFTER_MS 100u
+/* Service peers a light node reconciles with (p2p reliability). */
+#define LD_MESSAGING_EDGE_SYNC_PEERS 2u
 #define LD_MESSAGING_DEFAULT_DEDUP_WINDOW_MS (7u * 60u * 1000u)
 #define LD_MESSAGING_DEFAULT_MAX_RECORDS 10000u  /* Message Storage API records kept */
 #define LD_MESSAGING_DEFAULT_MAX_PENDING 100000u /* sends in flight; more are refused */
