@@ -30,6 +30,7 @@
 #include "messaging/messaging.h"
 #include "node/events.h"
 #include "node/node.h"
+#include "http_client.h"
 #include "node_harness.h"
 #include "p2p/reqresp.h"
 #include "switch_harness.h"
@@ -182,6 +183,9 @@ static void start_core_trio(peer_t *a, peer_t *b, peer_t *c, size_t confirm_peer
   ld_node_config_t *ca = p2p_config(true, confirm_peers);
   nh_add_static(ca, b->node);
   nh_add_static(ca, c->node);
+  char err[256];
+  assert_int_equal(ld_node_config_set_rest(ca, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
+  assert_int_equal(ld_node_config_set_metrics(ca, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
   start_node(a, ca);
   start_messaging(a, LD_MESSAGING_CORE);
   start_messaging(b, LD_MESSAGING_CORE);
@@ -207,6 +211,23 @@ static void a_send_is_confirmed_by_two_peers(void **state) {
   const ld_message_record_t *r = ld_messaging_record_by_hash(a.m, hash);
   assert_non_null(r);
   assert_true(r->sent);
+  /* the figures and the mode over HTTP */
+  http_response_t res;
+  assert_int_equal(http_request_on_loop(&g_loop, ld_node_metrics_port(a.node), "GET", "/metrics",
+                                        NULL, NULL, 0, &res),
+                   0);
+  assert_int_equal(res.status, 200);
+  assert_non_null(strstr(res.body, "waku_reliability_mode{mode=\"p2p\"} 1"));
+  assert_non_null(strstr(res.body, "waku_nrs_confirmations_total 1"));
+  assert_non_null(strstr(res.body, "waku_nrs_reconciliations_total{result=\"complete\"}"));
+  assert_non_null(strstr(res.body, "waku_nrs_items_pulled_total 0"));
+  http_response_free(&res);
+  assert_int_equal(http_request_on_loop(&g_loop, ld_node_rest_port(a.node), "GET", "/debug/v1/info",
+                                        NULL, NULL, 0, &res),
+                   0);
+  assert_int_equal(res.status, 200);
+  assert_non_null(strstr(res.body, "\"reliabilityMode\":\"p2p\""));
+  http_response_free(&res);
   stop_peer(&a);
   stop_peer(&b);
   stop_peer(&c);
