@@ -15,6 +15,7 @@
 #include "messaging/records.h"
 #include "messaging/recv_service.h"
 #include "messaging/reliability.h"
+#include "messaging/resume.h"
 #include "messaging/send_service.h"
 #include "messaging/service_peers.h"
 #include "node/node_filter.h"
@@ -25,6 +26,9 @@
 
 #if __has_include("messaging/messaging_rest.h")
 #include "messaging/messaging_rest.h"
+/* Shards one resume query covers at most (each with its first LD_RELIABILITY_MAX_TOPICS content
+ * topics). */
+#define RESUME_MAX_SHARDS 8
 #define LD_MESSAGING_HAVE_REST 1
 #endif
 
@@ -70,6 +74,13 @@ struct ld_messaging {
   const ld_recv_recovery_t *recovery;
   size_t recovery_range;
   ld_reliability_call_t *recover_call;
+  /* p2p reliability: store at start-up only (resume.h) */
+  ld_resume_t resume;
+  ld_reliability_t *resume_rel; /* store-based, for the one resume query; NULL: store mode */
+  ld_reliability_call_t *resume_call;
+  char resume_shards[RESUME_MAX_SHARDS][LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1];
+  size_t resume_n_shards, resume_next_shard;
+  uint64_t resume_since_ms, resume_until_ms;
   int fanout_handle;
   int64_t listeners[N_LISTENERS];
   uv_timer_t tick, kick;
@@ -354,7 +365,63 @@ static bool store_peer_available(ld_messaging_t *m) {
 }
 
 /* Starts the recovery that is due, if any (only with a store peer to ask). */
+/* ---- store at start-up only (p2p reliability) ----------------------------------------------- */
+
+static void resume_next(ld_messaging_t *m);
+
+static void resume_range_done(int err, size_t recovered, void *ud) {
+  ld_messaging_t *m = ud;
+  m->resume_call = NULL;
+  if (m->closing)
+    return;
+  if (err != 0)
+    LD_WARN(TOPIC, "resume from the store failed on %s: %s", m->resume_shards[m->resume_next_shard],
+            ld_errname(err));
+  else if (recovered > 0)
+    LD_INFO(TOPIC, "resumed %zu messages from the store on %s", recovered,
+            m->resume_shards[m->resume_next_shard]);
+  m->resume_next_shard++;
+  resume_next(m);
+}
+
+static void resume_next(ld_messaging_t *m) {
+  while (m->resume_next_shard < m->resume_n_shards) {
+    const char *shard = m->resume_shards[m->resume_next_shard];
+    const char *topics[LD_RELIABILITY_MAX_TOPICS];
+    size_t n = ld_recv_shard_topics(m->recv, shard, topics, LD_RELIABILITY_MAX_TOPICS);
+    if (n > LD_RELIABILITY_MAX_TOPICS)
+      n = LD_RELIABILITY_MAX_TOPICS;
+    ld_reliability_range_t range = {shard, topics, n, (int64_t)(m->resume_since_ms * 1000000u),
+                                    (int64_t)(m->resume_until_ms * 1000000u)};
+    if (n > 0 && ld_reliability_recover(m->resume_rel, &range, recovery_known, recovery_message,
+                                        resume_range_done, m, &m->resume_call) == 0)
+      return;
+    m->resume_next_shard++;
+  }
+  m->resume.done = true;
+  m->stats.resumes++;
+}
+
+/* The one resume query, once something is subscribed and a store peer is known. */
+static void resume_poll(ld_messaging_t *m) {
+  if (m->resume_rel == NULL || m->resume.done || m->resume_call != NULL || m->closing ||
+      ld_recv_topic_count(m->recv) == 0 || !store_peer_available(m))
+    return;
+  const char *shards[RESUME_MAX_SHARDS];
+  size_t n = ld_recv_shards(m->recv, shards, RESUME_MAX_SHARDS);
+  m->resume_n_shards = n < RESUME_MAX_SHARDS ? n : RESUME_MAX_SHARDS;
+  for (size_t i = 0; i < m->resume_n_shards; i++)
+    snprintf(m->resume_shards[i], sizeof m->resume_shards[i], "%s", shards[i]);
+  m->resume_next_shard = 0;
+  m->resume_until_ms = wall_ms();
+  m->resume_since_ms = ld_resume_since_ms(&m->resume, m->resume_until_ms);
+  LD_INFO(TOPIC, "resuming from the store since %llu (last online %llu)",
+          (unsigned long long)m->resume_since_ms, (unsigned long long)m->resume.last_online_ms);
+  resume_next(m);
+}
+
 static void recovery_poll(ld_messaging_t *m) {
+  resume_poll(m);
   if (m->closing || m->recovery != NULL || !store_peer_available(m))
     return;
   m->recovery = ld_recv_recovery_poll(m->recv, wall_ms());
@@ -410,6 +477,8 @@ static void on_tick(uv_timer_t *t) {
   if (m->closing)
     return;
   ld_recv_tick(m->recv, wall_ms());
+  if (m->resume_rel != NULL && ld_resume_touch(&m->resume, wall_ms(), false) != 0)
+    LD_DEBUG(TOPIC, "last-online time not written");
   health_update(m);
   recovery_poll(m);
 }
@@ -790,6 +859,14 @@ static int make_parts(ld_messaging_t *m) {
   m->rel = make_reliability(m);
   if (m->rel == NULL)
     return LD_ERR_NOMEM;
+  if (ld_node_nrs(m->node) != NULL) { /* store at start-up only */
+    ld_resume_init(&m->resume, ld_node_config(m->node)->local_storage_path);
+    ld_store_reliability_config_t rc = {0};
+    rc.max_msg_size = ld_node_config(m->node)->max_msg_size;
+    m->resume_rel = ld_store_reliability_new(m->sw, m->peers, &rc);
+    if (m->resume_rel == NULL)
+      return LD_ERR_NOMEM;
+  }
   ld_health_tracker_init(&m->health, m->cfg.mode == LD_MESSAGING_CORE);
   return m->cfg.mode == LD_MESSAGING_EDGE ? make_edge_filter(m) : 0;
 }
@@ -824,6 +901,9 @@ static void free_parts(ld_messaging_t *m) {
   if (m->cfg.mode == LD_MESSAGING_EDGE && ld_node_nrs(m->node) != NULL)
     ld_nrs_set_eligible(ld_node_nrs(m->node), NULL, NULL);
   ld_reliability_free(m->rel);
+  if (m->resume_rel != NULL)
+    (void)ld_resume_touch(&m->resume, wall_ms(), true);
+  ld_reliability_free(m->resume_rel);
   ld_send_service_free(m->send);
   ld_recv_free(m->recv);
   ld_records_free(m->records);
@@ -918,6 +998,9 @@ static void cancel_all(ld_messaging_t *m) {
   if (m->recover_call != NULL)
     ld_reliability_cancel(m->rel, m->recover_call);
   m->confirm_call = m->recover_call = NULL;
+  if (m->resume_call != NULL)
+    ld_reliability_cancel(m->resume_rel, m->resume_call);
+  m->resume_call = NULL;
   if (!m->in_ef_callback) {
     ld_edge_filter_free(m->ef);
     m->ef = NULL;

@@ -33,7 +33,10 @@
  *   (--reliability-mode=p2p, waku/nrs/nrs.h): a send is then confirmed once the sets of
  *   --reliability-confirm-peers distinct peers hold it (not re-published while unconfirmed), and
  *   missed messages come back by reconciliation with peers (a light node: with up to
- *   LD_MESSAGING_EDGE_SYNC_PEERS of its service peers) and are reported like live ones.
+ *   LD_MESSAGING_EDGE_SYNC_PEERS of its service peers) and are reported like live ones. The store
+ *   is then asked once, at start-up (resume.h): as soon as something is subscribed and a store
+ *   peer is known, for [max(last online, now − 6 h), now] on the subscribed content topics; the
+ *   last-online time is kept in the node's --local-storage-path.
  * Health. LD_EVENT_MESSAGING_CONNECTION_STATUS on every change of Disconnected /
  *   PartiallyConnected / Connected (rules: reliability-and-api.md §5.7).
  *
@@ -231,6 +234,7 @@ typedef struct ld_messaging_stats {
   uint64_t received;            /* LD_EVENT_MESSAGING_RECEIVED published */
   uint64_t recovered;           /* of those, fetched by a recovery after a disconnection */
   uint64_t recoveries;          /* recoveries that completed (every range examined) */
+  uint64_t resumes;             /* p2p reliability: resume queries at start-up finished (0 or 1) */
 } ld_messaging_stats_t;
 
 /* Copies the counters into *out. Loop thread. */

@@ -156,7 +156,10 @@ typedef struct ld_node_config {
   uint32_t reliability_confirm_peers; /* distinct peers that confirm a send (p2p) */
   uint64_t reliability_window_ms;     /* the NRS's rolling window */
   uint32_t reliability_interval_ms;   /* NRS rounds (no flag); 0: nrs.h's default */
-  bool peer_exchange;                 /* --peer-exchange: serve peer exchange */
+  /* --local-storage-path: where the node keeps small state (p2p reliability's last-online
+   * time); empty: nothing is kept */
+  char local_storage_path[LD_NODE_PATH_MAX];
+  bool peer_exchange; /* --peer-exchange: serve peer exchange */
   bool has_service_node[LD_NODE_SERVICES];
   ld_multiaddr_t service_node[LD_NODE_SERVICES]; /* each ending in /p2p/<id> */
 
@@ -265,6 +268,9 @@ int ld_node_config_set_store_retention(ld_node_config_t *cfg, const char *policy
 int ld_node_config_set_reliability_mode(ld_node_config_t *cfg, const char *text, char *err,
                                         size_t errlen);
 int ld_node_config_set_reliability_window(ld_node_config_t *cfg, const char *text, char *err,
+                                          size_t errlen);
+/* --local-storage-path: shorter than LD_NODE_PATH_MAX ("" keeps nothing). LD_ERR_INVALID_ARG. */
+int ld_node_config_set_local_storage_path(ld_node_config_t *cfg, const char *path, char *err,
                                           size_t errlen);
 /* "store" / "p2p". */
 const char *ld_node_reliability_mode_name(ld_node_reliability_mode_t mode);

@@ -47,3 +47,12 @@ int ld_node_config_set_reliability_window(ld_node_config_t *cfg, const char *tex
   cfg->reliability_window_ms = n * unit;
   return 0;
 }
+
+int ld_node_config_set_local_storage_path(ld_node_config_t *cfg, const char *path, char *err,
+                                          size_t errlen) {
+  size_t len = strlen(path);
+  if (len >= sizeof cfg->local_storage_path)
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "local storage path is too long");
+  memcpy(cfg->local_storage_path, path, len + 1);
+  return 0;
+}

@@ -754,8 +754,10 @@ static const entry_t k_entries[] = {
     INERT_INT("quicPort", "quic-port", "Port", 0, U16_MAX, "60000", "QUIC (UDP) listening port"),
     INERT_LIST("rateLimits", "rate-limit", "seq[string]", "[]", check_rate_limit,
                "[protocol:]<volume>/<period><h|m|s|ms> request limit; repeatable"),
-    INERT_STR("localStoragePath", "local-storage-path", "string", "./data", NULL,
-              "directory for local data"),
+    CFG_TEXT("localStoragePath", "local-storage-path", LD_NODE_OPT_STRING, "string",
+             ld_node_config_set_local_storage_path, "",
+             "directory for the node's small state (p2p reliability's last-online time); "
+             "empty: none"),
 };
 
 #define N_ENTRIES (sizeof k_entries / sizeof k_entries[0])

@@ -4,6 +4,9 @@
  *     two distinct peers hold it; with more confirming peers asked for than exist it is not;
  *   - a Core node that was away while messages were sent comes back and receives every one of
  *     them by reconciliation (not by relay: they left gossip's window), each reported once;
+ *   - store at start-up only: a node whose last-online time is an hour old asks a store node once
+ *     for [last online, now] and gets what it holds from then (not from before), and writes its
+ *     last-online time when it closes;
  *   - an Edge node does both against two service peers (lightpush send confirmed, missed
  *     messages recovered over its filter peers' sets);
  *   - a bare libp2p peer that pushes in NRS sessions a forged message (on a protected shard,
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <uv.h>
@@ -28,12 +32,14 @@
 #include "base/hex.h"
 #include "crypto/crypto.h"
 #include "messaging/messaging.h"
+#include "messaging/resume.h"
 #include "node/events.h"
 #include "node/node.h"
 #include "http_client.h"
 #include "node_harness.h"
 #include "p2p/reqresp.h"
 #include "switch_harness.h"
+#include "waku/archive/archive.h"
 #include "waku/nrs/nrs.h"
 #include "waku/relay/validators.h"
 #include "waku/sync/codec.h"
@@ -506,6 +512,71 @@ static void push_message(bare_t *p, const msg_t *m) {
   ld_buf_clear(&body);
 }
 
+/* ---- store at start-up only ----------------------------------------------------------------- */
+
+static void inserted(int err, void *ud) {
+  assert_int_equal(err, 0);
+  (*(int *)ud)++;
+}
+
+static void a_node_resumes_from_the_store_once_at_start(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ld-nrs-resume-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, LD_RESUME_FILE);
+  uint64_t now_ms = ld_wall_ns() / 1000000u;
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "%llu\n", (unsigned long long)(now_ms - 3600u * 1000u)); /* an hour ago */
+  fclose(f);
+
+  /* a store node (store-based itself) whose archive holds a message from before the last-online
+   * time and one from after it, both older than the NRS window */
+  char err[256];
+  peer_t s;
+  ld_node_config_t *cs = nh_config();
+  cs->store = true;
+  assert_int_equal(ld_node_config_set_store_db_url(cs, "memory://", err, sizeof err), 0);
+  memset(&s, 0, sizeof s);
+  s.node = nh_start(&g_loop, cs);
+  WAIT_FOR(ld_node_archive(s.node) != NULL);
+  int64_t now = (int64_t)ld_wall_ns();
+  msg_t before, after;
+  make_msg(&before, "before the last-online time", now - 7200 * SEC, NULL);
+  make_msg(&after, "after the last-online time", now - 1800 * SEC, NULL);
+  int acks = 0;
+  assert_int_equal(
+      ld_archive_insert(ld_node_archive(s.node), PUBSUB, &before.m, before.hash, inserted, &acks),
+      0);
+  assert_int_equal(
+      ld_archive_insert(ld_node_archive(s.node), PUBSUB, &after.m, after.hash, inserted, &acks), 0);
+  WAIT_FOR(acks == 2);
+
+  peer_t c;
+  ld_node_config_t *cc = p2p_config(true, 2);
+  nh_add_static(cc, s.node);
+  assert_int_equal(ld_node_config_set_local_storage_path(cc, dir, err, sizeof err), 0);
+  start_node(&c, cc);
+  start_messaging(&c, LD_MESSAGING_CORE);
+  WAIT_FOR(received_count(&c, after.hash) == 1);
+  ld_messaging_stats_t st;
+  WAIT_FOR((ld_messaging_get_stats(c.m, &st), st.resumes == 1));
+  nh_run_for(&g_loop, 2500); /* more ticks: no further store query */
+  ld_messaging_get_stats(c.m, &st);
+  assert_int_equal(st.resumes, 1);
+  assert_int_equal(received_count(&c, before.hash), 0);
+  assert_int_equal(c.received, 1);
+  assert_int_equal(st.recovered, 1);
+  stop_peer(&c);
+  /* the last-online time was written when the client closed */
+  uint64_t written = ld_resume_read(path);
+  assert_true(written >= now_ms);
+  remove(path);
+  rmdir(dir);
+  nh_stop(&g_loop, s.node, STEP_MS);
+}
+
 static peer_t g_victim;
 
 static int victim_setup(void **state) {
@@ -625,6 +696,7 @@ int main(void) {
       cmocka_unit_test(too_few_peers_never_confirm),
       cmocka_unit_test(an_offline_node_recovers_every_missed_message),
       cmocka_unit_test(an_edge_node_confirms_and_recovers_through_service_peers),
+      cmocka_unit_test(a_node_resumes_from_the_store_once_at_start),
   };
   const struct CMUnitTest bad[] = {
       cmocka_unit_test(forged_pushes_are_cut_off),
