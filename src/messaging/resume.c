@@ -1,27 +1,34 @@
 /* The last-online time and the resume range (see resume.h). */
 #include "messaging/resume.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 
+uint64_t ld_resume_parse(const char *text, size_t len) {
+  uint64_t v = 0;
+  size_t i = 0;
+  for (; i < len && text[i] >= '0' && text[i] <= '9'; i++) {
+    unsigned d = (unsigned)(text[i] - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return 0;
+    v = v * 10 + d;
+  }
+  if (i == 0 || i > 20 || (i < len && !(text[i] == '\n' && i + 1 == len)))
+    return 0;
+  return v;
+}
+
 uint64_t ld_resume_read(const char *path) {
   FILE *f = fopen(path, "r");
   if (f == NULL)
     return 0;
-  char text[32] = "";
-  size_t n = fread(text, 1, sizeof text - 1, f);
+  char text[32];
+  size_t n = fread(text, 1, sizeof text, f);
   fclose(f);
-  text[n] = '\0';
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (end == text || errno != 0 || (*end != '\0' && *end != '\n'))
-    return 0;
-  return (uint64_t)v;
+  return n < sizeof text ? ld_resume_parse(text, n) : 0;
 }
 
 void ld_resume_init(ld_resume_t *r, const char *dir) {

@@ -13,6 +13,7 @@
 #define LD_MESSAGING_RESUME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define LD_RESUME_MAX_MS (6ull * 3600 * 1000)
@@ -35,6 +36,10 @@ uint64_t ld_resume_since_ms(const ld_resume_t *r, uint64_t now_ms);
 /* Records now_ms as the last-online time when LD_RESUME_TOUCH_MS passed since the last write (or
  * `force`). Returns 0, or the error of the write (LD_ERR_IO); nothing kept: 0. */
 int ld_resume_touch(ld_resume_t *r, uint64_t now_ms, bool force);
+
+/* The time in a file's text text[0..len): decimal digits, optionally one trailing newline, that
+ * fit 64 bits; else 0. */
+uint64_t ld_resume_parse(const char *text, size_t len);
 
 /* The stored time in `path` (a file), or 0 when absent or unreadable. */
 uint64_t ld_resume_read(const char *path);
