@@ -1,7 +1,8 @@
 /* The Network Reliability Service between real nodes on loopback, with no store node anywhere
  * (--reliability-mode=p2p):
  *   - a send on a Core node is confirmed (LD_EVENT_MESSAGING_SENT) by peer presence: the sets of
- *     two distinct peers hold it; with more confirming peers asked for than exist it is not;
+ *     two distinct peers hold it; with more confirming peers asked for than exist it is not, nor
+ *     by a store-sync peer that answers our content-topic scope as disjoint;
  *   - a Core node that was away while messages were sent comes back and receives every one of
  *     them by reconciliation (not by relay: they left gossip's window), each reported once;
  *   - store at start-up only: a node whose last-online time is an hour old asks a store node once
@@ -258,6 +259,34 @@ static void too_few_peers_never_confirm(void **state) {
   stop_peer(&a);
   stop_peer(&b);
   stop_peer(&c);
+}
+
+/* A store-sync node serves the reconciliation protocol too, but keeps its sets per shard: it
+ * answers our content-topic scope with a zero-length frame (disjoint). Such a session is complete
+ * and lists nothing as lacking, yet proves no presence: the send stays unconfirmed. */
+static void a_disjoint_store_sync_peer_confirms_nothing(void **state) {
+  (void)state;
+  char err[256];
+  peer_t s, a;
+  ld_node_config_t *cs = nh_config();
+  cs->store = cs->store_sync = true;
+  assert_int_equal(ld_node_config_set_store_db_url(cs, "memory://", err, sizeof err), 0);
+  memset(&s, 0, sizeof s);
+  s.node = nh_start(&g_loop, cs);
+  ld_node_config_t *ca = p2p_config(true, 1);
+  nh_add_static(ca, s.node);
+  start_node(&a, ca);
+  start_messaging(&a, LD_MESSAGING_CORE);
+  WAIT_FOR(mesh_peers(&a) >= 1 && sync_ready(&a));
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  send_text(&a, "only a store-sync peer", hash);
+  WAIT_FOR(a.propagated == 1);
+  uint64_t ok = nrs_stats(&a).reconciliations_ok;
+  WAIT_FOR(nrs_stats(&a).reconciliations_ok >= ok + 3); /* sessions with it end complete */
+  assert_int_equal(ld_nrs_presence(ld_node_nrs(a.node), hash), 0);
+  assert_int_equal(a.sent, 0);
+  stop_peer(&a);
+  nh_stop(&g_loop, s.node, STEP_MS);
 }
 
 /* ---- Core: recovery -------------------------------------------------------------------------- */
@@ -694,6 +723,7 @@ int main(void) {
   const struct CMUnitTest core[] = {
       cmocka_unit_test(a_send_is_confirmed_by_two_peers),
       cmocka_unit_test(too_few_peers_never_confirm),
+      cmocka_unit_test(a_disjoint_store_sync_peer_confirms_nothing),
       cmocka_unit_test(an_offline_node_recovers_every_missed_message),
       cmocka_unit_test(an_edge_node_confirms_and_recovers_through_service_peers),
       cmocka_unit_test(a_node_resumes_from_the_store_once_at_start),
