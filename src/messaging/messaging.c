@@ -830,12 +830,24 @@ static bool edge_sync_peer(void *user, const ld_peerid_t *peer) {
   return false;
 }
 
+/* A light node's reconciliation with a service peer tells the selector how the peer is: complete
+ * → served; a scope it does not reconcile (a store-sync node) → broken, so that another service
+ * peer takes its place; a timeout or reset → transient; any other failure → broken. */
+static void edge_sync_session(void *user, const ld_peerid_t *peer, uint64_t started_ms, int err,
+                              bool disjoint) {
+  ld_messaging_t *m = user;
+  ld_service_outcome_t outcome = disjoint ? LD_SERVICE_BROKEN : ld_service_outcome_of(err, 200);
+  ld_service_peers_report(m->peers, peer, outcome, started_ms, ld_now_ms());
+}
+
 /* p2p when the node runs the Network Reliability Service (--reliability-mode=p2p), else store. */
 static ld_reliability_t *make_reliability(ld_messaging_t *m) {
   ld_nrs_t *nrs = ld_node_nrs(m->node);
   if (nrs != NULL) {
-    if (m->cfg.mode == LD_MESSAGING_EDGE)
+    if (m->cfg.mode == LD_MESSAGING_EDGE) {
       ld_nrs_set_eligible(nrs, edge_sync_peer, m);
+      ld_nrs_set_session_listener(nrs, edge_sync_session, m);
+    }
     return ld_p2p_reliability_new(ld_switch_loop(m->sw), nrs, 0);
   }
   ld_store_reliability_config_t rc = {0};
@@ -898,8 +910,10 @@ static void detach(ld_messaging_t *m) {
 
 static void free_parts(ld_messaging_t *m) {
   ld_edge_filter_free(m->ef);
-  if (m->cfg.mode == LD_MESSAGING_EDGE && ld_node_nrs(m->node) != NULL)
+  if (m->cfg.mode == LD_MESSAGING_EDGE && ld_node_nrs(m->node) != NULL) {
     ld_nrs_set_eligible(ld_node_nrs(m->node), NULL, NULL);
+    ld_nrs_set_session_listener(ld_node_nrs(m->node), NULL, NULL);
+  }
   ld_reliability_free(m->rel);
   if (m->resume_rel != NULL)
     (void)ld_resume_touch(&m->resume, wall_ms(), true);

@@ -8,7 +8,8 @@
  *   - store at start-up only: a node whose last-online time is an hour old asks a store node once
  *     for [last online, now] and gets what it holds from then (not from before), and writes its
  *     last-online time when it closes;
- *   - an Edge node does both against two service peers (lightpush send confirmed, missed
+ *   - an Edge node does both against two service peers, and replaces a service peer that does
+ *     not reconcile its topics (a store-sync node) by another (lightpush send confirmed, missed
  *     messages recovered over its filter peers' sets);
  *   - a bare libp2p peer that pushes in NRS sessions a forged message (on a protected shard,
  *     signed by another key or unsigned), one older than the window, one far ahead, or one nobody
@@ -384,6 +385,47 @@ static void an_edge_node_confirms_and_recovers_through_service_peers(void **stat
   stop_peer(&s1);
 }
 
+/* A light node's first service peers that serve reconciliation are a store-sync node (which
+ * answers its content-topic scope as disjoint) and S1: the store-sync node is reported to the
+ * selector and replaced by S2, so the send is confirmed by two real peers' sets. */
+static void an_edge_node_replaces_a_service_peer_that_does_not_reconcile(void **state) {
+  (void)state;
+  char err[256];
+  peer_t x, s1, s2, e;
+  ld_node_config_t *cx = nh_config();
+  cx->store = cx->store_sync = true;
+  assert_int_equal(ld_node_config_set_store_db_url(cx, "memory://", err, sizeof err), 0);
+  memset(&x, 0, sizeof x);
+  x.node = nh_start(&g_loop, cx);
+  ld_node_config_t *c1 = p2p_config(true, 2);
+  c1->lightpush = c1->filter = true;
+  nh_add_static(c1, x.node);
+  start_node(&s1, c1);
+  ld_node_config_t *c2 = p2p_config(true, 2);
+  c2->lightpush = c2->filter = true;
+  nh_add_static(c2, s1.node);
+  start_node(&s2, c2);
+  WAIT_FOR(mesh_peers(&s1) >= 2 && mesh_peers(&s2) >= 1);
+  ld_node_config_t *ce = p2p_config(false, 2);
+  nh_add_static(ce, x.node);
+  nh_add_static(ce, s1.node);
+  nh_add_static(ce, s2.node);
+  start_node(&e, ce);
+  start_messaging(&e, LD_MESSAGING_EDGE);
+  WAIT_FOR(sync_ready(&e) && ld_messaging_connection_status(e.m) != LD_CONNECTION_DISCONNECTED);
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  send_text(&e, "past a store-sync node", hash);
+  WAIT_FOR(e.sent == 1);
+  ld_store_sync_stats_t xs;
+  ld_store_sync_get_stats(ld_node_store_sync(x.node), &xs);
+  assert_true(xs.sessions_accepted >= 1); /* it was one of the first two, and was asked */
+  assert_int_equal(ld_nrs_presence(ld_node_nrs(e.node), hash), 2);
+  stop_peer(&e);
+  stop_peer(&s2);
+  stop_peer(&s1);
+  nh_stop(&g_loop, x.node, STEP_MS);
+}
+
 /* ---- bad peers ------------------------------------------------------------------------------- */
 
 typedef struct bare {
@@ -726,6 +768,7 @@ int main(void) {
       cmocka_unit_test(a_disjoint_store_sync_peer_confirms_nothing),
       cmocka_unit_test(an_offline_node_recovers_every_missed_message),
       cmocka_unit_test(an_edge_node_confirms_and_recovers_through_service_peers),
+      cmocka_unit_test(an_edge_node_replaces_a_service_peer_that_does_not_reconcile),
       cmocka_unit_test(a_node_resumes_from_the_store_once_at_start),
   };
   const struct CMUnitTest bad[] = {

@@ -59,10 +59,21 @@ static int64_t window_start(const ld_nrs_t *n) {
 /* ---- rounds -----------------------------------------------------------------------------------
  */
 
+/* One session a round started. */
+typedef struct round_session {
+  ld_nrs_t *n;
+  ld_peerid_t peer;
+  uint64_t started_ms;
+} round_session_t;
+
 static void on_session_done(const ld_store_sync_result_t *r, void *user_data) {
-  ld_nrs_t *n = user_data;
+  round_session_t *rs = user_data;
+  ld_nrs_t *n = rs->n;
   if (r->err == 0)
     n->stats.reconciliations_ok++;
+  if (n->on_session != NULL)
+    n->on_session(n->session_user, &rs->peer, rs->started_ms, r->err, r->disjoint);
+  free(rs);
 }
 
 static bool candidate(ld_nrs_t *n, const ld_peerid_t *id) {
@@ -99,13 +110,21 @@ static void round_now(ld_nrs_t *n) {
   const ld_peerid_t *peers[MAX_CANDIDATES];
   size_t k = candidates(n, peers), started = 0;
   for (size_t i = 0; i < k && started < n->cfg.peers_per_round; i++) {
-    int rc = ld_store_sync_start_session(n->sync, peers[i], on_session_done, n);
+    round_session_t *rs = malloc(sizeof *rs);
+    if (rs == NULL)
+      return;
+    rs->n = n;
+    rs->peer = *peers[i];
+    rs->started_ms = ld_nrs__now_ms();
+    int rc = ld_store_sync_start_session(n->sync, peers[i], on_session_done, rs);
     if (rc == 0) {
       started++;
       n->stats.reconciliations++;
-    } else if (rc != LD_ERR_LIMIT) {
-      LD_DEBUG(LOG_TOPIC, "no session with a peer: %s", ld_errname(rc));
+      continue;
     }
+    free(rs);
+    if (rc != LD_ERR_LIMIT)
+      LD_DEBUG(LOG_TOPIC, "no session with a peer: %s", ld_errname(rc));
   }
 }
 
@@ -263,6 +282,11 @@ void ld_nrs_free(ld_nrs_t *n) {
 void ld_nrs_set_eligible(ld_nrs_t *n, ld_nrs_eligible_fn fn, void *user) {
   n->eligible = fn;
   n->eligible_user = user;
+}
+
+void ld_nrs_set_session_listener(ld_nrs_t *n, ld_nrs_session_fn fn, void *user) {
+  n->on_session = fn;
+  n->session_user = user;
 }
 
 void ld_nrs_set_confirm_listener(ld_nrs_t *n, ld_nrs_confirmed_fn fn, void *user) {

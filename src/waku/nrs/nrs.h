@@ -59,6 +59,10 @@ typedef void (*ld_nrs_deliver_fn)(void *user, const char *pubsub_topic,
 typedef bool (*ld_nrs_eligible_fn)(void *user, const ld_peerid_t *peer);
 /* Some tracked items became confirmed. */
 typedef void (*ld_nrs_confirmed_fn)(void *user);
+/* A session we initiated with `peer` ended: err 0 when complete; `disjoint` when the peer
+ * answered that it reconciles none of our content topics (a store-sync node). */
+typedef void (*ld_nrs_session_fn)(void *user, const ld_peerid_t *peer, uint64_t started_ms, int err,
+                                  bool disjoint);
 
 typedef struct ld_nrs_config {
   const char *const *pubsub_topics; /* the node's shards (copied); at least one */
@@ -99,6 +103,9 @@ void ld_nrs_free(ld_nrs_t *n);
 
 void ld_nrs_set_eligible(ld_nrs_t *n, ld_nrs_eligible_fn fn, void *user);
 void ld_nrs_set_confirm_listener(ld_nrs_t *n, ld_nrs_confirmed_fn fn, void *user);
+/* Told about every session a round started (light nodes report it to their service-peer
+ * selector, so that a service peer that fails or does not reconcile their topics is replaced). */
+void ld_nrs_set_session_listener(ld_nrs_t *n, ld_nrs_session_fn fn, void *user);
 
 /* A message the node saw (ephemeral ones and ones outside the window are ignored). */
 void ld_nrs_observe(ld_nrs_t *n, const char *pubsub_topic, const ld_waku_message_t *msg,

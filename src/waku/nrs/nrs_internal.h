@@ -28,6 +28,8 @@ struct ld_nrs {
   void *eligible_user;
   ld_nrs_confirmed_fn on_confirmed;
   void *confirmed_user;
+  ld_nrs_session_fn on_session;
+  void *session_user;
   bool stopped;
   ld_nrs_stats_t stats;
 };

@@ -188,6 +188,7 @@ typedef struct ld_store_sync_result {
   size_t have, need; /* differences found: ours the peer lacks, the peer's we lack */
   size_t frames_in, frames_out;
   uint64_t bytes_in, bytes_out; /* reconciliation frames, length prefixes included */
+  bool disjoint; /* the peer answered our first payload with a zero-length frame (scopes apart) */
 } ld_store_sync_result_t;
 
 typedef void (*ld_store_sync_done_fn)(const ld_store_sync_result_t *r, void *user_data);

@@ -87,6 +87,7 @@ static void report(recon_t *r) {
     res.err = r->has_session && r->session.error != 0 ? r->session.error : LD_ERR_CLOSED;
   res.have = r->have;
   res.need = r->need;
+  res.disjoint = r->disjoint;
   if (r->has_session) {
     res.frames_in = r->session.frames_in;
     res.frames_out = r->session.frames_out;
