@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/sq.h"
 
 #define TOPIC "peer_db"
 
@@ -31,6 +32,8 @@ static int fail(ld_peer_db_t *db, const char *what) {
 }
 
 int ld_peer_db_open(const char *path, ld_peer_db_t **out) {
+  if (ld_sq_load() != 0)
+    return LD_ERR_IO;
   ld_peer_db_t *db = calloc(1, sizeof *db);
   if (db == NULL)
     return LD_ERR_NOMEM;

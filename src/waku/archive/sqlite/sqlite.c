@@ -11,7 +11,7 @@
 
 #include <sqlite3.h>
 
-#include "waku/archive/sqlite/sq.h"
+#include "base/sq.h"
 
 #include "base/buf.h"
 #include "base/error.h"

@@ -19,7 +19,7 @@
 
 #include <sqlite3.h>
 
-#include "waku/archive/sqlite/sq.h"
+#include "base/sq.h"
 
 #define LD_ARCHIVE_SQLITE_SCHEMA_VERSION 10
 

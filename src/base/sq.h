@@ -1,12 +1,12 @@
 /* libsqlite3 loaded at run time. The library (about 0.3 MiB of resident memory once its
- * relocations are done) is mapped only when a sqlite:// archive is opened, so a node without a
- * store never pays for it.
+ * relocations are done) is mapped only when a SQLite database is first opened (a sqlite://
+ * archive, the peer store of --peer-persistence), so a node without one never pays for it.
  *
- * <sqlite3.h> still supplies the types and constants. The driver's files include this header
+ * <sqlite3.h> still supplies the types and constants. A file that uses SQLite includes this header
  * after sqlite3.h; from then on each sqlite3_* function name stands for the member of the table
  * ld_sq_load() filled, with exactly the signature of the function it is named after. */
-#ifndef LD_WAKU_ARCHIVE_SQLITE_SQ_H
-#define LD_WAKU_ARCHIVE_SQLITE_SQ_H
+#ifndef LD_BASE_SQ_H
+#define LD_BASE_SQ_H
 
 #include <sqlite3.h>
 
@@ -38,6 +38,10 @@ typedef struct ld_sq_api {
   __typeof__(sqlite3_reset) *reset;
   __typeof__(sqlite3_step) *step;
   __typeof__(sqlite3_wal_checkpoint_v2) *wal_checkpoint_v2;
+  __typeof__(sqlite3_bind_blob) *bind_blob;
+  __typeof__(sqlite3_bind_int) *bind_int;
+  __typeof__(sqlite3_bind_text) *bind_text;
+  __typeof__(sqlite3_column_type) *column_type;
 } ld_sq_api_t;
 
 /* The table, valid once ld_sq_load returned 0 (never unloaded). */
@@ -72,6 +76,10 @@ int ld_sq_load(void);
 #define sqlite3_reset (ld_sq_api.reset)
 #define sqlite3_step (ld_sq_api.step)
 #define sqlite3_wal_checkpoint_v2 (ld_sq_api.wal_checkpoint_v2)
+#define sqlite3_bind_blob (ld_sq_api.bind_blob)
+#define sqlite3_bind_int (ld_sq_api.bind_int)
+#define sqlite3_bind_text (ld_sq_api.bind_text)
+#define sqlite3_column_type (ld_sq_api.column_type)
 #endif
 
 #endif

@@ -1,5 +1,5 @@
 #define LD_SQ_NO_REDIRECT
-#include "waku/archive/sqlite/sq.h"
+#include "base/sq.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include "base/dynlib.h"
 #include "base/error.h"
 
-#define LOG_TOPIC "archive"
+#define LOG_TOPIC "sqlite"
 
 ld_sq_api_t ld_sq_api;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -40,11 +40,15 @@ static const ld_dynlib_sym_t SYMS[] = {
     SYM(reset),
     SYM(step),
     SYM(wal_checkpoint_v2),
+    SYM(column_type),
+    SYM(bind_text),
+    SYM(bind_int),
+    SYM(bind_blob),
 };
 
 static void load_once(void) {
   g_status = ld_dynlib_load(LD_SQ_SONAME, LD_SQ_SONAME_FALLBACK, SYMS, sizeof SYMS / sizeof SYMS[0],
-                            LOG_TOPIC, "no SQLite archive");
+                            LOG_TOPIC, "no SQLite database");
 }
 
 int ld_sq_load(void) {
