@@ -144,7 +144,12 @@ describe('discv5 against @chainsafe/discv5', { skip: SKIP, timeout: 180_000 }, (
     const distances = [...new Set([jsA.nodeId, jsB.nodeId].map((id) => logDistance(ourId, id)))];
     const nodes = await jsC.discv5.sendFindNode(ourEnr, distances);
     const ids = nodes.map((e) => e.nodeId).sort();
-    assert.deepEqual(ids, [jsA.nodeId, jsB.nodeId].sort(), `FINDNODE ${distances} answered ${ids}`);
+    // jsD, which looked us up in the previous step, is in our table too when it handshook with
+    // us, and is then rightly answered when it happens to sit at one of these distances.
+    const jsDAtAskedDistance = distances.includes(logDistance(ourId, jsD.nodeId));
+    const expected = [jsA.nodeId, jsB.nodeId];
+    if (jsDAtAskedDistance && ids.includes(jsD.nodeId)) expected.push(jsD.nodeId);
+    assert.deepEqual(ids, expected.sort(), `FINDNODE ${distances} answered ${ids}`);
     const pong = await jsC.discv5.sendPing(ourEnr);
     assert.equal(pong.enrSeq, 1n);
     assert.equal(pong.addr.port, jsC.port);
