@@ -15,14 +15,20 @@
 #include "messaging/records.h"
 #include "messaging/recv_service.h"
 #include "messaging/reliability.h"
+#include "messaging/resume.h"
 #include "messaging/send_service.h"
 #include "messaging/service_peers.h"
 #include "node/node_filter.h"
 #include "waku/core/codecs.h"
 #include "waku/lightpush/client.h"
+#include "waku/nrs/nrs.h"
+#include "waku/sync/codec.h"
 
 #if __has_include("messaging/messaging_rest.h")
 #include "messaging/messaging_rest.h"
+/* Shards one resume query covers at most (each with its first LD_RELIABILITY_MAX_TOPICS content
+ * topics). */
+#define RESUME_MAX_SHARDS 8
 #define LD_MESSAGING_HAVE_REST 1
 #endif
 
@@ -68,6 +74,13 @@ struct ld_messaging {
   const ld_recv_recovery_t *recovery;
   size_t recovery_range;
   ld_reliability_call_t *recover_call;
+  /* p2p reliability: store at start-up only (resume.h) */
+  ld_resume_t resume;
+  ld_reliability_t *resume_rel; /* store-based, for the one resume query; NULL: store mode */
+  ld_reliability_call_t *resume_call;
+  char resume_shards[RESUME_MAX_SHARDS][LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1];
+  size_t resume_n_shards, resume_next_shard;
+  uint64_t resume_since_ms, resume_until_ms;
   int fanout_handle;
   int64_t listeners[N_LISTENERS];
   uv_timer_t tick, kick;
@@ -152,6 +165,19 @@ static bool on_seen(ld_messaging_t *m, const char *pubsub_topic, const ld_waku_m
   return true;
 }
 
+/* A message we send: the reliability implementation may track it (p2p: awaiting confirmation by
+ * peer presence). */
+static void track_send(ld_messaging_t *m, const char *pubsub_topic, const ld_waku_message_t *msg) {
+  if (!m->cfg.reliability || msg->ephemeral)
+    return;
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  int rc = ld_waku_message_hash(pubsub_topic, msg, hash);
+  if (rc == 0)
+    rc = ld_reliability_track(m->rel, pubsub_topic, msg, hash);
+  if (rc != 0)
+    LD_DEBUG(TOPIC, "a send is not tracked for confirmation: %s", ld_errname(rc));
+}
+
 /* ---- relay ----------------------------------------------------------------------------------- */
 
 /* Publishes only when the shard has relay peers (a publish to nobody would mark the message
@@ -160,6 +186,7 @@ static int op_relay(void *ud, const char *pubsub_topic, const ld_waku_message_t 
   ld_messaging_t *m = ud;
   if (ld_gs_service_topic_peers(ld_node_gossipsub(m->node), pubsub_topic, NULL, 0) == 0)
     return 0;
+  track_send(m, pubsub_topic, msg);
   int rc = ld_node_publish(m->node, pubsub_topic, msg, NULL);
   return rc == LD_ERR_EXISTS ? 0 : rc;
 }
@@ -221,6 +248,7 @@ static int op_lightpush(void *ud, uint64_t task_id, const char *pubsub_topic,
   ld_service_peer_t peer;
   if (ld_service_peers_pick(m->peers, LD_WAKU_LIGHTPUSH_CODEC, NULL, 0, ld_now_ms(), &peer, 1) == 0)
     return LD_ERR_NOT_FOUND;
+  track_send(m, pubsub_topic, msg);
   lp_call_t *c = calloc(1, sizeof *c);
   if (c == NULL)
     return LD_ERR_NOMEM;
@@ -262,7 +290,11 @@ static void lp_cancel_all(ld_messaging_t *m) {
 static void on_confirmed(int err, const bool *present, size_t n, void *ud) {
   ld_messaging_t *m = ud;
   m->confirm_call = NULL;
-  if (!m->closing)
+  if (m->closing)
+    return;
+  if (m->rel->ops->absent_unknown)
+    ld_send_service_confirm_some(m->send, err, present, n, ld_now_ms());
+  else
     ld_send_service_confirm_done(m->send, err, present, n, ld_now_ms());
 }
 
@@ -333,7 +365,63 @@ static bool store_peer_available(ld_messaging_t *m) {
 }
 
 /* Starts the recovery that is due, if any (only with a store peer to ask). */
+/* ---- store at start-up only (p2p reliability) ----------------------------------------------- */
+
+static void resume_next(ld_messaging_t *m);
+
+static void resume_range_done(int err, size_t recovered, void *ud) {
+  ld_messaging_t *m = ud;
+  m->resume_call = NULL;
+  if (m->closing)
+    return;
+  if (err != 0)
+    LD_WARN(TOPIC, "resume from the store failed on %s: %s", m->resume_shards[m->resume_next_shard],
+            ld_errname(err));
+  else if (recovered > 0)
+    LD_INFO(TOPIC, "resumed %zu messages from the store on %s", recovered,
+            m->resume_shards[m->resume_next_shard]);
+  m->resume_next_shard++;
+  resume_next(m);
+}
+
+static void resume_next(ld_messaging_t *m) {
+  while (m->resume_next_shard < m->resume_n_shards) {
+    const char *shard = m->resume_shards[m->resume_next_shard];
+    const char *topics[LD_RELIABILITY_MAX_TOPICS];
+    size_t n = ld_recv_shard_topics(m->recv, shard, topics, LD_RELIABILITY_MAX_TOPICS);
+    if (n > LD_RELIABILITY_MAX_TOPICS)
+      n = LD_RELIABILITY_MAX_TOPICS;
+    ld_reliability_range_t range = {shard, topics, n, (int64_t)(m->resume_since_ms * 1000000u),
+                                    (int64_t)(m->resume_until_ms * 1000000u)};
+    if (n > 0 && ld_reliability_recover(m->resume_rel, &range, recovery_known, recovery_message,
+                                        resume_range_done, m, &m->resume_call) == 0)
+      return;
+    m->resume_next_shard++;
+  }
+  m->resume.done = true;
+  m->stats.resumes++;
+}
+
+/* The one resume query, once something is subscribed and a store peer is known. */
+static void resume_poll(ld_messaging_t *m) {
+  if (m->resume_rel == NULL || m->resume.done || m->resume_call != NULL || m->closing ||
+      ld_recv_topic_count(m->recv) == 0 || !store_peer_available(m))
+    return;
+  const char *shards[RESUME_MAX_SHARDS];
+  size_t n = ld_recv_shards(m->recv, shards, RESUME_MAX_SHARDS);
+  m->resume_n_shards = n < RESUME_MAX_SHARDS ? n : RESUME_MAX_SHARDS;
+  for (size_t i = 0; i < m->resume_n_shards; i++)
+    snprintf(m->resume_shards[i], sizeof m->resume_shards[i], "%s", shards[i]);
+  m->resume_next_shard = 0;
+  m->resume_until_ms = wall_ms();
+  m->resume_since_ms = ld_resume_since_ms(&m->resume, m->resume_until_ms);
+  LD_INFO(TOPIC, "resuming from the store since %llu (last online %llu)",
+          (unsigned long long)m->resume_since_ms, (unsigned long long)m->resume.last_online_ms);
+  resume_next(m);
+}
+
 static void recovery_poll(ld_messaging_t *m) {
+  resume_poll(m);
   if (m->closing || m->recovery != NULL || !store_peer_available(m))
     return;
   m->recovery = ld_recv_recovery_poll(m->recv, wall_ms());
@@ -359,7 +447,10 @@ static void health_update(ld_messaging_t *m) {
   c.relay_mounted = m->cfg.mode == LD_MESSAGING_CORE && gs != NULL;
   c.relay_peers = c.relay_mounted ? ld_gs_service_peers(gs, NULL, 0) : 0;
   c.lightpush_peers = ld_service_peers_count_connected(m->peers, LD_WAKU_LIGHTPUSH_CODEC);
-  c.store_peers = ld_service_peers_count_connected(m->peers, LD_WAKU_STORE_CODEC);
+  /* with p2p reliability the peers that reconcile with us stand where store peers stand */
+  c.store_peers = ld_service_peers_count_connected(m->peers, ld_node_nrs(m->node) != NULL
+                                                                 ? LD_SYNC_RECONCILIATION_PROTOCOL
+                                                                 : LD_WAKU_STORE_CODEC);
   c.filter_peers = filter_peers(m);
   ld_connection_status_t st;
   if (!ld_health_tracker_update(&m->health, &c, &st))
@@ -386,6 +477,8 @@ static void on_tick(uv_timer_t *t) {
   if (m->closing)
     return;
   ld_recv_tick(m->recv, wall_ms());
+  if (m->resume_rel != NULL && ld_resume_touch(&m->resume, wall_ms(), false) != 0)
+    LD_DEBUG(TOPIC, "last-online time not written");
   health_update(m);
   recovery_poll(m);
 }
@@ -410,6 +503,9 @@ static void on_fanout(const ld_fanout_message_t *fm, void *ud) {
 
 static void on_filter_push(const ld_filter_push_t *push, void *ud) {
   ld_messaging_t *m = ud;
+  ld_nrs_t *nrs = ld_node_nrs(m->node);
+  if (nrs != NULL && !push->msg->ephemeral) /* a light node's sets are fed by its filter pushes */
+    ld_nrs_observe(nrs, push->pubsub_topic, push->msg, push->hash);
   m->in_ef_callback = true;
   on_seen(m, push->pubsub_topic, push->msg, push->hash);
   m->in_ef_callback = false;
@@ -475,6 +571,9 @@ static int sub_add(ld_messaging_t *m, const char *content_topic) {
     sub_free(s);
     return LD_ERR_NOMEM;
   }
+  int rc = ld_reliability_watch(m->rel, content_topic);
+  if (rc != 0)
+    LD_DEBUG(TOPIC, "no reconciliation set for %s: %s", content_topic, ld_errname(rc));
   return 0;
 }
 
@@ -691,12 +790,20 @@ static ld_recv_t *make_recv(const ld_messaging_t *m) {
   return ld_recv_new(&rc, wall_ms());
 }
 
+/* With p2p reliability a confirmation is a local look-up that waits for peer presence
+ * (reliability.h), so a send is asked about soon after it propagated. */
+static uint32_t confirm_after_ms(const ld_messaging_t *m) {
+  if (ld_node_nrs(m->node) != NULL &&
+      m->cfg.confirm_after_ms == LD_MESSAGING_DEFAULT_CONFIRM_AFTER_MS)
+    return LD_MESSAGING_P2P_CONFIRM_AFTER_MS;
+  return m->cfg.confirm_after_ms;
+}
+
 static ld_send_service_t *make_send(ld_messaging_t *m) {
   bool relay = m->cfg.mode == LD_MESSAGING_CORE;
   ld_send_ops_t ops = {relay ? op_relay : NULL, op_lightpush, op_confirm, op_event};
-  ld_send_service_config_t sc = {m->cfg.reliability, m->cfg.retry_window_ms,
-                                 m->cfg.confirm_after_ms, m->cfg.max_pending,
-                                 ld_node_config(m->node)->max_msg_size};
+  ld_send_service_config_t sc = {m->cfg.reliability, m->cfg.retry_window_ms, confirm_after_ms(m),
+                                 m->cfg.max_pending, ld_node_config(m->node)->max_msg_size};
   return ld_send_service_new(&sc, &ops, m);
 }
 
@@ -708,6 +815,32 @@ static int make_edge_filter(ld_messaging_t *m) {
   ld_edge_filter_callbacks_t cb = {on_filter_push, on_filter_peers};
   m->ef = ld_edge_filter_new(m->node, fc, m->peers, NULL, &cb, m, &err);
   return m->ef == NULL ? (err != 0 ? err : LD_ERR_NOMEM) : 0;
+}
+
+/* A light node reconciles with its first service peers that serve reconciliation, chosen and
+ * replaced as its filter and lightpush peers are (service_peers.h). */
+static bool edge_sync_peer(void *user, const ld_peerid_t *peer) {
+  ld_messaging_t *m = user;
+  ld_service_peer_t picked[LD_MESSAGING_EDGE_SYNC_PEERS];
+  size_t n = ld_service_peers_pick(m->peers, LD_SYNC_RECONCILIATION_PROTOCOL, NULL, 0, ld_now_ms(),
+                                   picked, LD_MESSAGING_EDGE_SYNC_PEERS);
+  for (size_t i = 0; i < n; i++)
+    if (ld_peerid_equal(&picked[i].id, peer))
+      return true;
+  return false;
+}
+
+/* p2p when the node runs the Network Reliability Service (--reliability-mode=p2p), else store. */
+static ld_reliability_t *make_reliability(ld_messaging_t *m) {
+  ld_nrs_t *nrs = ld_node_nrs(m->node);
+  if (nrs != NULL) {
+    if (m->cfg.mode == LD_MESSAGING_EDGE)
+      ld_nrs_set_eligible(nrs, edge_sync_peer, m);
+    return ld_p2p_reliability_new(ld_switch_loop(m->sw), nrs, 0);
+  }
+  ld_store_reliability_config_t rc = {0};
+  rc.max_msg_size = ld_node_config(m->node)->max_msg_size;
+  return ld_store_reliability_new(m->sw, m->peers, &rc);
 }
 
 static int make_parts(ld_messaging_t *m) {
@@ -723,11 +856,17 @@ static int make_parts(ld_messaging_t *m) {
       m->lp_calls == NULL || m->records == NULL || m->peers == NULL || m->recv == NULL ||
       m->send == NULL)
     return LD_ERR_NOMEM;
-  ld_store_reliability_config_t rc = {0};
-  rc.max_msg_size = ld_node_config(m->node)->max_msg_size;
-  m->rel = ld_store_reliability_new(m->sw, m->peers, &rc);
+  m->rel = make_reliability(m);
   if (m->rel == NULL)
     return LD_ERR_NOMEM;
+  if (ld_node_nrs(m->node) != NULL) { /* store at start-up only */
+    ld_resume_init(&m->resume, ld_node_config(m->node)->local_storage_path);
+    ld_store_reliability_config_t rc = {0};
+    rc.max_msg_size = ld_node_config(m->node)->max_msg_size;
+    m->resume_rel = ld_store_reliability_new(m->sw, m->peers, &rc);
+    if (m->resume_rel == NULL)
+      return LD_ERR_NOMEM;
+  }
   ld_health_tracker_init(&m->health, m->cfg.mode == LD_MESSAGING_CORE);
   return m->cfg.mode == LD_MESSAGING_EDGE ? make_edge_filter(m) : 0;
 }
@@ -759,7 +898,12 @@ static void detach(ld_messaging_t *m) {
 
 static void free_parts(ld_messaging_t *m) {
   ld_edge_filter_free(m->ef);
+  if (m->cfg.mode == LD_MESSAGING_EDGE && ld_node_nrs(m->node) != NULL)
+    ld_nrs_set_eligible(ld_node_nrs(m->node), NULL, NULL);
   ld_reliability_free(m->rel);
+  if (m->resume_rel != NULL)
+    (void)ld_resume_touch(&m->resume, wall_ms(), true);
+  ld_reliability_free(m->resume_rel);
   ld_send_service_free(m->send);
   ld_recv_free(m->recv);
   ld_records_free(m->records);
@@ -854,6 +998,9 @@ static void cancel_all(ld_messaging_t *m) {
   if (m->recover_call != NULL)
     ld_reliability_cancel(m->rel, m->recover_call);
   m->confirm_call = m->recover_call = NULL;
+  if (m->resume_call != NULL)
+    ld_reliability_cancel(m->resume_rel, m->resume_call);
+  m->resume_call = NULL;
   if (!m->in_ef_callback) {
     ld_edge_filter_free(m->ef);
     m->ef = NULL;

@@ -28,8 +28,15 @@
  *   reported once (LD_EVENT_MESSAGING_RECEIVED), de-duplicated by hash over dedup_window_ms.
  *   After the connection status goes Disconnected and comes back, the missed interval is
  *   recovered (hashes first, then the missing messages) and reported like live ones.
- * Confirmation and recovery go through one internal interface (messaging/reliability.h); the
- *   store-based implementation is the only one for now.
+ * Confirmation and recovery go through one internal interface (messaging/reliability.h):
+ *   store-based, or peer-to-peer when the node runs the Network Reliability Service
+ *   (--reliability-mode=p2p, waku/nrs/nrs.h): a send is then confirmed once the sets of
+ *   --reliability-confirm-peers distinct peers hold it (not re-published while unconfirmed), and
+ *   missed messages come back by reconciliation with peers (a light node: with up to
+ *   LD_MESSAGING_EDGE_SYNC_PEERS of its service peers) and are reported like live ones. The store
+ *   is then asked once, at start-up (resume.h): as soon as something is subscribed and a store
+ *   peer is known, for [max(last online, now − 6 h), now] on the subscribed content topics; the
+ *   last-online time is kept in the node's --local-storage-path.
  * Health. LD_EVENT_MESSAGING_CONNECTION_STATUS on every change of Disconnected /
  *   PartiallyConnected / Connected (rules: reliability-and-api.md §5.7).
  *
@@ -53,6 +60,10 @@
 #define LD_MESSAGING_DEFAULT_TICK_MS 1000u
 #define LD_MESSAGING_DEFAULT_RETRY_WINDOW_MS 60000u
 #define LD_MESSAGING_DEFAULT_CONFIRM_AFTER_MS 3000u
+/* With p2p reliability (the node's --reliability-mode=p2p) and the default above: 100 ms. */
+#define LD_MESSAGING_P2P_CONFIRM_AFTER_MS 100u
+/* Service peers a light node reconciles with (p2p reliability). */
+#define LD_MESSAGING_EDGE_SYNC_PEERS 2u
 #define LD_MESSAGING_DEFAULT_DEDUP_WINDOW_MS (7u * 60u * 1000u)
 #define LD_MESSAGING_DEFAULT_MAX_RECORDS 10000u  /* Message Storage API records kept */
 #define LD_MESSAGING_DEFAULT_MAX_PENDING 100000u /* sends in flight; more are refused */
@@ -223,6 +234,7 @@ typedef struct ld_messaging_stats {
   uint64_t received;            /* LD_EVENT_MESSAGING_RECEIVED published */
   uint64_t recovered;           /* of those, fetched by a recovery after a disconnection */
   uint64_t recoveries;          /* recoveries that completed (every range examined) */
+  uint64_t resumes;             /* p2p reliability: resume queries at start-up finished (0 or 1) */
 } ld_messaging_stats_t;
 
 /* Copies the counters into *out. Loop thread. */

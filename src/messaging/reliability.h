@@ -1,13 +1,20 @@
 /* The one internal interface for delivery confirmation and recovery of missed messages
  * (WAKU-P2P-RELIABILITY). The Messaging API calls only this; an implementation decides how:
- * store-based today (ld_store_reliability_new, store queries to a store service peer), the
- * store-free Network Reliability Service later. Nothing else uses the store client for
- * reliability.
+ * store-based (ld_store_reliability_new, store queries to a store service peer) or peer-to-peer
+ * (ld_p2p_reliability_new, the Network Reliability Service of waku/nrs/nrs.h). Nothing else uses
+ * the store client for reliability.
  *
  *   confirm  which of these message hashes does the network hold? (present[i] per hash)
  *   recover  which messages of these content topics on this shard, within this time range, do
  *            we not know (by the caller's predicate)? Each one comes back with its data.
  *   cancel   ends a call early: no callback afterwards.
+ *   track    (optional) a message we sent: a push-model implementation registers it as awaiting
+ *            confirmation; watch (optional): a content topic we receive on.
+ * A push-model implementation (peer presence) learns what is present, never what is absent:
+ * it sets `absent_unknown`, and a hash not present in confirm's answer means "not confirmed
+ * yet" (the caller asks again later and does not re-publish), not "absent". Its recover only
+ * triggers reconciliation: missing messages arrive like live ones (through the node's fan-out),
+ * not through on_message.
  *
  * Callback rules: a call that returns an error never calls back; otherwise its final callback
  * (confirm's `cb`, recover's `done`) is called exactly once, from the loop, never from inside
@@ -21,6 +28,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <uv.h>
 
 #include "messaging/service_peers.h"
 #include "p2p/switch.h"
@@ -72,6 +81,11 @@ typedef struct ld_reliability_ops {
   void (*cancel)(ld_reliability_t *r, ld_reliability_call_t *call);
   /* Cancels every call (no callbacks) and frees the object. Not from inside its callbacks. */
   void (*free)(ld_reliability_t *r);
+  /* Optional (NULL: nothing to do). Views valid during the call. */
+  int (*track)(ld_reliability_t *r, const char *pubsub_topic, const ld_waku_message_t *msg,
+               const uint8_t hash[LD_WAKU_HASH_LEN]);
+  int (*watch)(ld_reliability_t *r, const char *content_topic);
+  bool absent_unknown; /* see the top */
 } ld_reliability_ops_t;
 
 /* Every implementation starts with this header. */
@@ -96,6 +110,16 @@ static inline int ld_reliability_recover(ld_reliability_t *r, const ld_reliabili
 
 static inline void ld_reliability_cancel(ld_reliability_t *r, ld_reliability_call_t *call) {
   r->ops->cancel(r, call);
+}
+
+static inline int ld_reliability_track(ld_reliability_t *r, const char *pubsub_topic,
+                                       const ld_waku_message_t *msg,
+                                       const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  return r->ops->track != NULL ? r->ops->track(r, pubsub_topic, msg, hash) : 0;
+}
+
+static inline int ld_reliability_watch(ld_reliability_t *r, const char *content_topic) {
+  return r->ops->watch != NULL ? r->ops->watch(r, content_topic) : 0;
 }
 
 /* NULL is a no-op. */
@@ -133,6 +157,23 @@ typedef struct ld_store_reliability_config {
  * arguments or out of memory. */
 ld_reliability_t *ld_store_reliability_new(ld_switch_t *sw, ld_service_peers_t *peers,
                                            const ld_store_reliability_config_t *cfg);
+
+/* ---- the peer-to-peer implementation (p2p_reliability.c) -----------------------------------
+ *
+ * Over the node's Network Reliability Service (borrowed; must outlive it). absent_unknown.
+ * track: ld_nrs_track (into the sets and the cache, awaiting confirmation, a round soon).
+ * watch: ld_nrs_watch. confirm: answers present[i] = confirmed by peer presence (nrs.h); the
+ *   answer waits until at least one hash of the call is confirmed or hold_ms passed (so that a
+ *   caller asking again at once is paced), and comes on a later loop turn.
+ * recover: a round of reconciliation now; done(0, 0) once it was started (what is missing comes
+ *   by transfer through the node's fan-out). */
+
+#define LD_P2P_RELIABILITY_DEFAULT_HOLD_MS 1000u
+
+struct ld_nrs;
+
+/* hold_ms 0: the default. NULL on bad arguments or out of memory. */
+ld_reliability_t *ld_p2p_reliability_new(uv_loop_t *loop, struct ld_nrs *nrs, uint32_t hold_ms);
 
 /* ---- helpers of the store-based implementation (pure; exposed for tests) --------------------- */
 

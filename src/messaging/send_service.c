@@ -436,8 +436,8 @@ void ld_send_service_lightpush_done(ld_send_service_t *s, uint64_t task_id, uint
   drain(s);
 }
 
-void ld_send_service_confirm_done(ld_send_service_t *s, int err, const bool *present, size_t n,
-                                  uint64_t now_ms) {
+static void confirm_answer(ld_send_service_t *s, int err, const bool *present, size_t n,
+                           uint64_t now_ms, bool absent_known) {
   if (!s->confirm_inflight)
     return;
   s->confirm_inflight = false;
@@ -447,13 +447,23 @@ void ld_send_service_confirm_done(ld_send_service_t *s, int err, const bool *pre
       continue;
     if (present != NULL && i < n && present[i])
       validated(s, t);
-    else
+    else if (absent_known)
       t->state = LD_SEND_NEXT_ROUND_RETRY;
   }
   s->n_confirm = 0;
   if (err == 0 && !s->busy)
     maybe_confirm(s, now_ms); /* the next batch, if any is eligible */
   drain(s);
+}
+
+void ld_send_service_confirm_done(ld_send_service_t *s, int err, const bool *present, size_t n,
+                                  uint64_t now_ms) {
+  confirm_answer(s, err, present, n, now_ms, true);
+}
+
+void ld_send_service_confirm_some(ld_send_service_t *s, int err, const bool *present, size_t n,
+                                  uint64_t now_ms) {
+  confirm_answer(s, err, present, n, now_ms, false);
 }
 
 size_t ld_send_service_pending(const ld_send_service_t *s) {

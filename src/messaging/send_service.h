@@ -171,6 +171,12 @@ void ld_send_service_lightpush_done(ld_send_service_t *s, uint64_t task_id, uint
 void ld_send_service_confirm_done(ld_send_service_t *s, int err, const bool *present, size_t n,
                                   uint64_t now_ms);
 
+/* The same answer from a confirmation that only knows what is present, not what is absent (peer
+ * presence, reliability.h's `absent_unknown`): a task not present stays Propagated (asked again
+ * in a later batch, not re-published) until it is confirmed or its retry window ends. */
+void ld_send_service_confirm_some(ld_send_service_t *s, int err, const bool *present, size_t n,
+                                  uint64_t now_ms);
+
 /* ---- introspection --------------------------------------------------------------------------- */
 
 /* Tasks held. */

@@ -416,7 +416,8 @@ static void sr_free(ld_reliability_t *r) {
   free(s);
 }
 
-static const ld_reliability_ops_t STORE_OPS = {sr_confirm, sr_recover, sr_cancel, sr_free};
+static const ld_reliability_ops_t STORE_OPS = {sr_confirm, sr_recover, sr_cancel, sr_free,
+                                               NULL,       NULL,       false};
 
 ld_reliability_t *ld_store_reliability_new(ld_switch_t *sw, ld_service_peers_t *peers,
                                            const ld_store_reliability_config_t *cfg) {

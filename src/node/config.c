@@ -40,6 +40,8 @@ void ld_node_config_default(ld_node_config_t *cfg) {
   strcpy(cfg->store_retention, LD_NODE_DEFAULT_RETENTION);
   cfg->store_max_db_connections = LD_NODE_DEFAULT_DB_CONNECTIONS;
   cfg->store_sync_interval_s = LD_NODE_DEFAULT_STORE_SYNC_INTERVAL_S;
+  cfg->reliability_confirm_peers = LD_NODE_DEFAULT_RELIABILITY_CONFIRM_PEERS;
+  cfg->reliability_window_ms = LD_NODE_DEFAULT_RELIABILITY_WINDOW_MS;
   cfg->store_sync_range_s = LD_NODE_DEFAULT_STORE_SYNC_RANGE_S;
   cfg->store_sync_relay_jitter_s = LD_NODE_DEFAULT_STORE_SYNC_JITTER_S;
   cfg->store_key_value = cfg->store_key_presence = cfg->store_wayback = true;

@@ -94,6 +94,14 @@ typedef struct ld_node_http_config {
   uint16_t port;                     /* final port, ports shift applied */
 } ld_node_http_config_t;
 
+typedef enum ld_node_reliability_mode {
+  LD_NODE_RELIABILITY_STORE = 0, /* confirmation and recovery by store queries */
+  LD_NODE_RELIABILITY_P2P,       /* by the Network Reliability Service */
+} ld_node_reliability_mode_t;
+
+#define LD_NODE_DEFAULT_RELIABILITY_CONFIRM_PEERS 2u
+#define LD_NODE_DEFAULT_RELIABILITY_WINDOW_MS (7u * 60u * 1000u)
+
 typedef struct ld_node_config {
   bool has_nodekey;
   ld_privkey_t nodekey;                     /* used when has_nodekey; otherwise a random key */
@@ -145,6 +153,16 @@ typedef struct ld_node_config {
   /* store-sync stream deadlines (no flag: nwaku has none); 0: the service's defaults */
   uint32_t store_sync_read_timeout_ms;
   uint32_t store_sync_session_timeout_ms;
+  /* The Messaging API's reliability (--reliability-mode, --reliability-confirm-peers,
+   * --reliability-window): store (default) or p2p, the Network Reliability Service
+   * (waku/nrs/nrs.h), which the node then serves to its peers */
+  ld_node_reliability_mode_t reliability_mode;
+  uint32_t reliability_confirm_peers; /* distinct peers that confirm a send (p2p) */
+  uint64_t reliability_window_ms;     /* the NRS's rolling window */
+  uint32_t reliability_interval_ms;   /* NRS rounds (no flag); 0: nrs.h's default */
+  /* --local-storage-path: where the node keeps small state (p2p reliability's last-online
+   * time); empty: nothing is kept */
+  char local_storage_path[LD_NODE_PATH_MAX];
   bool peer_exchange; /* --peer-exchange: serve peer exchange */
   bool has_service_node[LD_NODE_SERVICES];
   ld_multiaddr_t service_node[LD_NODE_SERVICES]; /* each ending in /p2p/<id> */
@@ -248,6 +266,18 @@ int ld_node_config_set_store_db_url(ld_node_config_t *cfg, const char *url, char
  * the archive when the store starts. LD_ERR_INVALID_ARG. */
 int ld_node_config_set_store_retention(ld_node_config_t *cfg, const char *policy, char *err,
                                        size_t errlen);
+
+/* --reliability-mode: "store" or "p2p". --reliability-window: a duration, a number with an
+ * optional unit ms, s (the default), m or h, from 10 s to 24 h. LD_ERR_INVALID_ARG. */
+int ld_node_config_set_reliability_mode(ld_node_config_t *cfg, const char *text, char *err,
+                                        size_t errlen);
+int ld_node_config_set_reliability_window(ld_node_config_t *cfg, const char *text, char *err,
+                                          size_t errlen);
+/* --local-storage-path: shorter than LD_NODE_PATH_MAX ("" keeps nothing). LD_ERR_INVALID_ARG. */
+int ld_node_config_set_local_storage_path(ld_node_config_t *cfg, const char *path, char *err,
+                                          size_t errlen);
+/* "store" / "p2p". */
+const char *ld_node_reliability_mode_name(ld_node_reliability_mode_t mode);
 
 /* --storenode / --filternode / --lightpushnode: a multiaddr with a transport and a trailing
  * /p2p/<peer id>. LD_ERR_INVALID_ARG. */

@@ -38,6 +38,7 @@
 #include "waku/metadata/metadata.h"
 #include "waku/archive/archive.h"
 #include "waku/relay/relay.h"
+#include "waku/nrs/nrs.h"
 #include "waku/sync/service.h"
 
 /* Addresses announced at most (interfaces of an unspecified listen address included). */
@@ -82,6 +83,8 @@ ld_gs_service_t *ld_node_gossipsub(ld_node_t *node);
 /* Store-sync (--store-sync with --store) and the archive (--store; NULL once closed or when it
  * failed to open). */
 ld_store_sync_t *ld_node_store_sync(ld_node_t *node);
+/* The Network Reliability Service (--reliability-mode=p2p), or NULL. */
+ld_nrs_t *ld_node_nrs(ld_node_t *node);
 ld_archive_t *ld_node_archive(ld_node_t *node);
 /* The engine keeping the static nodes (indices 0..n_static_nodes-1, in configuration order)
  * and then the configured service nodes that are not static nodes connected; NULL when there

@@ -18,6 +18,7 @@
 #include "waku/lightpush/server.h"
 #include "waku/peer_exchange/peer_exchange.h"
 #include "waku/store/server.h"
+#include "waku/nrs/nrs.h"
 #include "waku/sync/service.h"
 
 /* ENRs of other peers the node keeps (peer exchange answers from them). */
@@ -86,6 +87,9 @@ struct ld_node {
   int filter_stage;
   ld_store_server_t *store;
   ld_store_sync_t *store_sync; /* --store-sync with --store */
+  ld_nrs_t *nrs;               /* --reliability-mode=p2p (node_nrs.c) */
+  int nrs_stage;               /* its fan-out handle, 0 when not added */
+  int64_t nrs_listeners[2];    /* its broker listeners */
   ld_lightpush_server_t *lightpush;
   ld_filter_server_t *filter;
   ld_px_server_t *px;
@@ -114,6 +118,12 @@ int ld_node_static_start(ld_node_t *node);
 void ld_node_static_conn(ld_node_t *node, const ld_peerid_t *peer, bool up);
 /* Closes the timer (counts in node->pending; calls ld_node_pending_done). */
 void ld_node_static_stop(ld_node_t *node);
+
+/* node_nrs.c: the Network Reliability Service with --reliability-mode=p2p (after store-sync's
+ * mount: not beside it); stop before the switch closes, free after. */
+int ld_node_nrs_mount(ld_node_t *node);
+void ld_node_nrs_stop(ld_node_t *node);
+void ld_node_nrs_free(ld_node_t *node);
 
 /* node_servers.c: REST and metrics. */
 int ld_node_servers_start(ld_node_t *node);

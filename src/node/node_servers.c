@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "metrics/nrs_metrics.h"
 #include "metrics/process.h"
 #include "node/node_internal.h"
 #include "waku/core/codecs.h"
@@ -159,6 +160,12 @@ static void rest_cache_stage(const ld_fanout_message_t *m, void *user_data) {
     ld_rest_server_relay_message(node->rest, m->pubsub_topic, m->msg);
 }
 
+/* The reliability the node's Messaging API uses: p2p only when the NRS is mounted. */
+static const char *reliability_mode(const ld_node_t *node) {
+  return ld_node_reliability_mode_name(node->nrs != NULL ? LD_NODE_RELIABILITY_P2P
+                                                         : LD_NODE_RELIABILITY_STORE);
+}
+
 static int start_rest(ld_node_t *node) {
   static const ld_rest_relay_ops_t ops_template = {.subscribe = rest_subscribe,
                                                    .unsubscribe = rest_unsubscribe,
@@ -193,6 +200,7 @@ static int start_rest(ld_node_t *node) {
   ctx.enr_uri = rest_enr_uri;
   ctx.peer_origin = rest_peer_origin;
   ctx.protocols = rest_protocols;
+  ctx.reliability_mode = reliability_mode(node);
   ctx.user_data = node;
   cached_topics_t *topics = malloc(sizeof *topics);
   if (topics == NULL)
@@ -238,6 +246,9 @@ static int start_metrics(ld_node_t *node) {
   node->service_metrics = ld_service_metrics_new(node->metrics_reg, &ss);
   if (node->service_metrics == NULL)
     return LD_ERR_NOMEM;
+  int nrs_err = ld_nrs_metrics_register(node->metrics_reg, reliability_mode(node), node->nrs);
+  if (nrs_err != 0)
+    return nrs_err;
   ld_metrics_server_config_t mc = {node->loop, node->metrics_reg, node->cfg.metrics.address,
                                    node->cfg.metrics.port};
   int err = ld_metrics_server_new(&mc, &node->metrics_srv);

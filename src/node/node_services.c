@@ -380,6 +380,8 @@ int ld_node_services_mount(ld_node_t *node) {
     rc = mount_filter(node);
   if (rc == 0 && node->cfg.peer_exchange)
     rc = mount_peer_exchange(node);
+  if (rc == 0)
+    rc = ld_node_nrs_mount(node);
   return rc;
 }
 
@@ -432,6 +434,7 @@ int ld_node_enr_text(const ld_node_t *node, char *out, size_t cap) {
 
 void ld_node_services_stop(ld_node_t *node) {
   cancel_px_asks(node);
+  ld_node_nrs_stop(node);
   ld_store_sync_stop(node->store_sync); /* before the archive closes */
   if (node->archive_stage > 0)
     ld_fanout_remove(node->fanout, node->archive_stage);
@@ -452,6 +455,7 @@ void ld_node_services_stop(ld_node_t *node) {
 }
 
 void ld_node_services_free(ld_node_t *node) {
+  ld_node_nrs_free(node);
   ld_store_sync_free(node->store_sync);
   node->store_sync = NULL;
   ld_store_server_free(node->store);

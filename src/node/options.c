@@ -668,6 +668,16 @@ static const entry_t k_entries[] = {
              "serve hash presence queries, without data (with --store)"),
     CFG_BOOL("storeWayback", "store-wayback", store_wayback, "true", NULL,
              "serve hash listings by content topic and time (with --store)"),
+    CFG_TEXT("reliabilityMode", "reliability-mode", LD_NODE_OPT_STRING, "string",
+             ld_node_config_set_reliability_mode, "store",
+             "Messaging API reliability: store (store queries) or p2p (Network Reliability "
+             "Service, served to peers too)"),
+    CFG_U32("reliabilityConfirmPeers", "reliability-confirm-peers", "uint32",
+            reliability_confirm_peers, 1, 16, "2",
+            "p2p reliability: distinct peers whose sets must hold a send to confirm it"),
+    CFG_TEXT("reliabilityWindow", "reliability-window", LD_NODE_OPT_STRING, "string",
+             ld_node_config_set_reliability_window, "7m",
+             "p2p reliability: rolling window reconciled with peers (e.g. 420s, 7m)"),
     CFG_BOOL("filter", "filter", filter, "true", "false", "serve filter"),
     CFG_SERVICE("filternode", "filternode", LD_NODE_SERVICE_FILTER,
                 "filter service peer multiaddr for the filter client"),
@@ -750,8 +760,10 @@ static const entry_t k_entries[] = {
     INERT_INT("quicPort", "quic-port", "Port", 0, U16_MAX, "60000", "QUIC (UDP) listening port"),
     INERT_LIST("rateLimits", "rate-limit", "seq[string]", "[]", check_rate_limit,
                "[protocol:]<volume>/<period><h|m|s|ms> request limit; repeatable"),
-    INERT_STR("localStoragePath", "local-storage-path", "string", "./data", NULL,
-              "directory for local data"),
+    CFG_TEXT("localStoragePath", "local-storage-path", LD_NODE_OPT_STRING, "string",
+             ld_node_config_set_local_storage_path, "",
+             "directory for the node's small state (p2p reliability's last-online time); "
+             "empty: none"),
 };
 
 #define N_ENTRIES (sizeof k_entries / sizeof k_entries[0])

@@ -37,6 +37,8 @@ static void get_info(ld_rest_server_t *srv, ld_http_request_t *req, const ld_rou
   char enr[LD_REST_MAX_ENR];
   if (ctx->enr_uri != NULL && ctx->enr_uri(ctx->user_data, enr, sizeof enr) > 0)
     json_object_set_new(info, "enrUri", json_string(enr));
+  if (ctx->reliability_mode != NULL)
+    json_object_set_new(info, "reliabilityMode", json_string(ctx->reliability_mode));
   ld_rest_respond_json_new(req, info);
 }
 

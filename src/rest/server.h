@@ -348,6 +348,8 @@ typedef struct ld_rest_context {
    * Optional: without it every protocol but Relay counts as not mounted (except the clients a
    * Messaging API client adds, rest/health.h). */
   void (*protocols)(void *user_data, ld_rest_protocols_t *out);
+  /* /debug/v1/info's "reliabilityMode" ("store" or "p2p", a static string); NULL: left out */
+  const char *reliability_mode;
   void *user_data; /* passed to listen_addrs, enr_uri, peer_origin, protocols */
 } ld_rest_context_t;
 

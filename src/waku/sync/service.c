@@ -223,10 +223,43 @@ void ld_store_sync_add(ld_store_sync_t *s, const char *pubsub_topic, int64_t tim
     LD_WARN(LOG_TOPIC, "item of a message on %s not kept: %s", pubsub_topic, ld_errname(rc));
 }
 
-static void prune(ld_store_sync_t *s) {
+int ld_store_sync_add_content(ld_store_sync_t *s, const char *content_topic, size_t len,
+                              int64_t timestamp, const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  if (!s->cfg.by_content_topic)
+    return LD_ERR_STATE;
+  int i = ld_sync_shards_ensure(s->shards, content_topic, len);
+  if (i < 0)
+    return i;
+  ld_sync_id_t id;
+  id.time = timestamp;
+  memcpy(id.hash, hash, LD_WAKU_HASH_LEN);
+  return ld_sync_shards_insert(s->shards, ld_sync_shards_topic(s->shards, (size_t)i), &id);
+}
+
+int ld_store_sync_watch(ld_store_sync_t *s, const char *content_topic, size_t len) {
+  if (!s->cfg.by_content_topic)
+    return LD_ERR_STATE;
+  int i = ld_sync_shards_ensure(s->shards, content_topic, len);
+  return i < 0 ? i : 0;
+}
+
+bool ld_store_sync_holds(const ld_store_sync_t *s, int64_t timestamp,
+                         const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  ld_sync_id_t id;
+  id.time = timestamp;
+  memcpy(id.hash, hash, LD_WAKU_HASH_LEN);
+  return ld_sync_shards_contains(s->shards, &id);
+}
+
+uint64_t ld_store_sync_prune(ld_store_sync_t *s) {
   uint64_t n = ld_sync_shards_prune(s->shards, ld_store_sync__window_start(s));
   LD_DEBUG(LOG_TOPIC, "pruned %llu items, %llu kept", (unsigned long long)n,
            (unsigned long long)ld_sync_shards_size(s->shards));
+  return n;
+}
+
+static void prune(ld_store_sync_t *s) {
+  (void)ld_store_sync_prune(s);
 }
 
 /* ---- the fill -------------------------------------------------------------------------------- */
@@ -377,15 +410,19 @@ static int copy_config(ld_store_sync_t *s, const ld_store_sync_config_t *cfg) {
 }
 
 static int make_sets(ld_store_sync_t *s, const ld_store_sync_config_t *cfg) {
-  int rc = ld_sync_shards_new(cfg->pubsub_topics, cfg->n_pubsub_topics, &s->shards);
+  int rc = ld_sync_shards_new(cfg->pubsub_topics, cfg->n_pubsub_topics,
+                              cfg->by_content_topic ? &s->pubsub : &s->shards);
+  if (rc == 0 && cfg->by_content_topic)
+    rc = ld_sync_shards_new_empty(&s->shards);
   if (rc != 0)
     return rc;
-  s->n_topics = ld_sync_shards_count(s->shards);
+  const ld_sync_shards_t *kept = ld_store_sync__kept_pubsub(s);
+  s->n_topics = ld_sync_shards_count(kept);
   s->topics = calloc(s->n_topics, sizeof *s->topics);
   if (s->topics == NULL)
     return LD_ERR_NOMEM;
   for (size_t i = 0; i < s->n_topics; i++) {
-    s->topics[i].data = (char *)ld_sync_shards_topic(s->shards, i);
+    s->topics[i].data = (char *)ld_sync_shards_topic(kept, i);
     s->topics[i].len = strlen(s->topics[i].data);
   }
   return 0;
@@ -393,6 +430,7 @@ static int make_sets(ld_store_sync_t *s, const ld_store_sync_config_t *cfg) {
 
 static void free_parts(ld_store_sync_t *s) {
   ld_sync_shards_free(s->shards);
+  ld_sync_shards_free(s->pubsub);
   free(s->topics);
   free(s->protected_shards);
   free(s);
@@ -517,6 +555,8 @@ int ld_store_sync_start_session(ld_store_sync_t *s, const ld_peerid_t *peer,
     return LD_ERR_STATE;
   if (peer != NULL && ld_store_sync_banned(s, peer))
     return LD_ERR_GRAYLISTED;
+  if (s->cfg.by_content_topic && ld_sync_shards_count(s->shards) == 0)
+    return LD_ERR_NOT_FOUND; /* no content topic to reconcile */
   ld_conn_t *c = peer != NULL ? ld_store_sync__conn_to(s, peer) : random_peer(s);
   if (c == NULL)
     return LD_ERR_NOT_FOUND;

@@ -86,6 +86,15 @@ typedef struct ld_store_sync_backend {
   void *ctx;
 } ld_store_sync_backend_t;
 
+/* What a complete session we initiated showed (the Network Reliability Service's presence rule,
+ * session.h): every item that was in the scope's sets inside the window when the session started
+ * (started_ms, the service's clock) and is not among lacked[0..n) is in the peer's set too. Only
+ * for a session whose peer reconciled our scope (not a disjoint answer). Views valid during the
+ * call. */
+typedef void (*ld_store_sync_presence_fn)(void *user, const ld_peerid_t *peer, uint64_t started_ms,
+                                          int64_t window_start, const ld_sync_id_t *lacked,
+                                          size_t n_lacked);
+
 typedef struct ld_store_sync_config {
   /* the configured pubsub topics (/waku/2/rs/<cluster>/<shard>), copied; at least one */
   const char *const *pubsub_topics;
@@ -112,6 +121,15 @@ typedef struct ld_store_sync_config {
   /* wall clock, Unix ns; NULL: the system's */
   int64_t (*now_ns)(void *clock_data);
   void *clock_data;
+  /* The Network Reliability Service's use (false: store-sync): the item sets are one tree per
+   * content topic, made on first use (ld_store_sync_add_content, ld_store_sync_watch, a peer's
+   * scope, a transferred message; at most LD_SYNC_MAX_SHARDS), sessions carry our pubsub topics
+   * and every content topic we keep, and a peer's scope without content topics is answered as
+   * disjoint. pubsub_topics then only name the shards a transferred message may come on. The
+   * periodic sessions (interval_ms) pick one random peer as for store-sync. */
+  bool by_content_topic;
+  ld_store_sync_presence_fn on_presence; /* optional */
+  void *presence_user;
 } ld_store_sync_config_t;
 
 /* nwaku's defaults (300 s, 3600 s, 20 s), js-waku rules, the caps above; no topics. */
@@ -142,6 +160,24 @@ void ld_store_sync_free(ld_store_sync_t *s);
  * topic (a topic not configured is ignored). Ephemeral messages never reach here. */
 void ld_store_sync_add(ld_store_sync_t *s, const char *pubsub_topic, int64_t timestamp,
                        const uint8_t hash[LD_WAKU_HASH_LEN]);
+
+/* by_content_topic: adds the item of a message on `content_topic` (len bytes) to that topic's
+ * set. Returns 0, LD_ERR_EXISTS (held already), LD_ERR_LIMIT (too many topics), LD_ERR_STATE (not
+ * by_content_topic), LD_ERR_INVALID_ARG, LD_ERR_NOMEM. */
+int ld_store_sync_add_content(ld_store_sync_t *s, const char *content_topic, size_t len,
+                              int64_t timestamp, const uint8_t hash[LD_WAKU_HASH_LEN]);
+
+/* by_content_topic: makes the (empty) set of `content_topic` so that sessions carry it. Errors as
+ * ld_store_sync_add_content. */
+int ld_store_sync_watch(ld_store_sync_t *s, const char *content_topic, size_t len);
+
+/* True when a set holds the item. */
+bool ld_store_sync_holds(const ld_store_sync_t *s, int64_t timestamp,
+                         const uint8_t hash[LD_WAKU_HASH_LEN]);
+
+/* Drops the items older than the window's start (now − jitter − range) now; the periodic prune
+ * does the same every interval. Returns how many. */
+uint64_t ld_store_sync_prune(ld_store_sync_t *s);
 
 /* ---- one session on demand ------------------------------------------------------------------- */
 

@@ -68,7 +68,8 @@ struct ld_store_sync {
   ld_store_sync_config_t cfg;
   ld_relay_protected_shard_t *protected_shards;
   ld_sync_shards_t *shards;
-  ld_sync_topic_t *topics; /* our scope, pointing into the shards' topic strings */
+  ld_sync_shards_t *pubsub; /* by_content_topic: the kept pubsub topics (no items); else NULL */
+  ld_sync_topic_t *topics;  /* our pubsub scope, pointing into the kept topic strings */
   size_t n_topics;
   ld_sync_limits_t limits;
   bool ready;   /* the fill has answered */
@@ -95,6 +96,10 @@ struct ld_store_sync {
 
 int64_t ld_store_sync__now_ns(const ld_store_sync_t *s);
 uint64_t ld_store_sync__now_ms(const ld_store_sync_t *s);
+/* The pubsub topics kept (ingress check 3). */
+static inline const ld_sync_shards_t *ld_store_sync__kept_pubsub(const ld_store_sync_t *s) {
+  return s->pubsub != NULL ? s->pubsub : s->shards;
+}
 /* The oldest time a session window reaches now: now − jitter − range. */
 int64_t ld_store_sync__window_start(const ld_store_sync_t *s);
 

@@ -26,6 +26,14 @@ struct recon {
   size_t tx_off;
   uint64_t read_deadline_ms, session_deadline_ms;
   size_t have, need;
+  /* by_content_topic: our content topics for the session (strings owned by the sets) */
+  ld_sync_topic_t *content;
+  size_t n_content;
+  /* presence (on_presence, initiator): our items the peer lacked, when the session started, and
+   * whether the peer's first answer was a zero-length frame (disjoint scopes) */
+  ld_sync_ids_t lacked;
+  uint64_t started_ms;
+  bool disjoint;
   int err; /* what cut the session short (0 while none) */
   ld_store_sync_done_fn done;
   void *user_data;
@@ -105,12 +113,25 @@ static void report(recon_t *r) {
     r->done(&res, r->user_data);
 }
 
+/* The presence a complete session we initiated established (service.h). */
+static void tell_presence(recon_t *r) {
+  ld_store_sync_t *s = r->svc;
+  if (!r->initiator || s->cfg.on_presence == NULL || r->silent || r->err != 0 || r->disjoint ||
+      !r->has_session || !ld_sync_session_complete(&r->session) || r->session.frames_in == 0)
+    return;
+  s->cfg.on_presence(s->cfg.presence_user, &r->peer->id, r->started_ms, r->session.cfg.window_start,
+                     r->lacked.v, r->lacked.n);
+}
+
 /* The stream is over (or never opened): reports, frees, and lets the peer's push finish. */
 static void recon_end(recon_t *r) {
   ld_store_sync_t *s = r->svc;
   sync_peer_t *p = r->peer;
   if (!r->silent)
     report(r);
+  tell_presence(r);
+  ld_sync_ids_clear(&r->lacked);
+  free(r->content);
   if (r->initiator)
     p->sessions_out--;
   else
@@ -150,19 +171,56 @@ static int scope(void *user, const ld_sync_topic_t *pubsub, size_t n_pubsub,
                  const ld_sync_topic_t *content, size_t n_content, ld_sync_set_t *out) {
   (void)content;
   recon_t *r = user;
+  ld_store_sync_t *s = r->svc;
+  int rc;
+  if (s->cfg.by_content_topic) {
+    (void)pubsub;
+    (void)n_pubsub;
+    if (n_content == 0) /* our sets are per content topic only */
+      return LD_ERR_NOT_FOUND;
+    for (size_t i = 0; i < n_content; i++) /* a topic we never saw is an empty set */
+      if ((rc = ld_sync_shards_ensure(s->shards, content[i].data, content[i].len)) == LD_ERR_NOMEM)
+        return rc;
+    rc = ld_sync_view_select(&r->view, s->shards, content, n_content);
+    if (rc == 0)
+      *out = ld_sync_view_set(&r->view);
+    return rc;
+  }
   if (n_content > 0) /* our sets are per pubsub topic only */
     return LD_ERR_NOT_FOUND;
-  int rc = ld_sync_view_select(&r->view, r->svc->shards, pubsub, n_pubsub);
+  rc = ld_sync_view_select(&r->view, s->shards, pubsub, n_pubsub);
   if (rc == 0)
     *out = ld_sync_view_set(&r->view);
   return rc;
 }
 
+/* by_content_topic: every content topic we keep, for the session's own scope. */
+static int content_scope(recon_t *r) {
+  const ld_sync_shards_t *sets = r->svc->shards;
+  size_t n = ld_sync_shards_count(sets);
+  if (n == 0)
+    return 0;
+  r->content = calloc(n, sizeof *r->content);
+  if (r->content == NULL)
+    return LD_ERR_NOMEM;
+  for (size_t i = 0; i < n; i++) {
+    r->content[i].data = (char *)ld_sync_shards_topic(sets, i);
+    r->content[i].len = strlen(r->content[i].data);
+  }
+  r->n_content = n;
+  return 0;
+}
+
 static int init_session(recon_t *r) {
   ld_store_sync_t *s = r->svc;
   int rc = ld_sync_view_select(&r->view, s->shards, NULL, 0);
+  if (rc == LD_ERR_NOT_FOUND && s->cfg.by_content_topic)
+    rc = 0; /* no content topic yet: the peer's list is the scope (session.h) */
   if (rc != 0)
     return rc;
+  if (s->cfg.by_content_topic && (rc = content_scope(r)) != 0)
+    return rc;
+  r->started_ms = ld_store_sync__now_ms(s);
   int64_t now = ld_store_sync__now_ns(s);
   ld_sync_session_config_t cfg;
   ld_sync_session_config_init(&cfg, ld_sync_view_set(&r->view), now);
@@ -171,6 +229,8 @@ static int init_session(recon_t *r) {
   cfg.window_start = cfg.window_end - s->cfg.range_ns;
   cfg.pubsub_topics = s->topics;
   cfg.n_pubsub_topics = s->n_topics;
+  cfg.content_topics = r->content;
+  cfg.n_content_topics = r->n_content;
   cfg.scope = scope;
   cfg.user = r;
   rc = ld_sync_session_init(&r->session, &cfg, r->initiator);
@@ -183,6 +243,10 @@ static int init_session(recon_t *r) {
 static int harvest(recon_t *r) {
   sync_peer_t *p = r->peer;
   ld_sync_ranges_t *rg = &r->session.ranges;
+  if (r->initiator && r->svc->cfg.on_presence != NULL)
+    for (size_t i = 0; i < rg->have.n; i++)
+      if (ld_sync_ids_push(&r->lacked, &rg->have.v[i]) != 0)
+        return LD_ERR_NOMEM;
   if (rg->have.n > 0) {
     ld_store_sync__push(p, rg->have.v, rg->have.n);
     r->have += rg->have.n;
@@ -253,6 +317,8 @@ static int send_body(recon_t *r) {
 
 static int take_frame(recon_t *r, const uint8_t *body, size_t len) {
   r->svc->stats.recon_bytes_in += len;
+  if (len == 0 && r->session.frames_in == 0)
+    r->disjoint = true;
   ld_buf_reset(&r->body);
   bool reply = false;
   int rc = ld_sync_session_receive(&r->session, body, len, &r->body, &reply);

@@ -308,7 +308,7 @@ static ld_sync_wanted_t wanted(void *ctx, const ld_sync_id_t *id) {
 static void rules(xfer_in_t *x, ld_sync_ingress_rules_t *r) {
   const ld_store_sync_t *s = x->svc;
   memset(r, 0, sizeof *r);
-  r->shards = s->shards;
+  r->shards = ld_store_sync__kept_pubsub(s);
   r->max_msg_size = s->cfg.max_msg_size;
   r->js_rules = s->cfg.js_rules;
   r->now_ns = ld_store_sync__now_ns(s);
@@ -320,6 +320,22 @@ static void rules(xfer_in_t *x, ld_sync_ingress_rules_t *r) {
   r->n_protected_shards = s->cfg.n_protected_shards;
   r->rln = s->cfg.rln;
   r->rln_ctx = s->cfg.rln_ctx;
+}
+
+/* The set an ingested item goes to: its pubsub topic, or (by_content_topic) its content topic
+ * (empty when longer than the key buffer: then no set keeps it). */
+static void ingest_key(const ld_store_sync_t *s, const ld_sync_transfer_t *t,
+                       char key[LD_SYNC_TRANSFER_MAX_TOPIC_LEN + 1]) {
+  const char *src = t->pubsub_topic;
+  size_t len = t->pubsub_topic_len;
+  if (s->cfg.by_content_topic) {
+    src = t->message.content_topic;
+    len = t->message.content_topic_len <= LD_SYNC_TRANSFER_MAX_TOPIC_LEN
+              ? t->message.content_topic_len
+              : 0;
+  }
+  memcpy(key, src, len);
+  key[len] = '\0';
 }
 
 /* An accepted message into the archive and the item sets. */
@@ -336,7 +352,7 @@ static void ingest(xfer_in_t *x, const ld_sync_transfer_t *t, const ld_sync_id_t
   if (g != NULL) {
     g->base.on_detach = ingest_detach;
     g->id = *id;
-    memcpy(g->topic, t->pubsub_topic, t->pubsub_topic_len + 1);
+    ingest_key(s, t, g->topic);
     ld_store_sync__pending_add(s, &g->base);
     rc = s->backend.insert(s->backend.ctx, t->pubsub_topic, &t->message, id->hash, on_ingested, g);
     if (rc != 0)
@@ -350,7 +366,11 @@ static void ingest(xfer_in_t *x, const ld_sync_transfer_t *t, const ld_sync_id_t
     return;
   }
   s->stats.ingested++;
-  ld_sync_shards_insert(s->shards, t->pubsub_topic, id);
+  if (s->cfg.by_content_topic)
+    ld_store_sync_add_content(s, t->message.content_topic, t->message.content_topic_len, id->time,
+                              id->hash);
+  else
+    ld_sync_shards_insert(s->shards, t->pubsub_topic, id);
 }
 
 /* Returns false when the peer was cut off. */

@@ -40,12 +40,15 @@
  *     answering with the view over the shards of a scope; every --store-sync-interval a session
  *     with a random peer that serves LD_SYNC_RECONCILIATION_PROTOCOL (identify), in nwaku's
  *     window; prune every interval, first at half an interval (nwaku).
- *   Network Reliability Service (to come): one tree per subscribed content topic, fed by the
- *     relay fan-out (non-ephemeral messages after validation) over the rolling window (default
- *     7 min, window_start/end accordingly), pruned on a timer; sessions with a few mesh peers
- *     (light nodes: their service peers) on a timer and on reconnection, content_topics =
- *     {topic}; what a peer lacks is pushed from the recent-message cache, what we lack arrives by
- *     its push, is checked (ingress.h) and surfaces as an ordinary received message.
+ *   Network Reliability Service (waku/nrs/nrs.h; service.h with by_content_topic and
+ *     on_presence): one tree per content topic, fed by the relay fan-out (non-ephemeral messages
+ *     after validation; light nodes: their filter pushes) over the rolling window (default 7 min,
+ *     window [now − window, now]), pruned on a timer; sessions with a few peers (light nodes:
+ *     their service peers) on a timer, on (re)connection and after a send, content_topics = every
+ *     topic kept; what a peer lacks is pushed from the recent-message cache, what we lack arrives
+ *     by its push, is checked (ingress.h) and surfaces as an ordinary received message; a
+ *     complete session we initiated reports presence (a zero-length first answer, disjoint
+ *     scopes, reports none).
  *
  * Memory of one session at the default caps (codec.h, ranges.h): the decoded received payload
  * (≤ 32,768 ranges × 96 bytes + 127,100 items × 40 bytes ≈ 8.2 MB), the answer (the same caps:

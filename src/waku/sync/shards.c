@@ -14,7 +14,7 @@ typedef struct shard {
 
 struct ld_sync_shards {
   shard_t *v;
-  size_t n;
+  size_t n, cap;
 };
 
 /* ---- the trees ------------------------------------------------------------------------------- */
@@ -64,6 +64,7 @@ int ld_sync_shards_new(const char *const *topics, size_t n, ld_sync_shards_t **o
     free(s);
     return LD_ERR_NOMEM;
   }
+  s->cap = n;
   for (size_t i = 0; i < n; i++) {
     if (add_shard(s, topics[i]) != 0) {
       ld_sync_shards_free(s);
@@ -72,6 +73,42 @@ int ld_sync_shards_new(const char *const *topics, size_t n, ld_sync_shards_t **o
   }
   *out = s;
   return 0;
+}
+
+int ld_sync_shards_new_empty(ld_sync_shards_t **out) {
+  ld_sync_shards_t *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return LD_ERR_NOMEM;
+  *out = s;
+  return 0;
+}
+
+int ld_sync_shards_ensure(ld_sync_shards_t *s, const char *topic, size_t len) {
+  int i = ld_sync_shards_find(s, topic, len);
+  if (i >= 0)
+    return i;
+  if (len == 0 || memchr(topic, '\0', len) != NULL)
+    return LD_ERR_INVALID_ARG;
+  if (s->n >= LD_SYNC_MAX_SHARDS)
+    return LD_ERR_LIMIT;
+  if (s->n == s->cap) {
+    size_t cap = s->cap == 0 ? 8 : s->cap * 2;
+    shard_t *v = realloc(s->v, cap * sizeof *v);
+    if (v == NULL)
+      return LD_ERR_NOMEM;
+    s->v = v;
+    s->cap = cap;
+  }
+  shard_t *sh = &s->v[s->n];
+  sh->topic = malloc(len + 1);
+  if (sh->topic == NULL || ld_sync_tree_new(&sh->tree) != 0) {
+    free(sh->topic);
+    return LD_ERR_NOMEM;
+  }
+  memcpy(sh->topic, topic, len);
+  sh->topic[len] = '\0';
+  sh->len = len;
+  return (int)s->n++;
 }
 
 size_t ld_sync_shards_count(const ld_sync_shards_t *s) {

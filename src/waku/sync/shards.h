@@ -33,6 +33,14 @@ int ld_sync_shards_new(const char *const *topics, size_t n, ld_sync_shards_t **o
 
 void ld_sync_shards_free(ld_sync_shards_t *s);
 
+/* Growing use (the Network Reliability Service: one tree per content topic, made on first use):
+ * an object with no topic, and the index of `topic` (len bytes, no NUL inside), adding an empty
+ * tree for it when new. A topic's tree and string stay at their address while the object lives
+ * (views and topic lists may point at them); topics are never removed. Errors: LD_ERR_INVALID_ARG
+ * (empty, or a NUL inside), LD_ERR_LIMIT (LD_SYNC_MAX_SHARDS kept already), LD_ERR_NOMEM. */
+int ld_sync_shards_new_empty(ld_sync_shards_t **out);
+int ld_sync_shards_ensure(ld_sync_shards_t *s, const char *topic, size_t len);
+
 /* The kept topics, in the order given (duplicates dropped); valid while `s` lives. */
 size_t ld_sync_shards_count(const ld_sync_shards_t *s);
 const char *ld_sync_shards_topic(const ld_sync_shards_t *s, size_t i);

@@ -206,6 +206,23 @@ static void reliability_is_lifted_into_messaging(void **state) {
               "expected true or false. Value: sure");
 }
 
+/* reliabilityMode beside reliability, flat and in messagingOverrides. */
+static void reliability_mode_reaches_the_node(void **state) {
+  (void)state;
+  parse_ok("{\"tcpPort\":0}");
+  assert_int_equal(g_cfg->node.reliability_mode, LD_NODE_RELIABILITY_STORE);
+  parse_ok("{\"tcpPort\":0,\"reliability\":true,\"reliabilityMode\":\"p2p\","
+           "\"reliabilityConfirmPeers\":3,\"reliabilityWindow\":\"2m\"}");
+  assert_true(g_cfg->messaging.reliability);
+  assert_int_equal(g_cfg->node.reliability_mode, LD_NODE_RELIABILITY_P2P);
+  assert_int_equal(g_cfg->node.reliability_confirm_peers, 3);
+  assert_int_equal(g_cfg->node.reliability_window_ms, 120000);
+  parse_ok("{\"messagingOverrides\":{\"reliabilityMode\":\"p2p\"}}");
+  assert_int_equal(g_cfg->node.reliability_mode, LD_NODE_RELIABILITY_P2P);
+  assert_int_not_equal(parse("{\"reliabilityMode\":\"gossip\"}"), 0);
+  assert_non_null(strstr(g_err, "store or p2p"));
+}
+
 static void flat_errors(void **state) {
   (void)state;
   parse_fails("{\"tcpPort\":1,\"TcpPort\":2}",
@@ -530,6 +547,7 @@ int main(void) {
       cmocka_unit_test(lists_take_arrays),
       cmocka_unit_test(mode_expands_before_explicit_options),
       cmocka_unit_test(reliability_is_lifted_into_messaging),
+      cmocka_unit_test(reliability_mode_reaches_the_node),
       cmocka_unit_test(flat_errors),
       cmocka_unit_test(not_an_object),
       cmocka_unit_test(structured_ports_default_to_zero),

@@ -373,6 +373,28 @@ static void absent_messages_are_published_again(void **state) {
   ld_send_service_free(f.s);
 }
 
+/* A confirmation that only knows what is present (peer presence): an unconfirmed send stays
+ * Propagated, is asked about again at once and never re-published, until it is confirmed. */
+static void presence_answers_leave_unconfirmed_sends_propagated(void **state) {
+  (void)state;
+  fake_t f;
+  uint64_t id = send_one(&f, CORE, 2, "u1", "not yet");
+  ld_send_service_tick(f.s, 3000);
+  assert_int_equal(f.confirm_calls, 1);
+  bool no = false, yes = true;
+  for (uint64_t t = 3100; t < 3600; t += 100) {
+    ld_send_service_confirm_some(f.s, 0, &no, 1, t);
+    assert_int_equal(state_of(&f, id), LD_SEND_PROPAGATED);
+    assert_true(ld_send_service_confirm_in_flight(f.s)); /* the next batch: asked again */
+  }
+  ld_send_service_tick(f.s, 4000);
+  assert_int_equal(f.relay_calls, 1); /* never published again */
+  ld_send_service_confirm_some(f.s, 0, &yes, 1, 4100);
+  assert_string_equal(f.log, "P:u1,S:u1");
+  assert_false(ld_send_service_task_state(f.s, id, NULL));
+  ld_send_service_free(f.s);
+}
+
 static void lightpush_in_flight_is_not_timed_out(void **state) {
   (void)state;
   fake_t f;
@@ -642,6 +664,7 @@ int main(void) {
       cmocka_unit_test(a_peer_within_the_window_saves_the_send),
       cmocka_unit_test(unconfirmed_messages_are_dropped_silently),
       cmocka_unit_test(absent_messages_are_published_again),
+      cmocka_unit_test(presence_answers_leave_unconfirmed_sends_propagated),
       cmocka_unit_test(lightpush_in_flight_is_not_timed_out),
       cmocka_unit_test(confirmations_keep_pace_one_at_a_time),
       cmocka_unit_test(one_confirmation_takes_at_most_a_batch),
