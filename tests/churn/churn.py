@@ -23,7 +23,7 @@ be made: not root, no `ip`, or no veth/bridge support), 2 bad usage.
 
 Full form (by hand, as root):   tests/churn/churn.py --bin build/logosdelivery
 Short form (CTest):             tests/churn/churn.py --nodes 8 --publishers 4 --period 30 \
-                                    --duration 60 --window 20
+                                    --duration 60 --partition 15
 Checking the checker:           --reliability off --partition 15: the relay alone loses what is
                                 published while a node is cut off, and the verdict must say so.
 """
@@ -454,7 +454,7 @@ def parse(argv):
                    help="share of the nodes restarted each period (taken from the non-publishers)")
     p.add_argument("--period", type=int, default=60, help="seconds between restart rounds")
     p.add_argument("--duration", type=int, default=600, help="seconds of publishing and churn")
-    p.add_argument("--window", type=int, default=30,
+    p.add_argument("--window", type=int, default=60,
                    help="reliability window, seconds: given to the nodes (p2p) and used to decide "
                         "which nodes must have received a message")
     p.add_argument("--reliability", choices=["p2p", "store", "off"], default="p2p",
