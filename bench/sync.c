@@ -7,6 +7,12 @@
  * Never fails on a time.
  *
  *   bench_sync [--items N] [--diffs D] [--big N] [--grid] [--skip-big]
+ *   bench_sync --routine N [--routine-diffs D]
+ *
+ * --routine: only the routine of a store node at N items (default D 10): both sets built in time
+ * order (wall time, memory per item from the trees' count and from the RSS growth), then one
+ * session of this engine's policy and one of nwaku's on both sides (round trips, bytes, CPU per
+ * side, wall time), and the differences found.
  *
  * Items: N timestamps spread evenly over nwaku's default window (one hour ending 20 s before
  * "now"), random 32-byte hashes. A difference is an item one side lacks; half of them are
@@ -296,11 +302,51 @@ static void big(uint64_t n) {
   pair_free(&p);
 }
 
+/* ---- the routine of a store node at n items -------------------------------------------------- */
+
+static void routine_session(const char *name, pair_t *p, bool nwaku) {
+  config_t c = {nwaku, 0, 0, nwaku};
+  double w0 = wall_ms();
+  result_t r = run(p, &c, &c);
+  double w1 = wall_ms();
+  print_row(name, p, &r);
+  printf("  %-12s session wall %.1f ms\n", "", w1 - w0);
+}
+
+static void routine(uint64_t n, uint64_t diffs) {
+  printf("routine: two sets of %llu items, %llu differences (half missing on each side)\n",
+         (unsigned long long)n, (unsigned long long)diffs);
+  long rss0 = rss_kib();
+  double w0 = wall_ms(), c0 = cpu_ms();
+  pair_t p;
+  pair_build(&p, n, diffs);
+  double w1 = wall_ms(), c1 = cpu_ms();
+  long rss1 = rss_kib();
+  uint64_t items = ld_sync_tree_size(p.a) + ld_sync_tree_size(p.b);
+  printf("  build both (time order)  %.0f ms wall, %.0f ms CPU (page faults included), %.2f M "
+         "items per CPU second\n",
+         w1 - w0, c1 - c0, (double)items / (c1 - c0) / 1e3);
+  printf("  memory per item          %.1f bytes (trees' count), %.1f bytes (RSS growth), RSS "
+         "%.0f MiB\n",
+         (double)(ld_sync_tree_memory(p.a) + ld_sync_tree_memory(p.b)) / (double)items,
+         (double)(rss1 - rss0) * 1024.0 / (double)items, (double)rss1 / 1024.0);
+  routine_session("ours/ours", &p, false);
+  routine_session("nwaku/nwaku", &p, true);
+  w0 = wall_ms();
+  pair_free(&p);
+  printf("  free both                %.0f ms\n", wall_ms() - w0);
+}
+
 int main(int argc, char **argv) {
   uint64_t items = 1000000, diffs = 1000, big_n = 10000000;
+  uint64_t routine_n = 0, routine_diffs = 10;
   bool grid = false, skip_big = false;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--items") == 0 && i + 1 < argc)
+    if (strcmp(argv[i], "--routine") == 0 && i + 1 < argc)
+      routine_n = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--routine-diffs") == 0 && i + 1 < argc)
+      routine_diffs = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--items") == 0 && i + 1 < argc)
       items = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--diffs") == 0 && i + 1 < argc)
       diffs = strtoull(argv[++i], NULL, 10);
@@ -312,6 +358,10 @@ int main(int argc, char **argv) {
       skip_big = true;
   }
   printf("store-sync engine: policies initiator/responder; cpu ms initiator / responder\n");
+  if (routine_n > 0) {
+    routine(routine_n, routine_diffs);
+    return 0;
+  }
   if (!skip_big)
     big(big_n); /* first, so that the RSS growth is the tree's */
   pair_t p;

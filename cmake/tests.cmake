@@ -180,3 +180,16 @@ add_test(NAME integration/lazy_libraries
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/lazy_libraries_test.sh
                  $<TARGET_FILE:logosdelivery>)
 set_tests_properties(integration/lazy_libraries PROPERTIES LABELS integration TIMEOUT 120)
+
+# ---- tests/churn: the churn test in network namespaces made by the test itself ------------------
+# Short form: 8 nodes, 4 publishers, 2 restart rounds and a cut-off node per round under p2p
+# reliability, about 2.5 minutes. Exits 77 (skipped, saying why) where namespaces cannot be made;
+# the full form (20 nodes, 10 minutes) runs by hand (tests/churn/README.md).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME churn/short
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/churn/churn.py
+                   --bin $<TARGET_FILE:logosdelivery> --nodes 8 --publishers 4 --period 30
+                   --duration 60 --partition 15)
+  set_tests_properties(churn/short PROPERTIES LABELS integration TIMEOUT 600 SKIP_RETURN_CODE 77)
+endif()

@@ -91,7 +91,8 @@ static void stop_node(node_run_t *run) {
 /* As logos-delivery's program with the messaging entry layer, the REST server serves the
  * Messaging API (/messaging/v1/…): a MessagingClient on the started node, in Core mode when the
  * node runs relay (Edge otherwise: lightpush and filter through the service peers), with
- * store-confirmed sends when a store peer (--storenode) is configured. Only with --rest, since
+ * confirmed sends when they can be confirmed: by a store peer (--storenode), or by peer presence
+ * with --reliability-mode=p2p (no store node needed). Only with --rest, since
  * nothing else in the program uses it. A client that cannot start is logged and the node runs
  * without it (the paths then answer 404). */
 static void start_messaging(node_run_t *run) {
@@ -101,7 +102,8 @@ static void start_messaging(node_run_t *run) {
   ld_messaging_config_t mc;
   ld_messaging_config_default(&mc);
   mc.mode = cfg->relay ? LD_MESSAGING_CORE : LD_MESSAGING_EDGE;
-  mc.reliability = cfg->has_service_node[LD_NODE_SERVICE_STORE];
+  mc.reliability = cfg->has_service_node[LD_NODE_SERVICE_STORE] ||
+                   cfg->reliability_mode == LD_NODE_RELIABILITY_P2P;
   int err = 0;
   run->messaging = ld_messaging_new(run->node, &mc, &err);
   if (run->messaging == NULL)

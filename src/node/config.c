@@ -45,6 +45,7 @@ void ld_node_config_default(ld_node_config_t *cfg) {
   cfg->store_sync_range_s = LD_NODE_DEFAULT_STORE_SYNC_RANGE_S;
   cfg->store_sync_relay_jitter_s = LD_NODE_DEFAULT_STORE_SYNC_JITTER_S;
   ld_node_config_discovery_default(cfg);
+  cfg->store_key_value = cfg->store_key_presence = cfg->store_wayback = true;
 }
 
 int ld_node_config_set_nodekey_hex(ld_node_config_t *cfg, const char *hex, char *err,

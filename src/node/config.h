@@ -206,6 +206,10 @@ typedef struct ld_node_config {
   uint32_t store_sync_interval_s;           /* --store-sync-interval; 0: no periodic sync */
   uint32_t store_sync_range_s;              /* --store-sync-range */
   uint32_t store_sync_relay_jitter_s;       /* --store-sync-relay-jitter */
+  /* The store functions served (waku/store/functions.h); a disabled one is answered 503. */
+  bool store_key_value;    /* --store-key-value: by hash with data, listings with data */
+  bool store_key_presence; /* --store-key-presence: by hash without data */
+  bool store_wayback;      /* --store-wayback: listings by content topic and time */
   /* store-sync stream deadlines (no flag: nwaku has none); 0: the service's defaults */
   uint32_t store_sync_read_timeout_ms;
   uint32_t store_sync_session_timeout_ms;

@@ -156,6 +156,12 @@ static int open_archive(ld_node_t *node) {
   return 0;
 }
 
+static uint32_t disabled_store_functions(const ld_node_config_t *c) {
+  return (c->store_key_value ? 0 : LD_STORE_FN_KEY_VALUE) |
+         (c->store_key_presence ? 0 : LD_STORE_FN_KEY_PRESENCE) |
+         (c->store_wayback ? 0 : LD_STORE_FN_WAYBACK);
+}
+
 /* The archive takes messages and store queries at once, before its database is open, and holds
  * them until it is (a large archive takes a while to open). */
 static int mount_store(ld_node_t *node) {
@@ -167,7 +173,10 @@ static int mount_store(ld_node_t *node) {
     return rc;
   node->archive_stage = rc;
   ld_store_backend_t backend = {store_backend_query, node};
-  node->store = ld_store_server_new(node->sw, &backend, NULL);
+  ld_store_server_config_t sc;
+  ld_store_server_config_default(&sc);
+  sc.disabled_functions = disabled_store_functions(&node->cfg);
+  node->store = ld_store_server_new(node->sw, &backend, &sc);
   return node->store != NULL ? 0 : LD_ERR_NOMEM;
 }
 

@@ -659,6 +659,12 @@ static const entry_t k_entries[] = {
             "seconds of history store sync covers"),
     CFG_U32("storeSyncRelayJitter", "store-sync-relay-jitter", "uint32", store_sync_relay_jitter_s,
             0, U32_MAX, "20", "seconds allowed for relay propagation in store sync"),
+    CFG_BOOL("storeKeyValue", "store-key-value", store_key_value, "true", NULL,
+             "serve messages by hash, and listings with their data (with --store)"),
+    CFG_BOOL("storeKeyPresence", "store-key-presence", store_key_presence, "true", NULL,
+             "serve hash presence queries, without data (with --store)"),
+    CFG_BOOL("storeWayback", "store-wayback", store_wayback, "true", NULL,
+             "serve hash listings by content topic and time (with --store)"),
     CFG_TEXT("reliabilityMode", "reliability-mode", LD_NODE_OPT_STRING, "string",
              ld_node_config_set_reliability_mode, "store",
              "Messaging API reliability: store (store queries) or p2p (Network Reliability "

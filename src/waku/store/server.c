@@ -26,8 +26,8 @@ const uint32_t ld_store_latency_bounds_us[LD_STORE_LATENCY_BUCKETS] = {
 };
 
 static const char *const k_error_names[LD_STORE_ERROR_KIND_COUNT] = {
-    "decode_rpc_failure", "invalid_query", "driver_error",
-    "too_many_requests",  "read_failure",  "write_failure",
+    "decode_rpc_failure", "invalid_query", "driver_error",      "too_many_requests",
+    "read_failure",       "write_failure", "function_disabled",
 };
 
 typedef enum phase {
@@ -211,6 +211,22 @@ static void answer_archive_error(job_t *job, bool invalid, const char *cause) {
   count_error(job, invalid ? LD_STORE_ERROR_INVALID_QUERY : LD_STORE_ERROR_DRIVER);
   LD_DEBUG(LOG_TOPIC, "store query failed: %s", desc);
   answer_status(job, LD_STORE_STATUS_BAD_RESPONSE, "", desc);
+}
+
+/* A query that needs a function this server does not serve gets 503 (server.h). Returns true
+ * when it was answered so. */
+static bool refuse_disabled(job_t *job) {
+  uint32_t off = ld_store_query_functions(&job->query) & job->srv->cfg.disabled_functions;
+  if (off == 0)
+    return false;
+  char names[64], desc[DESC_MAX];
+  ld_store_functions_text(off, names, sizeof names);
+  snprintf(desc, sizeof desc, "%s: not supported by this store node: %s",
+           ld_store_status_name(LD_STORE_STATUS_SERVICE_UNAVAILABLE), names);
+  count_error(job, LD_STORE_ERROR_DISABLED);
+  LD_DEBUG(LOG_TOPIC, "store query refused: %s", desc);
+  answer_status(job, LD_STORE_STATUS_SERVICE_UNAVAILABLE, job->query.request_id, desc);
+  return true;
 }
 
 static size_t keep_count(const ld_store_entry_t *e, size_t n, bool forward, size_t budget) {
@@ -448,6 +464,8 @@ static void handle_request(job_t *job, const uint8_t *body, size_t len) {
     answer_decode_error(job, why);
     return;
   }
+  if (refuse_disabled(job))
+    return;
   if (!admit(job->srv, job)) {
     count_error(job, LD_STORE_ERROR_TOO_MANY);
     LD_DEBUG(LOG_TOPIC, "store query rejected: too many queries");
@@ -526,7 +544,11 @@ static void on_timer(uv_timer_t *t) {
   job_t *job = t->data;
   switch (job->phase) {
   case PH_QUEUED:
-    if (job->srv != NULL)
+    if (job->srv == NULL)
+      return;
+    if (refuse_disabled(job))
+      maybe_release(job);
+    else
       start_query(job);
     return;
   case PH_QUERYING:

@@ -25,6 +25,12 @@
  *   to 32 bytes (so a short one is "all zeroes cursor hash" or "cursor not found").
  * - 429 "TOO_MANY_REQUESTS" with request_id "N/A": the peer already has
  *   max_queries_per_peer queries at the backend, or the server max_queries in total.
+ * - 503 "SERVICE_UNAVAILABLE: not supported by this store node: <functions>" with the
+ *   request_id echoed: the query needs a function in `disabled_functions` (functions.h maps a
+ *   query onto the key-value, key-presence and wayback functions; the names of the disabled
+ *   ones it needs follow the colon). nwaku's StoreError has no "not supported" kind; 503 is the
+ *   one its clients read as the service being unavailable, and js-waku throws with the code and
+ *   description. Checked before the query takes a concurrency slot or reaches the backend.
  * A stream that ends before a whole request frame arrived, or stays silent for
  * read_timeout_ms, gets no answer (nwaku's read error): it is half-closed or reset. js-waku
  * pre-opens streams and opens a fresh one when an idle one was reset.
@@ -53,6 +59,7 @@
 #include "p2p/switch.h"
 #include "waku/archive/archive.h"
 #include "waku/store/codec.h"
+#include "waku/store/functions.h"
 
 /* Defaults of ld_store_server_config_t. */
 #define LD_STORE_DEFAULT_MAX_QUERIES 64
@@ -84,6 +91,7 @@ typedef struct ld_store_server_config {
   uint32_t query_timeout_ms;   /* the backend must answer within; 0: default */
   uint32_t write_timeout_ms;   /* the response must be taken within; 0: default */
   bool absent_forward;         /* absent field 52 reads as forward; default false (backward) */
+  uint32_t disabled_functions; /* LD_STORE_FN_* (functions.h) answered 503; 0: all served */
 } ld_store_server_config_t;
 
 void ld_store_server_config_default(ld_store_server_config_t *cfg);
@@ -128,6 +136,7 @@ typedef enum ld_store_error_kind {
   LD_STORE_ERROR_TOO_MANY,      /* "too_many_requests": 429 */
   LD_STORE_ERROR_READ,          /* "read_failure": no request frame arrived */
   LD_STORE_ERROR_WRITE,         /* "write_failure": the response could not be delivered */
+  LD_STORE_ERROR_DISABLED,      /* "function_disabled": 503, a disabled function (no nwaku label) */
   LD_STORE_ERROR_KIND_COUNT
 } ld_store_error_kind_t;
 

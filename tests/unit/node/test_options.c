@@ -116,6 +116,9 @@ static const char *const k_spec[][2] = {
     {"storeSyncInterval", "store-sync-interval"},
     {"storeSyncRange", "store-sync-range"},
     {"storeSyncRelayJitter", "store-sync-relay-jitter"},
+    {"storeKeyValue", "store-key-value"},
+    {"storeKeyPresence", "store-key-presence"},
+    {"storeWayback", "store-wayback"},
     {"reliabilityMode", "reliability-mode"},
     {"reliabilityConfirmPeers", "reliability-confirm-peers"},
     {"reliabilityWindow", "reliability-window"},
@@ -324,6 +327,9 @@ static const sample_t k_samples[] = {
     {"store-sync-interval", "60", "4294967296"},
     {"store-sync-range", "60", "-60"},
     {"store-sync-relay-jitter", "2", "x"},
+    {"store-key-value", "false", "x"},
+    {"store-key-presence", "false", "x"},
+    {"store-wayback", "false", "x"},
     {"reliability-mode", "p2p", "rln"},
     {"reliability-confirm-peers", "3", "0"},
     {"reliability-window", "90s", "5s"},
@@ -450,6 +456,12 @@ static void values_reach_the_configuration(void **state) {
   assert_true(ld_node_opts_is_set(&f->opts, "relay"));
   assert_false(ld_node_opts_is_set(&f->opts, "filter"));
   assert_false(ld_node_opts_is_set(&f->opts, "no-such"));
+  /* the store functions are served unless disabled one by one */
+  assert_true(f->cfg.store_key_value && f->cfg.store_key_presence && f->cfg.store_wayback);
+  assert_int_equal(set(f, "store-wayback", "false"), 0);
+  assert_int_equal(set(f, "store-key-presence", "false"), 0);
+  assert_true(f->cfg.store_key_value);
+  assert_false(f->cfg.store_key_presence || f->cfg.store_wayback);
   /* "" unsets a service peer */
   assert_int_equal(set(f, "storenode", ""), 0);
   assert_false(f->cfg.has_service_node[LD_NODE_SERVICE_STORE]);

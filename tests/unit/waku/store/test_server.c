@@ -962,6 +962,101 @@ static void local_queries_answer_like_the_network(void **state) {
   assert_int_equal(st.local_queries, 2);
 }
 
+/* A disabled function is answered 503 with the request ID echoed, before the query reaches the
+ * backend or takes a concurrency slot (one slot per peer here, held by a listing), over the
+ * network and locally alike; the enabled functions are still served. */
+static void disabled_functions_get_503(void **state) {
+  (void)state;
+  teardown(NULL);
+  ld_store_server_config_t cfg;
+  ld_store_server_config_default(&cfg);
+  cfg.disabled_functions = LD_STORE_FN_KEY_VALUE;
+  cfg.max_queries_per_peer = 1;
+  start(&cfg);
+  uint8_t hashes[1][LD_WAKU_HASH_LEN];
+  memcpy(hashes[0], g_msgs[42].hash, LD_WAKU_HASH_LEN);
+  ld_store_query_t listing, by_hash;
+  ld_store_query_init(&listing);
+  listing.request_id = "listing";
+  ld_store_query_init(&by_hash);
+  by_hash.request_id = "by-hash";
+  by_hash.hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])hashes;
+  by_hash.n_hashes = 1;
+  by_hash.include_data = true;
+  g_be.hold_all = true; /* the listing holds the peer's only slot */
+  answer_t held, refused;
+  ask(&listing, &held);
+  assert_true(sh_run_until(&g_loop, held_at_least, (void *)&k_one, 3000));
+  ask_wait(&by_hash, &refused);
+  assert_int_equal(refused.err, 0);
+  assert_status(&refused.res, 503, "by-hash",
+                "SERVICE_UNAVAILABLE: not supported by this store node: key-value");
+  assert_int_equal(g_be.calls, 1);
+  ld_store_response_clear(&refused.res);
+  be_answer(true);
+  g_be.hold_all = false;
+  assert_true(sh_run_until(&g_loop, answer_done, &held, 3000));
+  assert_int_equal(held.res.status_code, 200);
+  ld_store_response_clear(&held.res);
+  /* presence is another function: served */
+  by_hash.include_data = false;
+  answer_t presence;
+  ask_wait(&by_hash, &presence);
+  assert_int_equal(presence.res.status_code, 200);
+  assert_int_equal(presence.res.n_entries, 1);
+  assert_memory_equal(presence.res.entries[0].hash, g_msgs[42].hash, LD_WAKU_HASH_LEN);
+  ld_store_response_clear(&presence.res);
+  /* a listing with data needs key-value too: refused, also locally */
+  listing.include_data = true;
+  local_t l = {0};
+  assert_int_equal(ld_store_server_query_local(g_srv, &listing, on_local, &l), 0);
+  assert_true(sh_run_until(&g_loop, local_done, &l, 3000));
+  assert_int_equal(l.status, 503);
+  assert_string_equal(l.desc, "SERVICE_UNAVAILABLE: not supported by this store node: key-value");
+  assert_int_equal(l.n, 0);
+  assert_int_equal(g_be.calls, 2);
+  ld_store_server_stats_t st;
+  ld_store_server_get_stats(g_srv, &st);
+  assert_int_equal(st.errors[LD_STORE_ERROR_DISABLED], 2);
+  assert_int_equal(st.errors[LD_STORE_ERROR_TOO_MANY], 0);
+  assert_string_equal(ld_store_error_kind_name(LD_STORE_ERROR_DISABLED), "function_disabled");
+}
+
+/* Every function disabled: each kind of query names what it needs. */
+static void each_query_names_the_functions_it_needs(void **state) {
+  (void)state;
+  teardown(NULL);
+  ld_store_server_config_t cfg;
+  ld_store_server_config_default(&cfg);
+  cfg.disabled_functions = LD_STORE_FN_ALL;
+  start(&cfg);
+  uint8_t hashes[1][LD_WAKU_HASH_LEN] = {{7}};
+  static const char *const want[4] = {
+      "SERVICE_UNAVAILABLE: not supported by this store node: key-value",
+      "SERVICE_UNAVAILABLE: not supported by this store node: key-presence",
+      "SERVICE_UNAVAILABLE: not supported by this store node: wayback",
+      "SERVICE_UNAVAILABLE: not supported by this store node: key-value, wayback",
+  };
+  for (int i = 0; i < 4; i++) {
+    ld_store_query_t q;
+    ld_store_query_init(&q);
+    q.request_id = "r";
+    q.include_data = i == 0 || i == 3;
+    if (i < 2) {
+      q.hashes = (const uint8_t(*)[LD_WAKU_HASH_LEN])hashes;
+      q.n_hashes = 1;
+    } else {
+      q.content_topics = k_topics;
+      q.n_content_topics = 1;
+    }
+    answer_t a;
+    ask_wait(&q, &a);
+    assert_status(&a.res, 503, "r", want[i]);
+    ld_store_response_clear(&a.res);
+  }
+  assert_int_equal(g_be.calls, 0);
+}
+
 static void client_failures_are_reported_as_nwaku_does(void **state) {
   (void)state;
   ld_store_query_t q;
@@ -1076,6 +1171,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(pages_as_js_waku_does, setup, teardown),
       cmocka_unit_test_setup_teardown(big_pages_are_trimmed_to_the_byte_budget, setup, teardown),
       cmocka_unit_test_setup_teardown(local_queries_answer_like_the_network, setup, teardown),
+      cmocka_unit_test_setup_teardown(disabled_functions_get_503, setup, teardown),
+      cmocka_unit_test_setup_teardown(each_query_names_the_functions_it_needs, setup, teardown),
       cmocka_unit_test_setup_teardown(client_failures_are_reported_as_nwaku_does, setup, teardown),
       cmocka_unit_test_setup_teardown(a_query_by_address_dials_once, setup, teardown),
       cmocka_unit_test_setup_teardown(idle_and_cancelled_streams, setup, teardown),
