@@ -1,5 +1,6 @@
 #include "node/fanout.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -71,9 +72,43 @@ static handler_t *next_handler(ld_fanout_t *f, ld_fanout_stage_t stage, uint64_t
   return best;
 }
 
+/* ---- test loss ------------------------------------------------------------------------------ */
+
+static _Atomic uint32_t g_loss_permille;
+static _Atomic uint64_t g_loss_seed, g_loss_draws, g_loss_dropped;
+
+void ld_fanout_set_test_loss(uint32_t permille, uint64_t seed) {
+  atomic_store(&g_loss_seed, seed);
+  atomic_store(&g_loss_draws, 0);
+  atomic_store(&g_loss_dropped, 0);
+  atomic_store(&g_loss_permille, permille > 1000 ? 1000 : permille);
+}
+
+/* splitmix64 over the process's draw counter: reproducible per seed when one thread draws. */
+static bool test_loss_drops(const ld_fanout_message_t *m) {
+  uint32_t permille = atomic_load_explicit(&g_loss_permille, memory_order_relaxed);
+  if (permille == 0 || m->own)
+    return false;
+  uint64_t z =
+      atomic_load(&g_loss_seed) + 0x9e3779b97f4a7c15u * (atomic_fetch_add(&g_loss_draws, 1) + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  z ^= z >> 31;
+  bool drop = z % 1000 < permille;
+  if (drop)
+    atomic_fetch_add(&g_loss_dropped, 1);
+  return drop;
+}
+
+uint64_t ld_fanout_test_loss_dropped(void) {
+  return atomic_load(&g_loss_dropped);
+}
+
 int ld_fanout_dispatch(ld_fanout_t *f, const ld_fanout_message_t *m) {
   if (f->dispatching)
     return LD_ERR_STATE;
+  if (test_loss_drops(m))
+    return 0;
   f->dispatching = true;
   uint64_t limit = f->next_order;
   int called = 0;

@@ -1,0 +1,708 @@
+/* The channel manager (channels/channels.h): SDS engines per channel wired to the
+ * MessagingClient, their timers on the node's loop, and the channel events. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/hashmap.h"
+#include "base/hex.h"
+#include "base/log.h"
+#include "channels/channels.h"
+#include "crypto/crypto.h"
+#include "node/broker.h"
+
+#define TOPIC "channels"
+#define MARKER_LEN (sizeof LD_CHANNELS_MARKER - 1)
+
+typedef struct ch_channel ch_channel_t;
+
+/* One channel_send: its segments' SDS message IDs and what has been reported. */
+typedef struct ch_request {
+  char id[LD_CHANNEL_REQUEST_ID_LEN + 1];
+  ch_channel_t *ch;
+  bool ephemeral;
+  uint32_t segments, dispatched, dispatch_failed, acked, delivery_failed;
+  bool send_reported, delivery_reported;
+  char error[160];          /* first dispatch error */
+  char delivery_error[160]; /* first delivery error */
+  char **seg_ids;           /* SDS message IDs, [segments] */
+  struct ch_request *prev, *next;
+} ch_request_t;
+
+/* A messaging send whose outcome decides a segment's dispatch. */
+typedef struct ch_pending {
+  char msg_req[LD_MESSAGING_REQUEST_ID_LEN + 1];
+  ch_request_t *req;
+  char *seg_id;
+} ch_pending_t;
+
+struct ch_channel {
+  ld_channels_t *mgr;
+  char *id, *topic, *sender;
+  ld_sds_t *sds;
+  uv_timer_t timer;
+  ld_hashmap_t *by_seg;   /* SDS message ID → ch_request_t (content segments awaiting an ack) */
+  ch_request_t *req_head; /* every live request */
+  size_t n_requests;
+  bool report_due; /* a request completed outside the pump: report on the next timer */
+  bool closed;
+};
+
+struct ld_channels {
+  uv_loop_t *loop;
+  ld_messaging_t *messaging;
+  ld_broker_t *broker;
+  ld_channels_config_t cfg;
+  ld_hashmap_t *channels; /* channel ID → ch_channel_t */
+  ld_hashmap_t *pending;  /* messaging request ID → ch_pending_t */
+  int64_t handles[3];
+  size_t open_handles; /* channels whose timer is not closed yet, + 1 for the manager */
+  bool freeing;
+};
+
+/* ---- configuration -------------------------------------------------------------------------- */
+
+static _Atomic uint64_t g_test_t_min, g_test_t_max, g_test_sync, g_test_ack;
+
+void ld_channels_set_test_timing(uint64_t repair_t_min_ms, uint64_t repair_t_max_ms,
+                                 uint64_t sync_interval_ms, uint64_t ack_timeout_ms) {
+  atomic_store(&g_test_t_min, repair_t_min_ms);
+  atomic_store(&g_test_t_max, repair_t_max_ms);
+  atomic_store(&g_test_sync, sync_interval_ms);
+  atomic_store(&g_test_ack, ack_timeout_ms);
+}
+
+void ld_channels_config_default(ld_channels_config_t *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  ld_sds_config_default(&cfg->sds);
+  uint64_t t_min = atomic_load(&g_test_t_min), t_max = atomic_load(&g_test_t_max),
+           sync = atomic_load(&g_test_sync);
+  if (t_min > 0 && t_max > t_min) {
+    cfg->sds.repair_t_min_ms = t_min;
+    cfg->sds.repair_t_max_ms = t_max;
+    /* Short windows with many requests: a test over a lossy path has no store to fall back to. */
+    cfg->sds.repair_max_requests = 20;
+    cfg->sds.fetch_delay_ms = t_max + t_min;
+    cfg->sds.lost_timeout_ms = 25 * t_max;
+  }
+  if (sync > 0)
+    cfg->sds.sync_interval_ms = sync;
+  uint64_t ack = atomic_load(&g_test_ack);
+  if (ack > 0) {
+    cfg->sds.ack_timeout_ms = ack;
+    cfg->sds.possibly_acked_timeout_ms = 2 * ack;
+  }
+  cfg->max_payload = LD_CHANNELS_DEFAULT_MAX_PAYLOAD;
+  cfg->max_requests = LD_CHANNELS_DEFAULT_MAX_REQUESTS;
+}
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+static uint64_t wall_ms(void) {
+  return ld_wall_ns() / 1000000u;
+}
+
+static char *dup_text(const char *s) {
+  size_t n = strlen(s);
+  char *p = malloc(n + 1);
+  if (p != NULL)
+    memcpy(p, s, n + 1);
+  return p;
+}
+
+static void publish(ch_channel_t *ch, int kind, const ld_channel_event_t *ev) {
+  if (!ch->closed && !ch->mgr->freeing)
+    ld_broker_publish(ch->mgr->broker, kind, ev);
+}
+
+/* ---- requests ------------------------------------------------------------------------------- */
+
+static void request_unlink(ch_request_t *r) {
+  ch_channel_t *ch = r->ch;
+  if (r->prev != NULL)
+    r->prev->next = r->next;
+  else
+    ch->req_head = r->next;
+  if (r->next != NULL)
+    r->next->prev = r->prev;
+  ch->n_requests--;
+}
+
+static void request_free(ch_request_t *r) {
+  for (uint32_t i = 0; i < r->segments; i++) {
+    if (r->seg_ids[i] != NULL &&
+        ld_hashmap_get(r->ch->by_seg, r->seg_ids[i], strlen(r->seg_ids[i])) == r)
+      ld_hashmap_remove(r->ch->by_seg, r->seg_ids[i], strlen(r->seg_ids[i]));
+    free(r->seg_ids[i]);
+  }
+  free(r->seg_ids);
+  free(r);
+}
+
+/* Drops the pending messaging sends of `r` (or of every request of `ch` when r is NULL). */
+static void forget_pending(ld_channels_t *c, ch_channel_t *ch, ch_request_t *r) {
+  ld_hashmap_iter_t it;
+  ld_hashmap_iter_init(&it);
+  const void *key;
+  size_t klen;
+  void *value;
+  ch_pending_t *drop[64];
+  for (;;) {
+    size_t n = 0;
+    ld_hashmap_iter_init(&it);
+    while (n < 64 && ld_hashmap_next(c->pending, &it, &key, &klen, &value)) {
+      ch_pending_t *p = value;
+      if (r != NULL ? p->req == r : p->req->ch == ch)
+        drop[n++] = p;
+    }
+    if (n == 0)
+      return;
+    for (size_t i = 0; i < n; i++) {
+      ld_hashmap_remove(c->pending, drop[i]->msg_req, strlen(drop[i]->msg_req));
+      free(drop[i]->seg_id);
+      free(drop[i]);
+    }
+  }
+}
+
+static bool request_done(const ch_request_t *r) {
+  return r->send_reported && (r->ephemeral || r->delivery_reported);
+}
+
+/* Reports what is complete in `r`; frees it once everything is reported. */
+static void request_report(ch_request_t *r) {
+  ch_channel_t *ch = r->ch;
+  if (!r->send_reported && r->dispatched + r->dispatch_failed == r->segments) {
+    r->send_reported = true;
+    ld_channel_event_t ev = {.channel_id = ch->id, .request_id = r->id};
+    if (r->dispatch_failed > 0) {
+      ev.error = r->error[0] != '\0' ? r->error : "one or more segments failed";
+      publish(ch, LD_EVENT_CHANNEL_ERROR, &ev);
+    } else {
+      publish(ch, LD_EVENT_CHANNEL_SENT, &ev);
+    }
+  }
+  if (!r->ephemeral && !r->delivery_reported &&
+      (r->delivery_failed > 0 || r->acked == r->segments)) {
+    r->delivery_reported = true;
+    ld_channel_event_t ev = {.channel_id = ch->id, .request_id = r->id};
+    if (r->delivery_failed > 0) {
+      ev.error = r->delivery_error;
+      publish(ch, LD_EVENT_CHANNEL_DELIVERY_ERROR, &ev);
+    } else {
+      publish(ch, LD_EVENT_CHANNEL_DELIVERED, &ev);
+    }
+  }
+  if (request_done(r)) {
+    forget_pending(ch->mgr, ch, r);
+    request_unlink(r);
+    request_free(r);
+  }
+}
+
+static void report_due_requests(ch_channel_t *ch) {
+  ch->report_due = false;
+  ch_request_t *r = ch->req_head;
+  while (r != NULL) {
+    ch_request_t *next = r->next;
+    request_report(r);
+    r = next;
+  }
+}
+
+/* ---- engine events -------------------------------------------------------------------------- */
+
+static void rearm(ch_channel_t *ch);
+
+static bool send_is_ephemeral(ld_sds_send_kind_t k) {
+  return k == LD_SDS_SEND_SYNC || k == LD_SDS_SEND_REPAIR || k == LD_SDS_SEND_EPHEMERAL;
+}
+
+/* The request of an own content (or ephemeral) segment. */
+static ch_request_t *request_of(ch_channel_t *ch, const char *seg_id) {
+  return seg_id != NULL ? ld_hashmap_get(ch->by_seg, seg_id, strlen(seg_id)) : NULL;
+}
+
+static void segment_dispatch_failed(ch_request_t *r, const char *error) {
+  r->dispatch_failed++;
+  if (r->error[0] == '\0')
+    snprintf(r->error, sizeof r->error, "%s", error);
+}
+
+/* Hands one SDS message to the MessagingClient. */
+static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
+  ld_channels_t *c = ch->mgr;
+  ld_messaging_envelope_t env = {ch->topic,  ev->data,
+                                 ev->len,    (const uint8_t *)LD_CHANNELS_MARKER,
+                                 MARKER_LEN, send_is_ephemeral(ev->send_kind)};
+  char msg_req[LD_MESSAGING_REQUEST_ID_LEN + 1], why[256] = "";
+  int rc = ld_messaging_send(c->messaging, &env, msg_req, why, sizeof why);
+  bool first = ev->send_kind == LD_SDS_SEND_CONTENT || ev->send_kind == LD_SDS_SEND_EPHEMERAL;
+  ch_request_t *r = first ? request_of(ch, ev->message_id) : NULL;
+  if (rc != 0) {
+    LD_WARN(TOPIC, "channel %s: %s send failed: %s", ch->id, ld_sds_send_kind_name(ev->send_kind),
+            why);
+    if (r != NULL) {
+      segment_dispatch_failed(r, why[0] != '\0' ? why : ld_strerror(rc));
+      ch->report_due = true;
+    }
+    return;
+  }
+  if (r == NULL)
+    return;
+  ch_pending_t *p = calloc(1, sizeof *p);
+  char *seg = p != NULL ? dup_text(ev->message_id) : NULL;
+  if (seg == NULL || ld_hashmap_put(c->pending, msg_req, strlen(msg_req), p, NULL) != 0) {
+    /* Without a way to learn the outcome, the dispatch counts as done. */
+    free(seg);
+    free(p);
+    r->dispatched++;
+    ch->report_due = true;
+    return;
+  }
+  memcpy(p->msg_req, msg_req, sizeof msg_req);
+  p->req = r;
+  p->seg_id = seg;
+}
+
+static void on_acked(ch_channel_t *ch, const ld_sds_event_t *ev, bool failed) {
+  ch_request_t *r = request_of(ch, ev->message_id);
+  if (r == NULL)
+    return;
+  ld_hashmap_remove(ch->by_seg, ev->message_id, strlen(ev->message_id));
+  if (failed) {
+    r->delivery_failed++;
+    if (r->delivery_error[0] == '\0')
+      snprintf(r->delivery_error, sizeof r->delivery_error, "%s",
+               ev->error == LD_ERR_LIMIT ? "outgoing buffer full: message given up"
+                                         : "not acknowledged after the last retransmission");
+  } else {
+    r->acked++;
+  }
+  request_report(r);
+}
+
+static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
+  switch (ev->type) {
+  case LD_SDS_EV_SEND:
+    on_send(ch, ev);
+    break;
+  case LD_SDS_EV_DELIVERED:
+  case LD_SDS_EV_EPHEMERAL: {
+    ld_channel_event_t out = {.channel_id = ch->id,
+                              .sender_id = ev->sender_id,
+                              .payload = ev->data,
+                              .payload_len = ev->len};
+    publish(ch, LD_EVENT_CHANNEL_RECEIVED, &out);
+    break;
+  }
+  case LD_SDS_EV_ACKNOWLEDGED:
+    on_acked(ch, ev, false);
+    break;
+  case LD_SDS_EV_SEND_FAILED:
+    on_acked(ch, ev, true);
+    break;
+  case LD_SDS_EV_LOST:
+    LD_WARN(TOPIC, "channel %s: dependency %s declared lost", ch->id, ev->message_id);
+    break;
+  case LD_SDS_EV_DROPPED:
+    LD_WARN(TOPIC, "channel %s: buffered message %s dropped (incoming buffer full)", ch->id,
+            ev->message_id);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Drains the engine's events, then re-arms the channel's timer. */
+static void pump(ch_channel_t *ch) {
+  ld_sds_event_t ev;
+  while (ld_sds_next_event(ch->sds, &ev)) {
+    on_engine_event(ch, &ev);
+    ld_sds_event_clear(&ev);
+  }
+  if (ch->report_due)
+    report_due_requests(ch);
+  rearm(ch);
+}
+
+static void on_timer(uv_timer_t *t) {
+  ch_channel_t *ch = t->data;
+  int rc = ld_sds_handle_timeout(ch->sds, wall_ms());
+  if (rc != 0)
+    LD_WARN(TOPIC, "channel %s: timers: %s", ch->id, ld_strerror(rc));
+  pump(ch);
+}
+
+static void rearm(ch_channel_t *ch) {
+  if (ch->closed)
+    return;
+  uint64_t now = wall_ms(), at = ld_sds_next_deadline(ch->sds);
+  if (ch->report_due)
+    at = now;
+  if (at == UINT64_MAX) {
+    uv_timer_stop(&ch->timer);
+    return;
+  }
+  uv_timer_start(&ch->timer, on_timer, at > now ? at - now : 0, 0);
+}
+
+/* ---- messaging events ----------------------------------------------------------------------- */
+
+static void on_messaging_outcome(int kind, const void *payload, void *ud) {
+  ld_channels_t *c = ud;
+  const ld_messaging_send_event_t *ev = payload;
+  ch_pending_t *p = ld_hashmap_remove(c->pending, ev->request_id, strlen(ev->request_id));
+  if (p == NULL)
+    return;
+  ch_request_t *r = p->req;
+  if (kind == LD_EVENT_MESSAGING_PROPAGATED) {
+    r->dispatched++;
+    if (ev->has_hash && !r->ephemeral)
+      (void)ld_sds_set_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN);
+  } else {
+    segment_dispatch_failed(r, ev->error != NULL ? ev->error : "send failed");
+  }
+  free(p->seg_id);
+  free(p);
+  request_report(r);
+}
+
+static bool is_channel_message(const ld_waku_message_t *msg) {
+  return msg->meta_len == MARKER_LEN && memcmp(msg->meta, LD_CHANNELS_MARKER, MARKER_LEN) == 0;
+}
+
+static void on_messaging_received(int kind, const void *payload, void *ud) {
+  (void)kind;
+  ld_channels_t *c = ud;
+  const ld_messaging_received_event_t *ev = payload;
+  const ld_waku_message_t *msg = ev->msg;
+  if (!is_channel_message(msg))
+    return;
+  ld_hashmap_iter_t it;
+  ld_hashmap_iter_init(&it);
+  const void *key;
+  size_t klen;
+  void *value;
+  /* Channels are few (LD_CHANNELS_MAX_CHANNELS); each engine drops other channel IDs. */
+  ch_channel_t *match[LD_CHANNELS_MAX_CHANNELS];
+  size_t n = 0;
+  while (n < LD_CHANNELS_MAX_CHANNELS && ld_hashmap_next(c->channels, &it, &key, &klen, &value)) {
+    ch_channel_t *ch = value;
+    if (strlen(ch->topic) == msg->content_topic_len &&
+        memcmp(ch->topic, msg->content_topic, msg->content_topic_len) == 0)
+      match[n++] = ch;
+  }
+  for (size_t i = 0; i < n; i++) {
+    ld_sds_rx_t outcome = 0;
+    char why[160] = "";
+    int rc = ld_sds_receive(match[i]->sds, wall_ms(), msg->payload, msg->payload_len, ev->hash,
+                            LD_WAKU_HASH_LEN, &outcome, why, sizeof why);
+    if (rc != 0)
+      LD_DEBUG(TOPIC, "channel %s: message refused: %s (%s)", match[i]->id, ld_strerror(rc), why);
+    pump(match[i]);
+  }
+}
+
+/* ---- manager -------------------------------------------------------------------------------- */
+
+ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_channels_config_t *cfg,
+                               int *err) {
+  int e = LD_ERR_INVALID_ARG;
+  ld_channels_t *c = NULL;
+  if (loop == NULL || m == NULL || cfg == NULL || ld_sds_config_check(&cfg->sds) != 0 ||
+      cfg->max_payload == 0 || cfg->max_requests == 0)
+    goto fail;
+  e = LD_ERR_NOMEM;
+  c = calloc(1, sizeof *c);
+  if (c == NULL)
+    goto fail;
+  c->loop = loop;
+  c->messaging = m;
+  c->broker = ld_node_broker(ld_messaging_node(m));
+  c->cfg = *cfg;
+  c->open_handles = 1;
+  c->channels = ld_hashmap_new(16);
+  c->pending = ld_hashmap_new(64);
+  if (c->channels == NULL || c->pending == NULL)
+    goto fail;
+  static const int kinds[3] = {LD_EVENT_MESSAGING_PROPAGATED, LD_EVENT_MESSAGING_ERROR,
+                               LD_EVENT_MESSAGING_RECEIVED};
+  for (int i = 0; i < 3; i++) {
+    c->handles[i] = ld_broker_subscribe(c->broker, kinds[i],
+                                        i < 2 ? on_messaging_outcome : on_messaging_received, c);
+    if (c->handles[i] < 0) {
+      e = (int)c->handles[i];
+      c->handles[i] = 0;
+      goto fail;
+    }
+  }
+  return c;
+fail:
+  if (c != NULL) {
+    for (int i = 0; i < 3; i++)
+      if (c->handles[i] > 0)
+        ld_broker_unsubscribe(c->broker, c->handles[i]);
+    ld_hashmap_free(c->channels, NULL);
+    ld_hashmap_free(c->pending, NULL);
+    free(c);
+  }
+  if (err != NULL)
+    *err = e;
+  return NULL;
+}
+
+static void manager_release(ld_channels_t *c) {
+  if (--c->open_handles > 0)
+    return;
+  ld_hashmap_free(c->channels, NULL);
+  ld_hashmap_free(c->pending, NULL);
+  free(c);
+}
+
+static void on_channel_closed(uv_handle_t *h) {
+  ch_channel_t *ch = h->data;
+  ld_channels_t *c = ch->mgr;
+  free(ch->id);
+  free(ch->topic);
+  free(ch->sender);
+  free(ch);
+  manager_release(c);
+}
+
+/* Frees everything of a channel but its timer, which closes asynchronously. */
+static void channel_teardown(ch_channel_t *ch) {
+  ld_channels_t *c = ch->mgr;
+  ch->closed = true;
+  forget_pending(c, ch, NULL);
+  while (ch->req_head != NULL) {
+    ch_request_t *r = ch->req_head;
+    request_unlink(r);
+    request_free(r);
+  }
+  ld_hashmap_free(ch->by_seg, NULL);
+  ch->by_seg = NULL;
+  ld_sds_free(ch->sds);
+  ch->sds = NULL;
+  uv_timer_stop(&ch->timer);
+  uv_close((uv_handle_t *)&ch->timer, on_channel_closed);
+}
+
+void ld_channels_free(ld_channels_t *c) {
+  if (c == NULL)
+    return;
+  c->freeing = true;
+  for (int i = 0; i < 3; i++)
+    if (c->handles[i] > 0)
+      ld_broker_unsubscribe(c->broker, c->handles[i]);
+  ld_hashmap_iter_t it;
+  const void *key;
+  size_t klen;
+  void *value;
+  for (;;) {
+    ld_hashmap_iter_init(&it);
+    if (!ld_hashmap_next(c->channels, &it, &key, &klen, &value))
+      break;
+    ch_channel_t *ch = value;
+    ld_hashmap_remove(c->channels, ch->id, strlen(ch->id));
+    channel_teardown(ch);
+  }
+  manager_release(c);
+}
+
+static bool topic_in_use(const ld_channels_t *c, const char *topic) {
+  ld_hashmap_iter_t it;
+  ld_hashmap_iter_init(&it);
+  const void *key;
+  size_t klen;
+  void *value;
+  while (ld_hashmap_next(c->channels, &it, &key, &klen, &value))
+    if (strcmp(((ch_channel_t *)value)->topic, topic) == 0)
+      return true;
+  return false;
+}
+
+static bool id_ok(const char *s) {
+  return s != NULL && s[0] != '\0' && strlen(s) <= LD_CHANNEL_ID_MAX;
+}
+
+int ld_channels_create(ld_channels_t *c, const char *channel_id, const char *content_topic,
+                       const char *sender_id, char *why, size_t why_cap) {
+  if (!id_ok(channel_id) || !id_ok(sender_id) || content_topic == NULL) {
+    snprintf(why, why_cap, "%s", !id_ok(channel_id) ? "invalid channel id" : "invalid sender id");
+    return LD_ERR_INVALID_ARG;
+  }
+  if (ld_hashmap_contains(c->channels, channel_id, strlen(channel_id))) {
+    snprintf(why, why_cap, "channel already exists: %s", channel_id);
+    return LD_ERR_EXISTS;
+  }
+  if (ld_hashmap_size(c->channels) >= LD_CHANNELS_MAX_CHANNELS) {
+    snprintf(why, why_cap, "too many channels (at most %u)", LD_CHANNELS_MAX_CHANNELS);
+    return LD_ERR_LIMIT;
+  }
+  char sub_why[256] = "";
+  bool was_subscribed = ld_messaging_subscribed(c->messaging, content_topic);
+  int rc = ld_messaging_subscribe(c->messaging, content_topic, sub_why, sizeof sub_why);
+  if (rc != 0) {
+    snprintf(why, why_cap, "failed to subscribe to content topic: %s", sub_why);
+    return rc;
+  }
+  ch_channel_t *ch = calloc(1, sizeof *ch);
+  rc = LD_ERR_NOMEM;
+  if (ch == NULL)
+    goto fail;
+  ch->mgr = c;
+  ch->id = dup_text(channel_id);
+  ch->topic = dup_text(content_topic);
+  ch->sender = dup_text(sender_id);
+  ch->by_seg = ld_hashmap_new(16);
+  if (ch->id == NULL || ch->topic == NULL || ch->sender == NULL || ch->by_seg == NULL)
+    goto fail;
+  rc = ld_sds_new(&c->cfg.sds, channel_id, sender_id, wall_ms(), &ch->sds);
+  if (rc != 0)
+    goto fail;
+  rc = ld_hashmap_put(c->channels, ch->id, strlen(ch->id), ch, NULL);
+  if (rc != 0)
+    goto fail;
+  uv_timer_init(c->loop, &ch->timer);
+  ch->timer.data = ch;
+  c->open_handles++;
+  rearm(ch);
+  return 0;
+fail:
+  if (ch != NULL) {
+    ld_sds_free(ch->sds);
+    ld_hashmap_free(ch->by_seg, NULL);
+    free(ch->id);
+    free(ch->topic);
+    free(ch->sender);
+    free(ch);
+  }
+  if (!was_subscribed && !topic_in_use(c, content_topic))
+    (void)ld_messaging_unsubscribe(c->messaging, content_topic, sub_why, sizeof sub_why);
+  snprintf(why, why_cap, "%s", ld_strerror(rc));
+  return rc;
+}
+
+bool ld_channels_exists(const ld_channels_t *c, const char *channel_id) {
+  return channel_id != NULL && ld_hashmap_contains(c->channels, channel_id, strlen(channel_id));
+}
+
+static ch_channel_t *find(const ld_channels_t *c, const char *channel_id, char *why,
+                          size_t why_cap) {
+  ch_channel_t *ch =
+      channel_id != NULL ? ld_hashmap_get(c->channels, channel_id, strlen(channel_id)) : NULL;
+  if (ch == NULL)
+    snprintf(why, why_cap, "unknown channel: %s", channel_id != NULL ? channel_id : "");
+  return ch;
+}
+
+static void new_request_id(char out[LD_CHANNEL_REQUEST_ID_LEN + 1]) {
+  uint8_t raw[LD_CHANNEL_REQUEST_ID_LEN / 2];
+  ld_random_bytes(raw, sizeof raw);
+  ld_hex_encode(raw, sizeof raw, out);
+  out[LD_CHANNEL_REQUEST_ID_LEN] = '\0';
+}
+
+static ch_request_t *request_new(ch_channel_t *ch, uint32_t segments, bool ephemeral) {
+  ch_request_t *r = calloc(1, sizeof *r);
+  if (r == NULL)
+    return NULL;
+  r->seg_ids = calloc(segments, sizeof *r->seg_ids);
+  if (r->seg_ids == NULL) {
+    free(r);
+    return NULL;
+  }
+  r->ch = ch;
+  r->segments = segments;
+  r->ephemeral = ephemeral;
+  new_request_id(r->id);
+  r->next = ch->req_head;
+  if (ch->req_head != NULL)
+    ch->req_head->prev = r;
+  ch->req_head = r;
+  ch->n_requests++;
+  return r;
+}
+
+/* Wraps segment `i` of `r` in SDS and queues its SEND. */
+static int send_segment(ch_channel_t *ch, ch_request_t *r, uint32_t i, const uint8_t *data,
+                        size_t len) {
+  char id[65];
+  uint64_t now = wall_ms();
+  ld_sds_message_id(ch->sender, ld_wall_ns() + i, data, len, id);
+  r->seg_ids[i] = dup_text(id);
+  if (r->seg_ids[i] == NULL)
+    return LD_ERR_NOMEM;
+  int rc = ld_hashmap_put(ch->by_seg, id, strlen(id), r, NULL);
+  if (rc != 0)
+    return rc;
+  rc = r->ephemeral ? ld_sds_send_ephemeral(ch->sds, now, id, data, len)
+                    : ld_sds_send(ch->sds, now, id, data, len);
+  if (rc != 0)
+    ld_hashmap_remove(ch->by_seg, id, strlen(id));
+  return rc;
+}
+
+int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *payload, size_t len,
+                     bool ephemeral, char request_id[LD_CHANNEL_REQUEST_ID_LEN + 1], char *why,
+                     size_t why_cap) {
+  ch_channel_t *ch = find(c, channel_id, why, why_cap);
+  if (ch == NULL)
+    return LD_ERR_NOT_FOUND;
+  if (len == 0 || payload == NULL) {
+    snprintf(why, why_cap, "empty payload");
+    return LD_ERR_INVALID_ARG;
+  }
+  if (len > c->cfg.max_payload) {
+    snprintf(why, why_cap, "payload of %zu bytes exceeds the maximum of %zu bytes", len,
+             c->cfg.max_payload);
+    return LD_ERR_TOO_LARGE;
+  }
+  if (ch->n_requests >= c->cfg.max_requests) {
+    snprintf(why, why_cap, "too many messages in flight on the channel (at most %zu)",
+             c->cfg.max_requests);
+    return LD_ERR_LIMIT;
+  }
+  ch_request_t *r = request_new(ch, 1, ephemeral);
+  if (r == NULL) {
+    snprintf(why, why_cap, "%s", ld_strerror(LD_ERR_NOMEM));
+    return LD_ERR_NOMEM;
+  }
+  int rc = send_segment(ch, r, 0, payload, len);
+  if (rc != 0) {
+    snprintf(why, why_cap, "%s", ld_strerror(rc));
+    request_unlink(r);
+    request_free(r);
+    pump(ch); /* a failed call queues nothing, but NOMEM may leave a half-done send */
+    return rc;
+  }
+  memcpy(request_id, r->id, LD_CHANNEL_REQUEST_ID_LEN + 1);
+  pump(ch);
+  return 0;
+}
+
+int ld_channels_close(ld_channels_t *c, const char *channel_id, char *why, size_t why_cap) {
+  ch_channel_t *ch = find(c, channel_id, why, why_cap);
+  if (ch == NULL)
+    return LD_ERR_NOT_FOUND;
+  ld_hashmap_remove(c->channels, ch->id, strlen(ch->id));
+  if (!topic_in_use(c, ch->topic)) {
+    char sub_why[256];
+    (void)ld_messaging_unsubscribe(c->messaging, ch->topic, sub_why, sizeof sub_why);
+  }
+  channel_teardown(ch);
+  return 0;
+}
+
+bool ld_channels_stats(const ld_channels_t *c, const char *channel_id, ld_sds_stats_t *out) {
+  ch_channel_t *ch =
+      channel_id != NULL ? ld_hashmap_get(c->channels, channel_id, strlen(channel_id)) : NULL;
+  if (ch == NULL)
+    return false;
+  ld_sds_get_stats(ch->sds, out);
+  return true;
+}

@@ -1,0 +1,125 @@
+/* Reliable channels: the channel manager above the Messaging API (reliability-and-api.md §2).
+ *
+ * A channel is (channel ID, content topic, sender ID) with one SDS engine (channels/sds.h) on
+ * the node's loop. The manager owns the channels of one node and wires each engine to the
+ * MessagingClient through its public functions only:
+ *
+ *   send:    payload → request ID (10 random bytes, hex) → SDS content message with the LIP's
+ *            message ID → Waku message {content topic, payload = SDS bytes, meta =
+ *            "RELIABLE-CHANNEL-API/1"} → ld_messaging_send. Retransmissions go out as the same SDS
+ *            bytes; sync messages and repair answers as ephemeral Waku messages.
+ *   receive: LD_EVENT_MESSAGING_RECEIVED with the marker in `meta` (anything else is ignored) and
+ *            a channel's content topic → ld_sds_receive with the Waku hash as retrieval hint;
+ *            messages delivered in causal order become LD_EVENT_CHANNEL_RECEIVED.
+ *   timers:  one uv timer per channel armed at the engine's next deadline (retransmission, sync,
+ *            repair, lost dependencies).
+ *
+ * Events (published on the node's broker, payload ld_channel_event_t, on the loop thread):
+ *   LD_EVENT_CHANNEL_RECEIVED        a message delivered in causal order (channel, sender, payload)
+ *   LD_EVENT_CHANNEL_SENT            every segment of a request propagated (the LIP's "sent": on
+ *                                    the network; not store-confirmed, so that it never depends on
+ *                                    a store peer — digest §0 hazard 7)
+ *   LD_EVENT_CHANNEL_ERROR           one or more segments could not be dispatched (error)
+ *   LD_EVENT_CHANNEL_DELIVERED       every segment acknowledged by a participant (SDS, end to end)
+ *   LD_EVENT_CHANNEL_DELIVERY_ERROR  retransmissions exhausted (or the outgoing buffer overflowed)
+ *                                    before every segment was acknowledged (error)
+ * A request gets one of SENT / ERROR, and (not ephemeral) one of DELIVERED / DELIVERY_ERROR, in
+ * either order. Each request's terminal events fire at most once.
+ *
+ * Limits: LD_CHANNELS_MAX_CHANNELS channels; per channel `max_requests` requests whose events are
+ * not all reported (beyond: LD_ERR_LIMIT); the engine's own limits (sds.h); payloads up to
+ * `max_payload` bytes.
+ *
+ * Threading: the node's loop thread only. */
+#ifndef LD_CHANNELS_CHANNELS_H
+#define LD_CHANNELS_CHANNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "channels/sds.h"
+#include "messaging/messaging.h"
+
+/* The spec marker carried in each channel message's Waku `meta`, outside any encryption. */
+#define LD_CHANNELS_MARKER "RELIABLE-CHANNEL-API/1"
+#define LD_CHANNELS_MAX_CHANNELS 256u
+#define LD_CHANNEL_REQUEST_ID_LEN 20
+/* Longest channel ID and sender ID (bytes). */
+#define LD_CHANNEL_ID_MAX 255u
+
+/* Default largest payload of one channel message: the LIP's segment size. */
+#define LD_CHANNELS_DEFAULT_MAX_PAYLOAD 102400u
+#define LD_CHANNELS_DEFAULT_MAX_REQUESTS 2000u
+
+enum {
+  LD_EVENT_CHANNEL_RECEIVED = 1000 + 40, /* LD_EVENT_USER + 40 */
+  LD_EVENT_CHANNEL_SENT,
+  LD_EVENT_CHANNEL_ERROR,
+  LD_EVENT_CHANNEL_DELIVERED,
+  LD_EVENT_CHANNEL_DELIVERY_ERROR,
+};
+
+typedef struct ld_channel_event {
+  const char *channel_id;
+  const char *request_id; /* all but RECEIVED */
+  const char *sender_id;  /* RECEIVED */
+  const uint8_t *payload; /* RECEIVED */
+  size_t payload_len;
+  const char *error; /* ERROR, DELIVERY_ERROR */
+} ld_channel_event_t;
+
+typedef struct ld_channels_config {
+  ld_sds_config_t sds;
+  size_t max_payload;  /* LD_CHANNELS_DEFAULT_MAX_PAYLOAD */
+  size_t max_requests; /* per channel, LD_CHANNELS_DEFAULT_MAX_REQUESTS */
+} ld_channels_config_t;
+
+/* The defaults above with the LIP's SDS settings (ack timeout 5 s, 5 retransmissions, causal
+ * history 2) and the SDS-R timing of sds.h (or the test timing, see below). */
+void ld_channels_config_default(ld_channels_config_t *cfg);
+
+/* Tests only: SDS-R T_min / T_max, the sync interval and the acknowledgement timeout that
+ * ld_channels_config_default gives from now on in this process (0 keeps a default). With T_min
+ * and T_max set, a missing dependency is also requested up to 20 times and declared lost after
+ * 25 T_max (a test over a lossy path has no store to fall back to). Any thread. */
+void ld_channels_set_test_timing(uint64_t repair_t_min_ms, uint64_t repair_t_max_ms,
+                                 uint64_t sync_interval_ms, uint64_t ack_timeout_ms);
+
+typedef struct ld_channels ld_channels_t;
+
+/* Creates the manager on `loop` above `m` (which must outlive it) and subscribes to the
+ * messaging events. NULL with *err (LD_ERR_INVALID_ARG for a bad configuration, LD_ERR_NOMEM). */
+ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_channels_config_t *cfg,
+                               int *err);
+
+/* Unsubscribes, closes every channel (no further event) and frees the manager once its timers
+ * are closed (from the loop). Call before the messaging client is freed. NULL is a no-op. */
+void ld_channels_free(ld_channels_t *c);
+
+/* Creates channel `channel_id` on `content_topic` as `sender_id` and subscribes the topic.
+ * Errors with a one-line reason in `why`: LD_ERR_EXISTS ("channel already exists: <id>"),
+ * LD_ERR_INVALID_ARG ("failed to subscribe to content topic: <why>", empty or over-long IDs),
+ * LD_ERR_LIMIT (LD_CHANNELS_MAX_CHANNELS), LD_ERR_NOMEM. */
+int ld_channels_create(ld_channels_t *c, const char *channel_id, const char *content_topic,
+                       const char *sender_id, char *why, size_t why_cap);
+
+bool ld_channels_exists(const ld_channels_t *c, const char *channel_id);
+
+/* Sends `payload` on the channel; writes the request ID. Errors with a reason: LD_ERR_NOT_FOUND
+ * ("unknown channel: <id>"), LD_ERR_INVALID_ARG ("empty payload"), LD_ERR_TOO_LARGE, LD_ERR_LIMIT
+ * (too many requests in flight), LD_ERR_NOMEM. */
+int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *payload, size_t len,
+                     bool ephemeral, char request_id[LD_CHANNEL_REQUEST_ID_LEN + 1], char *why,
+                     size_t why_cap);
+
+/* Closes the channel: its engine stops, requests under way get no further event, the content
+ * topic is unsubscribed unless another channel uses it. LD_ERR_NOT_FOUND ("unknown channel:
+ * <id>"). */
+int ld_channels_close(ld_channels_t *c, const char *channel_id, char *why, size_t why_cap);
+
+/* The engine's counters of a channel (tests, metrics); false for an unknown channel. */
+bool ld_channels_stats(const ld_channels_t *c, const char *channel_id, ld_sds_stats_t *out);
+
+#endif
