@@ -10,6 +10,7 @@
 #include "base/hashmap.h"
 #include "base/hex.h"
 #include "base/log.h"
+#include "channels/channel_store.h"
 #include "channels/channels.h"
 #include "crypto/crypto.h"
 #include "node/broker.h"
@@ -37,6 +38,7 @@ typedef struct ch_pending {
   char msg_req[LD_MESSAGING_REQUEST_ID_LEN + 1];
   ch_request_t *req;
   char *seg_id;
+  uint64_t lamport; /* of the segment's SDS message */
 } ch_pending_t;
 
 struct ch_channel {
@@ -49,6 +51,7 @@ struct ch_channel {
   size_t n_requests;
   bool report_due; /* a request completed outside the pump: report on the next timer */
   bool closed;
+  size_t log_puts; /* log rows stored since the last trim */
 };
 
 struct ld_channels {
@@ -56,8 +59,9 @@ struct ld_channels {
   ld_messaging_t *messaging;
   ld_broker_t *broker;
   ld_channels_config_t cfg;
-  ld_hashmap_t *channels; /* channel ID → ch_channel_t */
-  ld_hashmap_t *pending;  /* messaging request ID → ch_pending_t */
+  ld_hashmap_t *channels;    /* channel ID → ch_channel_t */
+  ld_hashmap_t *pending;     /* messaging request ID → ch_pending_t */
+  ld_channel_store_t *store; /* NULL until the first create (or without persistence) */
   int64_t handles[3];
   size_t open_handles; /* channels whose timer is not closed yet, + 1 for the manager */
   bool freeing;
@@ -213,6 +217,63 @@ static void report_due_requests(ch_channel_t *ch) {
   }
 }
 
+/* ---- persistence ---------------------------------------------------------------------------- */
+
+static void persist_log(ch_channel_t *ch, const char *id, uint64_t lamport, const char *sender,
+                        const uint8_t *hint, size_t hint_len) {
+  ld_channel_store_t *st = ch->mgr->store;
+  if (st == NULL || id == NULL || sender == NULL)
+    return;
+  ld_channel_store_put_log(st, ch->id, id, lamport, sender, hint, hint_len);
+  size_t every = ch->mgr->cfg.sds.max_log / 10 + 1;
+  if (++ch->log_puts >= every) {
+    ch->log_puts = 0;
+    ld_channel_store_trim_log(st, ch->id, ch->mgr->cfg.sds.max_log);
+  }
+}
+
+static void persist_delete(ch_channel_t *ch, ld_channel_record_kind_t kind, const char *id) {
+  if (ch->mgr->store != NULL && id != NULL)
+    ld_channel_store_delete(ch->mgr->store, ch->id, kind, id);
+}
+
+/* Own content message `ev` (SEND, first transmission) into the log and the outgoing rows;
+ * returns its Lamport timestamp. */
+static uint64_t persist_own(ch_channel_t *ch, const ld_sds_event_t *ev, const ch_request_t *r) {
+  ld_sds_message_t m;
+  ld_sds_message_init(&m);
+  uint64_t lamport = 0;
+  if (ld_sds_message_decode(ev->data, ev->len, &m, NULL, 0) == 0)
+    lamport = m.lamport;
+  ld_sds_message_clear(&m);
+  if (ch->mgr->store == NULL)
+    return lamport;
+  persist_log(ch, ev->message_id, lamport, ch->sender, NULL, 0);
+  ld_channel_store_put_outgoing(ch->mgr->store, ch->id, ev->message_id, r->id, ev->data, ev->len);
+  return lamport;
+}
+
+/* A received message that waits for dependencies. */
+static void persist_buffered(ch_channel_t *ch, const uint8_t *wire, size_t len, const uint8_t *hint,
+                             size_t hint_len) {
+  if (ch->mgr->store == NULL)
+    return;
+  ld_sds_message_t m;
+  ld_sds_message_init(&m);
+  if (ld_sds_message_decode(wire, len, &m, NULL, 0) == 0)
+    ld_channel_store_put_incoming(ch->mgr->store, ch->id, m.message_id, wire, len, hint, hint_len);
+  ld_sds_message_clear(&m);
+}
+
+static void persist_commit(ch_channel_t *ch) {
+  if (ch->mgr->store == NULL || ch->closed)
+    return;
+  ld_sds_stats_t stats;
+  ld_sds_get_stats(ch->sds, &stats);
+  ld_channel_store_put_channel(ch->mgr->store, ch->id, ch->topic, ch->sender, stats.lamport);
+  ld_channel_store_commit(ch->mgr->store);
+}
+
 /* ---- engine events -------------------------------------------------------------------------- */
 
 static void rearm(ch_channel_t *ch);
@@ -242,6 +303,11 @@ static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
   int rc = ld_messaging_send(c->messaging, &env, msg_req, why, sizeof why);
   bool first = ev->send_kind == LD_SDS_SEND_CONTENT || ev->send_kind == LD_SDS_SEND_EPHEMERAL;
   ch_request_t *r = first ? request_of(ch, ev->message_id) : NULL;
+  uint64_t lamport = 0;
+  if (ev->send_kind == LD_SDS_SEND_CONTENT && r != NULL)
+    lamport = persist_own(ch, ev, r);
+  else if (ev->send_kind == LD_SDS_SEND_RETRANSMISSION && c->store != NULL)
+    ld_channel_store_count_retransmission(c->store, ch->id, ev->message_id);
   if (rc != 0) {
     LD_WARN(TOPIC, "channel %s: %s send failed: %s", ch->id, ld_sds_send_kind_name(ev->send_kind),
             why);
@@ -266,9 +332,11 @@ static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
   memcpy(p->msg_req, msg_req, sizeof msg_req);
   p->req = r;
   p->seg_id = seg;
+  p->lamport = lamport;
 }
 
 static void on_acked(ch_channel_t *ch, const ld_sds_event_t *ev, bool failed) {
+  persist_delete(ch, LD_CHANNEL_RECORD_OUTGOING, ev->message_id);
   ch_request_t *r = request_of(ch, ev->message_id);
   if (r == NULL)
     return;
@@ -291,6 +359,9 @@ static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
     on_send(ch, ev);
     break;
   case LD_SDS_EV_DELIVERED:
+    persist_log(ch, ev->message_id, ev->lamport, ev->sender_id, ev->hint, ev->hint_len);
+    persist_delete(ch, LD_CHANNEL_RECORD_INCOMING, ev->message_id);
+    /* fall through */
   case LD_SDS_EV_EPHEMERAL: {
     ld_channel_event_t out = {.channel_id = ch->id,
                               .sender_id = ev->sender_id,
@@ -309,6 +380,7 @@ static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
     LD_WARN(TOPIC, "channel %s: dependency %s declared lost", ch->id, ev->message_id);
     break;
   case LD_SDS_EV_DROPPED:
+    persist_delete(ch, LD_CHANNEL_RECORD_INCOMING, ev->message_id);
     LD_WARN(TOPIC, "channel %s: buffered message %s dropped (incoming buffer full)", ch->id,
             ev->message_id);
     break;
@@ -326,6 +398,7 @@ static void pump(ch_channel_t *ch) {
   }
   if (ch->report_due)
     report_due_requests(ch);
+  persist_commit(ch);
   rearm(ch);
 }
 
@@ -361,14 +434,17 @@ static void on_messaging_outcome(int kind, const void *payload, void *ud) {
   ch_request_t *r = p->req;
   if (kind == LD_EVENT_MESSAGING_PROPAGATED) {
     r->dispatched++;
-    if (ev->has_hash && !r->ephemeral)
-      (void)ld_sds_set_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN);
+    if (ev->has_hash && !r->ephemeral &&
+        ld_sds_set_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN) == 0)
+      persist_log(r->ch, p->seg_id, p->lamport, r->ch->sender, ev->hash, LD_WAKU_HASH_LEN);
   } else {
     segment_dispatch_failed(r, ev->error != NULL ? ev->error : "send failed");
   }
+  ch_channel_t *ch = r->ch;
   free(p->seg_id);
   free(p);
   request_report(r);
+  persist_commit(ch);
 }
 
 static bool is_channel_message(const ld_waku_message_t *msg) {
@@ -403,6 +479,8 @@ static void on_messaging_received(int kind, const void *payload, void *ud) {
                             LD_WAKU_HASH_LEN, &outcome, why, sizeof why);
     if (rc != 0)
       LD_DEBUG(TOPIC, "channel %s: message refused: %s (%s)", match[i]->id, ld_strerror(rc), why);
+    else if (outcome == LD_SDS_RX_BUFFERED)
+      persist_buffered(match[i], msg->payload, msg->payload_len, ev->hash, LD_WAKU_HASH_LEN);
     pump(match[i]);
   }
 }
@@ -458,6 +536,7 @@ fail:
 static void manager_release(ld_channels_t *c) {
   if (--c->open_handles > 0)
     return;
+  ld_channel_store_close(c->store);
   ld_hashmap_free(c->channels, NULL);
   ld_hashmap_free(c->pending, NULL);
   free(c);
@@ -525,6 +604,49 @@ static bool topic_in_use(const ld_channels_t *c, const char *topic) {
   return false;
 }
 
+static ch_request_t *request_new(ch_channel_t *ch, uint32_t segments, bool ephemeral);
+
+/* An unacknowledged own message came back from the store: its request waits for the ack. */
+static void on_restored(void *ud, const char *message_id, const char *request_id) {
+  ch_channel_t *ch = ud;
+  ch_request_t *r = request_new(ch, 1, false);
+  if (r == NULL)
+    return;
+  snprintf(r->id, sizeof r->id, "%s", request_id);
+  r->dispatched = 1;
+  r->send_reported = true; /* reported before the restart */
+  r->seg_ids[0] = dup_text(message_id);
+  if (r->seg_ids[0] == NULL ||
+      ld_hashmap_put(ch->by_seg, r->seg_ids[0], strlen(r->seg_ids[0]), r, NULL) != 0) {
+    request_unlink(r);
+    request_free(r);
+  }
+}
+
+/* Opens the store at the first create, then loads the channel's state into its engine. */
+static int restore(ch_channel_t *ch, char *why, size_t why_cap) {
+  ld_channels_t *c = ch->mgr;
+  if (c->cfg.state_path[0] == '\0')
+    return 0;
+  char detail[512] = "";
+  if (c->store == NULL) {
+    int rc = ld_channel_store_open(c->cfg.state_path, &c->store, detail, sizeof detail);
+    if (rc != 0)
+      return ld_error_fmt(why, why_cap, rc, "channel state store: %s", detail);
+  }
+  int rc = ld_channel_store_load(c->store, ch->id, ch->sender, ch->sds, wall_ms(), on_restored, ch,
+                                 detail, sizeof detail);
+  if (rc < 0) {
+    while (ch->req_head != NULL) {
+      ch_request_t *r = ch->req_head;
+      request_unlink(r);
+      request_free(r);
+    }
+    return ld_error_fmt(why, why_cap, rc, "%s", detail);
+  }
+  return 0;
+}
+
 static bool id_ok(const char *s) {
   return s != NULL && s[0] != '\0' && strlen(s) <= LD_CHANNEL_ID_MAX;
 }
@@ -564,16 +686,25 @@ int ld_channels_create(ld_channels_t *c, const char *channel_id, const char *con
   rc = ld_sds_new(&c->cfg.sds, channel_id, sender_id, wall_ms(), &ch->sds);
   if (rc != 0)
     goto fail;
+  if ((rc = restore(ch, why, why_cap)) != 0)
+    goto fail_why;
   rc = ld_hashmap_put(c->channels, ch->id, strlen(ch->id), ch, NULL);
   if (rc != 0)
     goto fail;
   uv_timer_init(c->loop, &ch->timer);
   ch->timer.data = ch;
   c->open_handles++;
-  rearm(ch);
+  pump(ch); /* what the restore queued, the first commit, the timer */
   return 0;
 fail:
+  snprintf(why, why_cap, "%s", ld_strerror(rc));
+fail_why:
   if (ch != NULL) {
+    while (ch->req_head != NULL) {
+      ch_request_t *r = ch->req_head;
+      request_unlink(r);
+      request_free(r);
+    }
     ld_sds_free(ch->sds);
     ld_hashmap_free(ch->by_seg, NULL);
     free(ch->id);
@@ -583,7 +714,6 @@ fail:
   }
   if (!was_subscribed && !topic_in_use(c, content_topic))
     (void)ld_messaging_unsubscribe(c->messaging, content_topic, sub_why, sizeof sub_why);
-  snprintf(why, why_cap, "%s", ld_strerror(rc));
   return rc;
 }
 

@@ -74,6 +74,11 @@ typedef struct ld_channels_config {
   ld_sds_config_t sds;
   size_t max_payload;  /* LD_CHANNELS_DEFAULT_MAX_PAYLOAD */
   size_t max_requests; /* per channel, LD_CHANNELS_DEFAULT_MAX_REQUESTS */
+  /* The SQLite file of the channels' state (channels/channel_store.h), opened at the first
+   * create; "" = no persistence. A channel created again (same ID and sender, in this or a
+   * later manager) resumes from it: Lamport clock, log, unacknowledged own messages (their
+   * delivered / delivery_error events follow under their request IDs), buffered messages. */
+  char state_path[4096];
 } ld_channels_config_t;
 
 /* The defaults above with the LIP's SDS settings (ack timeout 5 s, 5 retransmissions, causal
@@ -98,8 +103,10 @@ ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_chan
  * are closed (from the loop). Call before the messaging client is freed. NULL is a no-op. */
 void ld_channels_free(ld_channels_t *c);
 
-/* Creates channel `channel_id` on `content_topic` as `sender_id` and subscribes the topic.
- * Errors with a one-line reason in `why`: LD_ERR_EXISTS ("channel already exists: <id>"),
+/* Creates channel `channel_id` on `content_topic` as `sender_id` and subscribes the topic; with
+ * persistence, restores its stored state first. Errors with a one-line reason in `why`:
+ * LD_ERR_EXISTS ("channel already exists: <id>"), LD_ERR_DB / LD_ERR_IO (the state store cannot
+ * be opened, is corrupted, or the channel's stored state does not parse: the reason says which),
  * LD_ERR_INVALID_ARG ("failed to subscribe to content topic: <why>", empty or over-long IDs),
  * LD_ERR_LIMIT (LD_CHANNELS_MAX_CHANNELS), LD_ERR_NOMEM. */
 int ld_channels_create(ld_channels_t *c, const char *channel_id, const char *content_topic,

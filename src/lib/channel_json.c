@@ -6,6 +6,7 @@
 
 #include "base/base64.h"
 #include "base/error.h"
+#include "channels/channel_store.h"
 #include "lib/channel_json.h"
 #include "lib/context.h"
 #include "node/config.h"
@@ -58,9 +59,11 @@ int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_confi
 
 int ld_lib_channels_start(ld_lib_ctx_t *ctx, ld_channels_t **out, char *why, size_t why_cap) {
   ld_channels_config_t cfg;
-  int rc = ld_lib_channels_config(&ld_lib_ctx_config(ctx)->channels, &cfg, why, why_cap);
+  const ld_lib_config_t *lc = ld_lib_ctx_config(ctx);
+  int rc = ld_lib_channels_config(&lc->channels, &cfg, why, why_cap);
   if (rc != 0)
     return rc;
+  snprintf(cfg.state_path, sizeof cfg.state_path, "%s/%s", lc->storage_path, LD_CHANNEL_STORE_FILE);
   *out = ld_channels_new(ld_lib_ctx_loop(ctx), ld_lib_ctx_messaging(ctx), &cfg, &rc);
   if (*out == NULL)
     return ld_error_fmt(why, why_cap, rc, "failed to create the reliable channel manager: %s",

@@ -5,7 +5,12 @@
  *   each node's relay fan-out): a conversation in which each message answers the previous one;
  *   every participant delivers every other participant's message exactly once and in causal
  *   order, every send ends as channel_message_sent and channel_message_delivered, and nothing
- *   ends in error. */
+ *   ends in error;
+ * - one participant destroyed mid-conversation and created again on its state directory
+ *   resumes the channel: across its two lives it delivers every other participant's message
+ *   exactly once and in causal order (those sent while it was away come back through repair),
+ *   and its own message left unacknowledged is still acknowledged;
+ * - a state database that is not SQLite makes channel_create fail with a clear error. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -129,10 +136,14 @@ static node_t *node_create(const char *config, bool start) {
   return n;
 }
 
-/* A flat configuration with `fields` (without braces) after the base. */
-static node_t *node_start(const char *fields) {
-  char config[2048];
-  snprintf(config, sizeof config, "{" BASE "%s%s}", fields[0] != '\0' ? "," : "", fields);
+static char g_dir[] = "/tmp/ld_chan_XXXXXX";
+
+/* A flat configuration with `fields` (without braces) after the base, its channel state in
+ * <g_dir>/<state>. */
+static node_t *node_start_in(const char *state, const char *fields) {
+  char config[4096];
+  snprintf(config, sizeof config, "{" BASE ",\"localStoragePath\":\"%s/%s\"%s%s}", g_dir, state,
+           fields[0] != '\0' ? "," : "", fields);
   return node_create(config, true);
 }
 
@@ -284,11 +295,14 @@ static void channel_close(node_t *n, const char *id, int ret, const char *text) 
 
 static void calls_answer_as_documented(void **state) {
   (void)state;
-  node_t *a = node_create("{\"channelsOverrides\":{\"sdsCausalHistorySize\":4,"
-                          "\"sdsAcknowledgementTimeoutMs\":2000,\"sdsMaxRetransmissions\":3},"
-                          "\"messagingOverrides\":{\"clusterId\":66,\"numShardsInCluster\":1,"
-                          "\"listenIpv4\":\"127.0.0.1\",\"logLevel\":\"WARN\"}}",
-                          true);
+  char config[1024];
+  snprintf(config, sizeof config,
+           "{\"channelsOverrides\":{\"sdsCausalHistorySize\":4,"
+           "\"sdsAcknowledgementTimeoutMs\":2000,\"sdsMaxRetransmissions\":3},"
+           "\"messagingOverrides\":{\"clusterId\":66,\"numShardsInCluster\":1,"
+           "\"listenIpv4\":\"127.0.0.1\",\"logLevel\":\"WARN\",\"localStoragePath\":\"%s/calls\"}}",
+           g_dir);
+  node_t *a = node_create(config, true);
   channel_exists(a, "room", "false");
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
   channel_exists(a, "room", "true");
@@ -346,12 +360,12 @@ static void calls_answer_as_documented(void **state) {
 static void three_participants_over_a_lossy_path(void **state) {
   (void)state;
   ld_channels_set_test_timing(1000, 4000, 2000, 1000);
-  node_t *a = node_start("");
+  node_t *a = node_start_in("lossy-a", "");
   char fields[1536];
   snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start(fields);
+  node_t *b = node_start_in("lossy-b", fields);
   snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\",\"%s\"]", a->addr, b->addr);
-  node_t *c = node_start(fields);
+  node_t *c = node_start_in("lossy-c", fields);
   node_t *nodes[3] = {a, b, c};
   const char *names[3] = {"alice", "bob", "carol"};
   for (int i = 0; i < 3; i++)
@@ -427,10 +441,177 @@ static void three_participants_over_a_lossy_path(void **state) {
   node_free(a);
 }
 
+/* ---- restart -------------------------------------------------------------------------------- */
+
+/* A conversation: turn k is spoken by speakers[k], after it has received turn k-1 (when another
+ * participant spoke it). Texts are "<name>-<k>". */
+#define MAX_TURNS 32
+
+typedef struct talk {
+  node_t *nodes[3];
+  const char *names[3];
+  int speakers[MAX_TURNS];
+  char ids[MAX_TURNS][64];
+  int n;
+} talk_t;
+
+static void turn(talk_t *t, int speaker) {
+  int k = t->n;
+  if (k > 0 && t->speakers[k - 1] != speaker) {
+    char prev[64];
+    snprintf(prev, sizeof prev, "%s-%d", t->names[t->speakers[k - 1]], k - 1);
+    if (!wait_until(t->nodes[speaker], pred_received, prev))
+      fail_msg("%s never received %s", t->names[speaker], prev);
+  }
+  char text[64];
+  snprintf(text, sizeof text, "%s-%d", t->names[speaker], k);
+  channel_send_text(t->nodes[speaker], text, t->ids[k]);
+  t->speakers[k] = speaker;
+  t->n++;
+}
+
+/* Appends the channel payloads `n` delivered to `out`. */
+static int collect(node_t *n, char out[][64], int at, int max) {
+  return at + received_texts(n, out + at, max - at);
+}
+
+static void a_participant_restarts_mid_conversation(void **state) {
+  (void)state;
+  ld_channels_set_test_timing(1000, 4000, 2000, 1000);
+  talk_t t = {.names = {"alice", "bob", "carol"}};
+  t.nodes[0] = node_start_in("restart-a", "");
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", t.nodes[0]->addr);
+  t.nodes[1] = node_start_in("restart-b", fields);
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\",\"%s\"]", t.nodes[0]->addr,
+           t.nodes[1]->addr);
+  t.nodes[2] = node_start_in("restart-c", fields);
+  for (int i = 0; i < 3; i++)
+    channel_create(t.nodes[i], "room", CTOPIC, t.names[i], RET_OK, "room");
+
+  for (int r = 0; r < 3; r++)
+    for (int i = 0; i < 3; i++)
+      turn(&t, i);
+  /* carol leaves once alice has her last message (its acknowledgement may still be under way) */
+  char last[64];
+  snprintf(last, sizeof last, "carol-%d", t.n - 1);
+  assert_true(wait_until(t.nodes[0], pred_received, last));
+  int carol_sent_first_life = 3;
+  char first_life[64][64];
+  int n_first = collect(t.nodes[2], first_life, 0, 64);
+  char carol_ids[3][64];
+  for (int r = 0; r < 3; r++)
+    snprintf(carol_ids[r], sizeof carol_ids[r], "%s", t.ids[3 * r + 2]);
+  bool carol_acked[3];
+  for (int r = 0; r < 3; r++)
+    carol_acked[r] = count(t.nodes[2], "channel_message_delivered", "requestId", carol_ids[r]) > 0;
+  node_free(t.nodes[2]);
+  t.nodes[2] = NULL;
+
+  for (int r = 0; r < 3; r++)
+    for (int i = 0; i < 2; i++)
+      turn(&t, i);
+
+  /* carol comes back on her state directory */
+  t.nodes[2] = node_start_in("restart-c", fields);
+  uint64_t t0 = ld_now_ms();
+  channel_create(t.nodes[2], "room", CTOPIC, "carol", RET_OK, "room");
+  printf("channel resumed in %llu ms\n", (unsigned long long)(ld_now_ms() - t0));
+  for (int r = 0; r < 2; r++)
+    for (int i = 0; i < 3; i++)
+      turn(&t, i);
+  snprintf(last, sizeof last, "carol-%d", t.n - 1);
+  for (int i = 0; i < 2; i++)
+    assert_true(wait_until(t.nodes[i], pred_received, last));
+
+  /* across both lives carol delivers each message of the others once, in the conversation's
+   * order */
+  char all[64][64];
+  memcpy(all, first_life, sizeof first_life);
+  int n_all = collect(t.nodes[2], all, n_first, 64);
+  int at = 0;
+  for (int k = 0; k < t.n; k++) {
+    if (t.speakers[k] == 2)
+      continue;
+    char want[64];
+    snprintf(want, sizeof want, "%s-%d", t.names[t.speakers[k]], k);
+    if (at >= n_all || strcmp(all[at], want) != 0)
+      fail_msg("carol delivered %s at %d, expected %s", at < n_all ? all[at] : "nothing", at, want);
+    at++;
+  }
+  assert_int_equal(at, n_all);
+  /* her messages of the first life are acknowledged in one life or the other */
+  for (int r = 0; r < carol_sent_first_life; r++) {
+    if (carol_acked[r])
+      continue;
+    req_event_t delivered = {"channel_message_delivered", carol_ids[r]};
+    if (!wait_until(t.nodes[2], pred_event, &delivered))
+      fail_msg("carol's first-life message %d never acknowledged", r);
+  }
+  /* the others delivered everything once too */
+  for (int i = 0; i < 2; i++) {
+    char got[64][64];
+    int k = received_texts(t.nodes[i], got, 64);
+    int expect = 0;
+    for (int j = 0; j < t.n; j++)
+      expect += t.speakers[j] != i;
+    assert_int_equal(k, expect);
+  }
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(count(t.nodes[i], "channel_message_error", NULL, NULL), 0);
+    assert_int_equal(count(t.nodes[i], "channel_message_delivery_error", NULL, NULL), 0);
+  }
+  ld_channels_set_test_timing(0, 0, 0, 0);
+  for (int i = 2; i >= 0; i--)
+    node_free(t.nodes[i]);
+}
+
+static void a_corrupted_state_database_is_refused(void **state) {
+  (void)state;
+  char dir[256], path[300];
+  snprintf(dir, sizeof dir, "%s/corrupt", g_dir);
+  assert_int_equal(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof path, "%s/channels.sqlite3", dir);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  for (int i = 0; i < 4096; i++)
+    fputc((i * 7919) & 0xff, f);
+  fclose(f);
+  node_t *a = node_start_in("corrupt", "");
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_channel_create(a->ctx, on_reply, &r, "room", CTOPIC, "alice"),
+                   RET_OK);
+  char text[1024];
+  reply_expect(&r, RET_ERR, NULL, text, sizeof text);
+  char want[512];
+  snprintf(want, sizeof want,
+           PREFIX "ChannelCreate failed: channel state store: %s is corrupted: file is not a "
+                  "database",
+           path);
+  assert_string_equal(text, want);
+  channel_exists(a, "room", "false");
+  node_free(a);
+}
+
+static int setup(void **state) {
+  (void)state;
+  return mkdtemp(g_dir) != NULL ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(calls_answer_as_documented),
       cmocka_unit_test(three_participants_over_a_lossy_path),
+      cmocka_unit_test(a_participant_restarts_mid_conversation),
+      cmocka_unit_test(a_corrupted_state_database_is_refused),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }
