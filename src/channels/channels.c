@@ -12,6 +12,8 @@
 #include "base/log.h"
 #include "channels/channel_store.h"
 #include "channels/channels.h"
+#include "channels/segment.h"
+#include "crypto/keccak.h"
 #include "crypto/crypto.h"
 #include "node/broker.h"
 
@@ -52,6 +54,7 @@ struct ch_channel {
   bool report_due; /* a request completed outside the pump: report on the next timer */
   bool closed;
   size_t log_puts; /* log rows stored since the last trim */
+  ld_reassembler_t *segments;
 };
 
 struct ld_channels {
@@ -95,11 +98,12 @@ void ld_channels_config_default(ld_channels_config_t *cfg) {
   if (sync > 0)
     cfg->sds.sync_interval_ms = sync;
   uint64_t ack = atomic_load(&g_test_ack);
-  if (ack > 0) {
+  if (ack > 0) { /* short acknowledgement timeouts: more attempts, as the window stays short */
     cfg->sds.ack_timeout_ms = ack;
     cfg->sds.possibly_acked_timeout_ms = 2 * ack;
+    cfg->sds.max_retransmissions = 10;
   }
-  cfg->max_payload = LD_CHANNELS_DEFAULT_MAX_PAYLOAD;
+  cfg->segment_size = LD_CHANNELS_DEFAULT_SEGMENT_SIZE;
   cfg->max_requests = LD_CHANNELS_DEFAULT_MAX_REQUESTS;
 }
 
@@ -353,6 +357,37 @@ static void on_acked(ch_channel_t *ch, const ld_sds_event_t *ev, bool failed) {
   request_report(r);
 }
 
+static void deliver(ch_channel_t *ch, const char *sender, const uint8_t *payload, size_t len) {
+  ld_channel_event_t out = {
+      .channel_id = ch->id, .sender_id = sender, .payload = payload, .payload_len = len};
+  publish(ch, LD_EVENT_CHANNEL_RECEIVED, &out);
+}
+
+/* A message delivered by SDS: a whole payload, or a segment for reassembly. */
+static void on_delivered(ch_channel_t *ch, const ld_sds_event_t *ev) {
+  ld_segment_t seg;
+  int rc = ev->type == LD_SDS_EV_DELIVERED ? ld_segment_decode(ev->data, ev->len, &seg)
+                                           : LD_ERR_MALFORMED;
+  if (rc == LD_ERR_MALFORMED) {
+    deliver(ch, ev->sender_id, ev->data, ev->len);
+    return;
+  }
+  if (rc != 0) {
+    LD_WARN(TOPIC, "channel %s: parity segment from %s dropped (no Reed-Solomon decoding)", ch->id,
+            ev->sender_id);
+    return;
+  }
+  uint8_t *whole = NULL;
+  size_t whole_len = 0;
+  rc = ld_reassembler_add(ch->segments, ev->sender_id, &seg, wall_ms(), &whole, &whole_len);
+  if (rc == LD_REASSEMBLY_COMPLETE)
+    deliver(ch, ev->sender_id, whole, whole_len);
+  else if (rc != LD_REASSEMBLY_HELD)
+    LD_WARN(TOPIC, "channel %s: segment %u/%u from %s discarded (%d)", ch->id, seg.index, seg.count,
+            ev->sender_id, rc);
+  free(whole);
+}
+
 static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
   switch (ev->type) {
   case LD_SDS_EV_SEND:
@@ -362,14 +397,9 @@ static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
     persist_log(ch, ev->message_id, ev->lamport, ev->sender_id, ev->hint, ev->hint_len);
     persist_delete(ch, LD_CHANNEL_RECORD_INCOMING, ev->message_id);
     /* fall through */
-  case LD_SDS_EV_EPHEMERAL: {
-    ld_channel_event_t out = {.channel_id = ch->id,
-                              .sender_id = ev->sender_id,
-                              .payload = ev->data,
-                              .payload_len = ev->len};
-    publish(ch, LD_EVENT_CHANNEL_RECEIVED, &out);
+  case LD_SDS_EV_EPHEMERAL:
+    on_delivered(ch, ev);
     break;
-  }
   case LD_SDS_EV_ACKNOWLEDGED:
     on_acked(ch, ev, false);
     break;
@@ -404,6 +434,7 @@ static void pump(ch_channel_t *ch) {
 
 static void on_timer(uv_timer_t *t) {
   ch_channel_t *ch = t->data;
+  (void)ld_reassembler_expire(ch->segments, wall_ms(), NULL);
   int rc = ld_sds_handle_timeout(ch->sds, wall_ms());
   if (rc != 0)
     LD_WARN(TOPIC, "channel %s: timers: %s", ch->id, ld_strerror(rc));
@@ -413,7 +444,10 @@ static void on_timer(uv_timer_t *t) {
 static void rearm(ch_channel_t *ch) {
   if (ch->closed)
     return;
-  uint64_t now = wall_ms(), at = ld_sds_next_deadline(ch->sds);
+  uint64_t now = wall_ms(), at = ld_sds_next_deadline(ch->sds), expiry = UINT64_MAX;
+  (void)ld_reassembler_expire(ch->segments, now, &expiry);
+  if (expiry < at)
+    at = expiry;
   if (ch->report_due)
     at = now;
   if (at == UINT64_MAX) {
@@ -492,7 +526,7 @@ ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_chan
   int e = LD_ERR_INVALID_ARG;
   ld_channels_t *c = NULL;
   if (loop == NULL || m == NULL || cfg == NULL || ld_sds_config_check(&cfg->sds) != 0 ||
-      cfg->max_payload == 0 || cfg->max_requests == 0)
+      cfg->segment_size <= LD_SEGMENT_OVERHEAD || cfg->max_requests == 0)
     goto fail;
   e = LD_ERR_NOMEM;
   c = calloc(1, sizeof *c);
@@ -566,6 +600,8 @@ static void channel_teardown(ch_channel_t *ch) {
   ch->by_seg = NULL;
   ld_sds_free(ch->sds);
   ch->sds = NULL;
+  ld_reassembler_free(ch->segments);
+  ch->segments = NULL;
   uv_timer_stop(&ch->timer);
   uv_close((uv_handle_t *)&ch->timer, on_channel_closed);
 }
@@ -681,7 +717,10 @@ int ld_channels_create(ld_channels_t *c, const char *channel_id, const char *con
   ch->topic = dup_text(content_topic);
   ch->sender = dup_text(sender_id);
   ch->by_seg = ld_hashmap_new(16);
-  if (ch->id == NULL || ch->topic == NULL || ch->sender == NULL || ch->by_seg == NULL)
+  ch->segments = ld_reassembler_new(LD_SEGMENT_DEFAULT_MAX_SETS, LD_SEGMENT_DEFAULT_MAX_BYTES,
+                                    LD_SEGMENT_DEFAULT_TIMEOUT_MS);
+  if (ch->id == NULL || ch->topic == NULL || ch->sender == NULL || ch->by_seg == NULL ||
+      ch->segments == NULL)
     goto fail;
   rc = ld_sds_new(&c->cfg.sds, channel_id, sender_id, wall_ms(), &ch->sds);
   if (rc != 0)
@@ -707,6 +746,7 @@ fail_why:
     }
     ld_sds_free(ch->sds);
     ld_hashmap_free(ch->by_seg, NULL);
+    ld_reassembler_free(ch->segments);
     free(ch->id);
     free(ch->topic);
     free(ch->sender);
@@ -777,6 +817,29 @@ static int send_segment(ch_channel_t *ch, ch_request_t *r, uint32_t i, const uin
   return rc;
 }
 
+/* Segments of a payload of `len` bytes: 1 up to the segment size (sent unwrapped), else
+ * ceil(len / chunk); 0 when over LD_SEGMENT_MAX_SEGMENTS. */
+static uint32_t segments_for(const ld_channels_config_t *cfg, size_t len, size_t *chunk) {
+  *chunk = cfg->segment_size - LD_SEGMENT_OVERHEAD;
+  if (len <= cfg->segment_size)
+    return 1;
+  size_t n = (len + *chunk - 1) / *chunk;
+  return n <= LD_SEGMENT_MAX_SEGMENTS ? (uint32_t)n : 0;
+}
+
+/* Wraps and sends segment `i` of `n` of the payload. */
+static int send_wrapped(ch_channel_t *ch, ch_request_t *r, const uint8_t hash[32], uint32_t i,
+                        uint32_t n, const uint8_t *payload, size_t len, size_t chunk) {
+  size_t off = (size_t)i * chunk, part = len - off < chunk ? len - off : chunk;
+  ld_buf_t seg;
+  ld_buf_init(&seg);
+  int rc = ld_segment_encode(hash, i, n, payload + off, part, &seg);
+  if (rc == 0)
+    rc = send_segment(ch, r, i, seg.data, seg.len);
+  ld_buf_clear(&seg);
+  return rc;
+}
+
 int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *payload, size_t len,
                      bool ephemeral, char request_id[LD_CHANNEL_REQUEST_ID_LEN + 1], char *why,
                      size_t why_cap) {
@@ -787,9 +850,12 @@ int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *pa
     snprintf(why, why_cap, "empty payload");
     return LD_ERR_INVALID_ARG;
   }
-  if (len > c->cfg.max_payload) {
-    snprintf(why, why_cap, "payload of %zu bytes exceeds the maximum of %zu bytes", len,
-             c->cfg.max_payload);
+  size_t chunk;
+  uint32_t n = segments_for(&c->cfg, len, &chunk);
+  if (n == 0 || (ephemeral && n > 1)) {
+    snprintf(why, why_cap, "payload of %zu bytes exceeds the maximum of %zu bytes%s", len,
+             ephemeral ? c->cfg.segment_size : (size_t)LD_SEGMENT_MAX_SEGMENTS * chunk,
+             ephemeral ? " (ephemeral messages are not segmented)" : "");
     return LD_ERR_TOO_LARGE;
   }
   if (ch->n_requests >= c->cfg.max_requests) {
@@ -797,12 +863,28 @@ int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *pa
              c->cfg.max_requests);
     return LD_ERR_LIMIT;
   }
-  ch_request_t *r = request_new(ch, 1, ephemeral);
+  ch_request_t *r = request_new(ch, n, ephemeral);
   if (r == NULL) {
     snprintf(why, why_cap, "%s", ld_strerror(LD_ERR_NOMEM));
     return LD_ERR_NOMEM;
   }
-  int rc = send_segment(ch, r, 0, payload, len);
+  uint8_t hash[LD_KECCAK256_LEN];
+  if (n > 1)
+    ld_keccak256(payload, len, hash);
+  int rc = n == 1 ? send_segment(ch, r, 0, payload, len)
+                  : send_wrapped(ch, r, hash, 0, n, payload, len, chunk);
+  for (uint32_t i = 1; rc == 0 && i < n; i++) {
+    rc = send_wrapped(ch, r, hash, i, n, payload, len, chunk);
+    if (rc != 0) { /* the first segments are out: the rest are reported failed */
+      r->dispatch_failed += n - i;
+      r->delivery_failed++;
+      snprintf(r->error, sizeof r->error, "segment %u of %u not sent: %s", i, n, ld_strerror(rc));
+      snprintf(r->delivery_error, sizeof r->delivery_error, "%s", r->error);
+      ch->report_due = true;
+      rc = 0;
+      break;
+    }
+  }
   if (rc != 0) {
     snprintf(why, why_cap, "%s", ld_strerror(rc));
     request_unlink(r);

@@ -26,9 +26,16 @@
  * A request gets one of SENT / ERROR, and (not ephemeral) one of DELIVERED / DELIVERY_ERROR, in
  * either order. Each request's terminal events fire at most once.
  *
+ * Segmentation (LIP-243, channels/segment.h): a payload over `segment_size` is split; each
+ * segment is its own SDS message (so each is acknowledged, retransmitted and repaired on its
+ * own); the request is SENT when every segment propagated and DELIVERED when every segment is
+ * acknowledged. Received segments are reassembled per (sender, hash) and delivered whole once
+ * keccak256 matches. Partial reassemblies are not persisted.
+ *
  * Limits: LD_CHANNELS_MAX_CHANNELS channels; per channel `max_requests` requests whose events are
  * not all reported (beyond: LD_ERR_LIMIT); the engine's own limits (sds.h); payloads up to
- * `max_payload` bytes.
+ * LD_SEGMENT_MAX_SEGMENTS segments; reassembly per channel: LD_SEGMENT_DEFAULT_MAX_SETS sets,
+ * LD_SEGMENT_DEFAULT_MAX_BYTES bytes, LD_SEGMENT_DEFAULT_TIMEOUT_MS.
  *
  * Threading: the node's loop thread only. */
 #ifndef LD_CHANNELS_CHANNELS_H
@@ -49,8 +56,8 @@
 /* Longest channel ID and sender ID (bytes). */
 #define LD_CHANNEL_ID_MAX 255u
 
-/* Default largest payload of one channel message: the LIP's segment size. */
-#define LD_CHANNELS_DEFAULT_MAX_PAYLOAD 102400u
+/* The LIP's segment size: larger payloads are sent as LIP-243 segments (channels/segment.h). */
+#define LD_CHANNELS_DEFAULT_SEGMENT_SIZE 102400u
 #define LD_CHANNELS_DEFAULT_MAX_REQUESTS 2000u
 
 enum {
@@ -72,7 +79,10 @@ typedef struct ld_channel_event {
 
 typedef struct ld_channels_config {
   ld_sds_config_t sds;
-  size_t max_payload;  /* LD_CHANNELS_DEFAULT_MAX_PAYLOAD */
+  /* Payloads up to segment_size go out as one SDS message; larger ones as segments of at most
+   * segment_size bytes (wrapper included), at most LD_SEGMENT_MAX_SEGMENTS of them. Must exceed
+   * LD_SEGMENT_OVERHEAD. */
+  size_t segment_size; /* LD_CHANNELS_DEFAULT_SEGMENT_SIZE */
   size_t max_requests; /* per channel, LD_CHANNELS_DEFAULT_MAX_REQUESTS */
   /* The SQLite file of the channels' state (channels/channel_store.h), opened at the first
    * create; "" = no persistence. A channel created again (same ID and sender, in this or a
@@ -88,7 +98,8 @@ void ld_channels_config_default(ld_channels_config_t *cfg);
 /* Tests only: SDS-R T_min / T_max, the sync interval and the acknowledgement timeout that
  * ld_channels_config_default gives from now on in this process (0 keeps a default). With T_min
  * and T_max set, a missing dependency is also requested up to 20 times and declared lost after
- * 25 T_max (a test over a lossy path has no store to fall back to). Any thread. */
+ * 25 T_max (a test over a lossy path has no store to fall back to); with the acknowledgement
+ * timeout set, a message is retransmitted up to 10 times. Any thread. */
 void ld_channels_set_test_timing(uint64_t repair_t_min_ms, uint64_t repair_t_max_ms,
                                  uint64_t sync_interval_ms, uint64_t ack_timeout_ms);
 

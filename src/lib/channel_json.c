@@ -15,6 +15,7 @@
 #define PARSE_PREFIX "Failed to parse channel message JSON: "
 #define MAX_ACK_TIMEOUT_MS 86400000
 #define MAX_RETRANSMISSIONS 1000
+#define MIN_SEGMENT_SIZE 128
 
 /* ---- configuration -------------------------------------------------------------------------- */
 
@@ -47,10 +48,11 @@ int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_confi
     out->sds.causal_history_size = (uint32_t)in->causal_history_size;
   }
   if (in->has_segment_size) {
-    if (in->segment_size_bytes < 1 || in->segment_size_bytes > LD_NODE_MAX_MSG_SIZE_LIMIT)
-      return out_of_range(why, why_cap, "segmentationSegmentSizeBytes", in->segment_size_bytes, 1,
-                          LD_NODE_MAX_MSG_SIZE_LIMIT);
-    out->max_payload = (size_t)in->segment_size_bytes;
+    if (in->segment_size_bytes < MIN_SEGMENT_SIZE ||
+        in->segment_size_bytes > LD_NODE_MAX_MSG_SIZE_LIMIT)
+      return out_of_range(why, why_cap, "segmentationSegmentSizeBytes", in->segment_size_bytes,
+                          MIN_SEGMENT_SIZE, LD_NODE_MAX_MSG_SIZE_LIMIT);
+    out->segment_size = (size_t)in->segment_size_bytes;
   }
   if (ld_sds_config_check(&out->sds) != 0)
     return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG, "inconsistent channelsOverrides");

@@ -100,6 +100,25 @@ static bool test_loss_drops(const ld_fanout_message_t *m) {
   return drop;
 }
 
+static _Atomic uint64_t g_drop_min_len;
+static _Atomic int64_t g_drop_left;
+
+void ld_fanout_set_test_drop_large(size_t min_payload_len, uint32_t count) {
+  atomic_store(&g_drop_min_len, (uint64_t)min_payload_len);
+  atomic_store(&g_drop_left, (int64_t)count);
+}
+
+/* One of the next `count` messages from peers with a payload of at least `min_payload_len`. */
+static bool test_drop_large(const ld_fanout_message_t *m) {
+  if (atomic_load_explicit(&g_drop_left, memory_order_relaxed) <= 0 || m->own ||
+      m->msg->payload_len < atomic_load(&g_drop_min_len))
+    return false;
+  if (atomic_fetch_sub(&g_drop_left, 1) <= 0)
+    return false;
+  atomic_fetch_add(&g_loss_dropped, 1);
+  return true;
+}
+
 uint64_t ld_fanout_test_loss_dropped(void) {
   return atomic_load(&g_loss_dropped);
 }
@@ -107,7 +126,7 @@ uint64_t ld_fanout_test_loss_dropped(void) {
 int ld_fanout_dispatch(ld_fanout_t *f, const ld_fanout_message_t *m) {
   if (f->dispatching)
     return LD_ERR_STATE;
-  if (test_loss_drops(m))
+  if (test_loss_drops(m) || test_drop_large(m))
     return 0;
   f->dispatching = true;
   uint64_t limit = f->next_order;

@@ -65,6 +65,10 @@ int ld_fanout_dispatch(ld_fanout_t *f, const ld_fanout_message_t *m);
  * that came from peers (never the node's own), before any stage, as if relay had not delivered
  * them (pseudo-random from `seed`); 0 turns it off. Any thread. */
 void ld_fanout_set_test_loss(uint32_t permille, uint64_t seed);
+/* Tests only: drops the next `count` messages from peers whose payload has at least
+ * `min_payload_len` bytes (counted with the test loss). Any thread. */
+void ld_fanout_set_test_drop_large(size_t min_payload_len, uint32_t count);
+
 /* Messages dropped by the test loss since it was last set. */
 uint64_t ld_fanout_test_loss_dropped(void);
 

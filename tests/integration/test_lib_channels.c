@@ -10,7 +10,9 @@
  *   resumes the channel: across its two lives it delivers every other participant's message
  *   exactly once and in causal order (those sent while it was away come back through repair),
  *   and its own message left unacknowledged is still acknowledged;
- * - a state database that is not SQLite makes channel_create fail with a clear error. */
+ * - a state database that is not SQLite makes channel_create fail with a clear error;
+ * - a 1 MiB payload crosses as LIP-243 segments, one of which is lost on the way and repaired,
+ *   and arrives whole; its send ends as sent and delivered. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -594,6 +596,92 @@ static void a_corrupted_state_database_is_refused(void **state) {
   node_free(a);
 }
 
+/* ---- segmentation -----------------------------------------------------------------------------
+ */
+
+#define BIG (1024 * 1024)
+
+/* The payload of the first channel_message_received of `n` with `len` bytes into `out`. */
+static bool pred_big(node_t *n, const void *arg) {
+  (void)arg;
+  bool found = false;
+  pthread_mutex_lock(&n->mu);
+  for (int i = 0; i < n->n_events && !found; i++)
+    found = strstr(n->events[i], "channel_message_received") != NULL && strlen(n->events[i]) > BIG;
+  pthread_mutex_unlock(&n->mu);
+  return found;
+}
+
+static void a_large_payload_crosses_as_segments(void **state) {
+  (void)state;
+  /* segments of 120 KB each: acknowledgements take longer than 1 s under the sanitizers */
+  ld_channels_set_test_timing(1000, 4000, 2000, 5000);
+  node_t *a = node_start_in("big-a", "");
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
+  node_t *b = node_start_in("big-b", fields);
+  channel_create(a, "files", CTOPIC, "alice", RET_OK, "files");
+  channel_create(b, "files", CTOPIC, "bob", RET_OK, "files");
+  /* bob sees alice before the big send (so that nothing waits for the mesh) */
+  char id[64];
+  channel_send_json(a, "files", "{\"payload\":\"aGVsbG8=\"}", RET_OK, NULL, id);
+  req_event_t hello = {"channel_message_delivered", id};
+  assert_true(wait_until(a, pred_event, &hello));
+
+  uint8_t *big = malloc(BIG);
+  uint64_t x = 88172645463325252u;
+  for (size_t i = 0; i < BIG; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    big[i] = (uint8_t)x;
+  }
+  size_t b64_cap = (BIG + 2) / 3 * 4 + 1;
+  char *json = malloc(b64_cap + 32);
+  strcpy(json, "{\"payload\":\"");
+  assert_true(ld_base64_encode(big, BIG, json + strlen(json), b64_cap) > 0);
+  strcat(json, "\"}");
+  ld_fanout_set_test_loss(0, 0);
+  ld_fanout_set_test_drop_large(90000, 1); /* one segment lost on the way */
+  channel_send_json(a, "files", json, RET_OK, NULL, id);
+  assert_true(wait_until(b, pred_big, NULL));
+  req_event_t sent = {"channel_message_sent", id}, delivered = {"channel_message_delivered", id};
+  assert_true(wait_until(a, pred_event, &sent));
+  if (!wait_until(a, pred_event, &delivered)) {
+    for (int i = 0; i < a->n_events; i++)
+      fprintf(stderr, "A: %.300s\n", a->events[i]);
+    fail_msg("the 1 MiB send was never acknowledged");
+  }
+  assert_int_equal(ld_fanout_test_loss_dropped(), 1);
+
+  /* the payload arrived whole, once */
+  int found = 0;
+  pthread_mutex_lock(&b->mu);
+  for (int i = 0; i < b->n_events; i++) {
+    if (strlen(b->events[i]) < BIG)
+      continue;
+    json_error_t e;
+    json_t *v = json_loads(b->events[i], 0, &e);
+    assert_non_null(v);
+    assert_string_equal(field(v, "senderId"), "alice");
+    const char *p = field(v, "payload");
+    uint8_t *got = malloc(BIG + 3);
+    size_t n = 0;
+    assert_int_equal(ld_base64_decode(p, strlen(p), got, BIG + 3, &n), 0);
+    assert_int_equal(n, BIG);
+    assert_memory_equal(got, big, BIG);
+    free(got);
+    json_decref(v);
+    found++;
+  }
+  pthread_mutex_unlock(&b->mu);
+  assert_int_equal(found, 1);
+  free(json);
+  free(big);
+  ld_fanout_set_test_drop_large(0, 0);
+  ld_channels_set_test_timing(0, 0, 0, 0);
+  node_free(b);
+  node_free(a);
+}
+
 static int setup(void **state) {
   (void)state;
   return mkdtemp(g_dir) != NULL ? 0 : -1;
@@ -612,6 +700,9 @@ int main(void) {
       cmocka_unit_test(three_participants_over_a_lossy_path),
       cmocka_unit_test(a_participant_restarts_mid_conversation),
       cmocka_unit_test(a_corrupted_state_database_is_refused),
+      cmocka_unit_test(a_large_payload_crosses_as_segments),
   };
+  if (getenv("LD_TEST_FILTER") != NULL)
+    cmocka_set_test_filter(getenv("LD_TEST_FILTER"));
   return cmocka_run_group_tests(tests, setup, teardown);
 }
