@@ -65,14 +65,32 @@ struct ld_channels {
   ld_hashmap_t *channels;    /* channel ID → ch_channel_t */
   ld_hashmap_t *pending;     /* messaging request ID → ch_pending_t */
   ld_channel_store_t *store; /* NULL until the first create (or without persistence) */
+  ld_hashmap_t *crypto;      /* channel ID → ch_crypto_t (the application's encryption hook) */
+  /* rate limit */
+  uv_timer_t rl_timer;
+  struct rl_item *rl_head, *rl_tail;       /* first transmissions and repair answers */
+  struct rl_item *rl_bg_head, *rl_bg_tail; /* retransmissions and syncs: after the others */
+  size_t rl_queued, rl_queued_bytes;
+  uint64_t rl_epoch, rl_used, rl_dropped, rl_coalesced;
   int64_t handles[3];
   size_t open_handles; /* channels whose timer is not closed yet, + 1 for the manager */
   bool freeing;
 };
 
+typedef struct ch_crypto {
+  ld_channel_crypto_fn encrypt, decrypt;
+  void *user_data;
+} ch_crypto_t;
+
 /* ---- configuration -------------------------------------------------------------------------- */
 
 static _Atomic uint64_t g_test_t_min, g_test_t_max, g_test_sync, g_test_ack;
+static _Atomic uint64_t g_test_rl_epoch, g_test_rl_per_epoch;
+
+void ld_channels_set_test_rate_limit(uint64_t epoch_ms, uint64_t per_epoch) {
+  atomic_store(&g_test_rl_epoch, epoch_ms);
+  atomic_store(&g_test_rl_per_epoch, per_epoch);
+}
 
 void ld_channels_set_test_timing(uint64_t repair_t_min_ms, uint64_t repair_t_max_ms,
                                  uint64_t sync_interval_ms, uint64_t ack_timeout_ms) {
@@ -104,6 +122,16 @@ void ld_channels_config_default(ld_channels_config_t *cfg) {
     cfg->sds.max_retransmissions = 10;
   }
   cfg->segment_size = LD_CHANNELS_DEFAULT_SEGMENT_SIZE;
+  cfg->rate_limit_epoch_ms = LD_CHANNELS_DEFAULT_EPOCH_MS;
+  cfg->rate_limit_per_epoch = 1;
+  cfg->rate_limit_max_queued = LD_CHANNELS_DEFAULT_MAX_QUEUED;
+  cfg->rate_limit_max_queued_bytes = LD_CHANNELS_DEFAULT_MAX_QUEUED_BYTES;
+  uint64_t rl_epoch = atomic_load(&g_test_rl_epoch), rl_n = atomic_load(&g_test_rl_per_epoch);
+  if (rl_epoch > 0 && rl_n > 0) {
+    cfg->rate_limit = true;
+    cfg->rate_limit_epoch_ms = rl_epoch;
+    cfg->rate_limit_per_epoch = rl_n;
+  }
   cfg->max_requests = LD_CHANNELS_DEFAULT_MAX_REQUESTS;
 }
 
@@ -298,23 +326,19 @@ static void segment_dispatch_failed(ch_request_t *r, const char *error) {
 }
 
 /* Hands one SDS message to the MessagingClient. */
-static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
+/* Hands one SDS message to the MessagingClient now. */
+static void dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *message_id,
+                     const uint8_t *data, size_t len, uint64_t lamport) {
   ld_channels_t *c = ch->mgr;
-  ld_messaging_envelope_t env = {ch->topic,  ev->data,
-                                 ev->len,    (const uint8_t *)LD_CHANNELS_MARKER,
-                                 MARKER_LEN, send_is_ephemeral(ev->send_kind)};
+  ld_messaging_envelope_t env = {ch->topic,  data,
+                                 len,        (const uint8_t *)LD_CHANNELS_MARKER,
+                                 MARKER_LEN, send_is_ephemeral(kind)};
   char msg_req[LD_MESSAGING_REQUEST_ID_LEN + 1], why[256] = "";
   int rc = ld_messaging_send(c->messaging, &env, msg_req, why, sizeof why);
-  bool first = ev->send_kind == LD_SDS_SEND_CONTENT || ev->send_kind == LD_SDS_SEND_EPHEMERAL;
-  ch_request_t *r = first ? request_of(ch, ev->message_id) : NULL;
-  uint64_t lamport = 0;
-  if (ev->send_kind == LD_SDS_SEND_CONTENT && r != NULL)
-    lamport = persist_own(ch, ev, r);
-  else if (ev->send_kind == LD_SDS_SEND_RETRANSMISSION && c->store != NULL)
-    ld_channel_store_count_retransmission(c->store, ch->id, ev->message_id);
+  bool first = kind == LD_SDS_SEND_CONTENT || kind == LD_SDS_SEND_EPHEMERAL;
+  ch_request_t *r = first ? request_of(ch, message_id) : NULL;
   if (rc != 0) {
-    LD_WARN(TOPIC, "channel %s: %s send failed: %s", ch->id, ld_sds_send_kind_name(ev->send_kind),
-            why);
+    LD_WARN(TOPIC, "channel %s: %s send failed: %s", ch->id, ld_sds_send_kind_name(kind), why);
     if (r != NULL) {
       segment_dispatch_failed(r, why[0] != '\0' ? why : ld_strerror(rc));
       ch->report_due = true;
@@ -324,7 +348,7 @@ static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
   if (r == NULL)
     return;
   ch_pending_t *p = calloc(1, sizeof *p);
-  char *seg = p != NULL ? dup_text(ev->message_id) : NULL;
+  char *seg = p != NULL ? dup_text(message_id) : NULL;
   if (seg == NULL || ld_hashmap_put(c->pending, msg_req, strlen(msg_req), p, NULL) != 0) {
     /* Without a way to learn the outcome, the dispatch counts as done. */
     free(seg);
@@ -337,6 +361,158 @@ static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
   p->req = r;
   p->seg_id = seg;
   p->lamport = lamport;
+}
+
+/* ---- rate limit: a per-epoch budget of messages, queued beyond it --------------------------- */
+
+typedef struct rl_item {
+  char *channel_id, *message_id;
+  ld_sds_send_kind_t kind;
+  uint8_t *data;
+  size_t len;
+  uint64_t lamport;
+  struct rl_item *next;
+} rl_item_t;
+
+static void rl_item_free(rl_item_t *q) {
+  free(q->channel_id);
+  free(q->message_id);
+  free(q->data);
+  free(q);
+}
+
+static uint64_t rl_epoch(const ld_channels_t *c, uint64_t now) {
+  return now / c->cfg.rate_limit_epoch_ms;
+}
+
+/* True when one more message fits the current epoch (and charges it). */
+static bool rl_admit(ld_channels_t *c) {
+  if (!c->cfg.rate_limit)
+    return true;
+  uint64_t e = rl_epoch(c, wall_ms());
+  if (e != c->rl_epoch) {
+    c->rl_epoch = e;
+    c->rl_used = 0;
+  }
+  if (c->rl_used >= c->cfg.rate_limit_per_epoch)
+    return false;
+  c->rl_used++;
+  return true;
+}
+
+static void rl_on_timer(uv_timer_t *t);
+
+static bool rl_background(ld_sds_send_kind_t k) {
+  return k == LD_SDS_SEND_RETRANSMISSION || k == LD_SDS_SEND_SYNC;
+}
+
+/* A retransmission of a message already waiting adds nothing. */
+static bool rl_waiting(const ld_channels_t *c, const char *channel_id, const char *message_id) {
+  for (int l = 0; l < 2; l++)
+    for (const rl_item_t *q = l == 0 ? c->rl_head : c->rl_bg_head; q != NULL; q = q->next)
+      if (q->message_id != NULL && strcmp(q->message_id, message_id) == 0 &&
+          strcmp(q->channel_id, channel_id) == 0)
+        return true;
+  return false;
+}
+
+static void rl_arm(ld_channels_t *c) {
+  if ((c->rl_head == NULL && c->rl_bg_head == NULL) || c->freeing)
+    return;
+  uint64_t now = wall_ms(), next = (rl_epoch(c, now) + 1) * c->cfg.rate_limit_epoch_ms;
+  uv_timer_start(&c->rl_timer, rl_on_timer, next > now ? next - now : 0, 0);
+}
+
+/* Queues a send over the budget. First transmissions beyond the queue's bound fail their
+ * request (reported); other sends are dropped and counted (SDS sends them again). */
+static void rl_enqueue(ch_channel_t *ch, const ld_sds_event_t *ev, uint64_t lamport) {
+  ld_channels_t *c = ch->mgr;
+  if (ev->send_kind == LD_SDS_SEND_RETRANSMISSION && ev->message_id != NULL &&
+      rl_waiting(c, ch->id, ev->message_id)) {
+    c->rl_coalesced++;
+    return;
+  }
+  rl_item_t *q = NULL;
+  if (c->rl_queued < c->cfg.rate_limit_max_queued &&
+      c->rl_queued_bytes + ev->len <= c->cfg.rate_limit_max_queued_bytes &&
+      (q = calloc(1, sizeof *q)) != NULL) {
+    q->channel_id = dup_text(ch->id);
+    q->message_id = ev->message_id != NULL ? dup_text(ev->message_id) : NULL;
+    q->data = malloc(ev->len > 0 ? ev->len : 1);
+    if (q->channel_id == NULL || q->data == NULL ||
+        (ev->message_id != NULL && q->message_id == NULL)) {
+      rl_item_free(q);
+      q = NULL;
+    }
+  }
+  if (q == NULL) {
+    c->rl_dropped++;
+    ch_request_t *r = request_of(ch, ev->message_id);
+    bool first = ev->send_kind == LD_SDS_SEND_CONTENT || ev->send_kind == LD_SDS_SEND_EPHEMERAL;
+    LD_WARN(TOPIC, "channel %s: rate limit queue full: %s %s", ch->id,
+            ld_sds_send_kind_name(ev->send_kind), first ? "failed" : "dropped (sent again later)");
+    if (first && r != NULL) {
+      segment_dispatch_failed(r, "rate limit queue full");
+      ch->report_due = true;
+    }
+    return;
+  }
+  memcpy(q->data, ev->data, ev->len);
+  q->len = ev->len;
+  q->kind = ev->send_kind;
+  q->lamport = lamport;
+  rl_item_t **head = rl_background(q->kind) ? &c->rl_bg_head : &c->rl_head;
+  rl_item_t **tail = rl_background(q->kind) ? &c->rl_bg_tail : &c->rl_tail;
+  if (*tail != NULL)
+    (*tail)->next = q;
+  else
+    *head = q;
+  *tail = q;
+  c->rl_queued++;
+  c->rl_queued_bytes += q->len;
+  rl_arm(c);
+}
+
+static void pump(ch_channel_t *ch);
+
+static void rl_on_timer(uv_timer_t *t) {
+  ld_channels_t *c = t->data;
+  while ((c->rl_head != NULL || c->rl_bg_head != NULL) && rl_admit(c)) {
+    bool bg = c->rl_head == NULL;
+    rl_item_t **head = bg ? &c->rl_bg_head : &c->rl_head,
+              **tail = bg ? &c->rl_bg_tail : &c->rl_tail;
+    rl_item_t *q = *head;
+    *head = q->next;
+    if (*head == NULL)
+      *tail = NULL;
+    c->rl_queued--;
+    c->rl_queued_bytes -= q->len;
+    ch_channel_t *ch = ld_hashmap_get(c->channels, q->channel_id, strlen(q->channel_id));
+    if (ch != NULL) { /* a closed channel's queued sends go with it */
+      dispatch(ch, q->kind, q->message_id, q->data, q->len, q->lamport);
+      pump(ch);
+    }
+    rl_item_free(q);
+  }
+  rl_arm(c);
+}
+
+/* Hands one SDS message to the MessagingClient, within the rate limit. */
+static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
+  ld_channels_t *c = ch->mgr;
+  bool first = ev->send_kind == LD_SDS_SEND_CONTENT || ev->send_kind == LD_SDS_SEND_EPHEMERAL;
+  ch_request_t *r = first ? request_of(ch, ev->message_id) : NULL;
+  uint64_t lamport = 0;
+  if (ev->send_kind == LD_SDS_SEND_CONTENT && r != NULL)
+    lamport = persist_own(ch, ev, r);
+  else if (ev->send_kind == LD_SDS_SEND_RETRANSMISSION && c->store != NULL)
+    ld_channel_store_count_retransmission(c->store, ch->id, ev->message_id);
+  bool waiting = rl_background(ev->send_kind) ? c->rl_head != NULL || c->rl_bg_head != NULL
+                                              : c->rl_head != NULL;
+  if (!waiting && rl_admit(c))
+    dispatch(ch, ev->send_kind, ev->message_id, ev->data, ev->len, lamport);
+  else
+    rl_enqueue(ch, ev, lamport);
 }
 
 static void on_acked(ch_channel_t *ch, const ld_sds_event_t *ev, bool failed) {
@@ -363,13 +539,15 @@ static void deliver(ch_channel_t *ch, const char *sender, const uint8_t *payload
   publish(ch, LD_EVENT_CHANNEL_RECEIVED, &out);
 }
 
-/* A message delivered by SDS: a whole payload, or a segment for reassembly. */
-static void on_delivered(ch_channel_t *ch, const ld_sds_event_t *ev) {
+static int apply_hook(ch_channel_t *ch, bool encrypt, const uint8_t *in, size_t len, uint8_t **out,
+                      size_t *out_len);
+
+/* A delivered payload in clear: a whole payload, or a segment for reassembly. */
+static void on_plain(ch_channel_t *ch, const ld_sds_event_t *ev, const uint8_t *data, size_t len) {
   ld_segment_t seg;
-  int rc = ev->type == LD_SDS_EV_DELIVERED ? ld_segment_decode(ev->data, ev->len, &seg)
-                                           : LD_ERR_MALFORMED;
+  int rc = ev->type == LD_SDS_EV_DELIVERED ? ld_segment_decode(data, len, &seg) : LD_ERR_MALFORMED;
   if (rc == LD_ERR_MALFORMED) {
-    deliver(ch, ev->sender_id, ev->data, ev->len);
+    deliver(ch, ev->sender_id, data, len);
     return;
   }
   if (rc != 0) {
@@ -386,6 +564,21 @@ static void on_delivered(ch_channel_t *ch, const ld_sds_event_t *ev) {
     LD_WARN(TOPIC, "channel %s: segment %u/%u from %s discarded (%d)", ch->id, seg.index, seg.count,
             ev->sender_id, rc);
   free(whole);
+}
+
+/* A message delivered by SDS: decrypted (with a hook), then handled in clear. */
+static void on_delivered(ch_channel_t *ch, const ld_sds_event_t *ev) {
+  uint8_t *plain = NULL;
+  size_t plain_len = 0;
+  if (apply_hook(ch, false, ev->data, ev->len, &plain, &plain_len) != 0) {
+    LD_WARN(TOPIC, "channel %s: message %s from %s could not be decrypted: dropped", ch->id,
+            ev->message_id, ev->sender_id);
+    return;
+  }
+  const uint8_t *data = plain != NULL ? plain : ev->data;
+  size_t len = plain != NULL ? plain_len : ev->len;
+  on_plain(ch, ev, data, len);
+  free(plain);
 }
 
 static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
@@ -539,10 +732,15 @@ ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_chan
   c->open_handles = 1;
   c->channels = ld_hashmap_new(16);
   c->pending = ld_hashmap_new(64);
-  if (c->channels == NULL || c->pending == NULL)
+  c->crypto = ld_hashmap_new(8);
+  if (c->channels == NULL || c->pending == NULL || c->crypto == NULL)
     goto fail;
   static const int kinds[3] = {LD_EVENT_MESSAGING_PROPAGATED, LD_EVENT_MESSAGING_ERROR,
                                LD_EVENT_MESSAGING_RECEIVED};
+  e = LD_ERR_INVALID_ARG;
+  if (cfg->rate_limit && (cfg->rate_limit_epoch_ms == 0 || cfg->rate_limit_per_epoch == 0 ||
+                          cfg->rate_limit_max_queued == 0))
+    goto fail;
   for (int i = 0; i < 3; i++) {
     c->handles[i] = ld_broker_subscribe(c->broker, kinds[i],
                                         i < 2 ? on_messaging_outcome : on_messaging_received, c);
@@ -552,6 +750,9 @@ ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_chan
       goto fail;
     }
   }
+  uv_timer_init(loop, &c->rl_timer);
+  c->rl_timer.data = c;
+  c->open_handles++;
   return c;
 fail:
   if (c != NULL) {
@@ -560,6 +761,7 @@ fail:
         ld_broker_unsubscribe(c->broker, c->handles[i]);
     ld_hashmap_free(c->channels, NULL);
     ld_hashmap_free(c->pending, NULL);
+    ld_hashmap_free(c->crypto, free);
     free(c);
   }
   if (err != NULL)
@@ -571,6 +773,7 @@ static void manager_release(ld_channels_t *c) {
   if (--c->open_handles > 0)
     return;
   ld_channel_store_close(c->store);
+  ld_hashmap_free(c->crypto, free);
   ld_hashmap_free(c->channels, NULL);
   ld_hashmap_free(c->pending, NULL);
   free(c);
@@ -606,10 +809,25 @@ static void channel_teardown(ch_channel_t *ch) {
   uv_close((uv_handle_t *)&ch->timer, on_channel_closed);
 }
 
+static void on_rl_timer_closed(uv_handle_t *h) {
+  manager_release(h->data);
+}
+
 void ld_channels_free(ld_channels_t *c) {
   if (c == NULL)
     return;
   c->freeing = true;
+  for (int l = 0; l < 2; l++) {
+    rl_item_t *q = l == 0 ? c->rl_head : c->rl_bg_head;
+    while (q != NULL) {
+      rl_item_t *next = q->next;
+      rl_item_free(q);
+      q = next;
+    }
+  }
+  c->rl_head = c->rl_tail = c->rl_bg_head = c->rl_bg_tail = NULL;
+  uv_timer_stop(&c->rl_timer);
+  uv_close((uv_handle_t *)&c->rl_timer, on_rl_timer_closed);
   for (int i = 0; i < 3; i++)
     if (c->handles[i] > 0)
       ld_broker_unsubscribe(c->broker, c->handles[i]);
@@ -799,21 +1017,54 @@ static ch_request_t *request_new(ch_channel_t *ch, uint32_t segments, bool ephem
 }
 
 /* Wraps segment `i` of `r` in SDS and queues its SEND. */
-static int send_segment(ch_channel_t *ch, ch_request_t *r, uint32_t i, const uint8_t *data,
-                        size_t len) {
+/* Runs the channel's hook `fn` (encrypt or decrypt) on `in`: a heap copy of its output in *out,
+ * or *out = NULL when the channel has no hook. LD_ERR_CRYPTO when the hook fails. */
+static int apply_hook(ch_channel_t *ch, bool encrypt, const uint8_t *in, size_t len, uint8_t **out,
+                      size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  ch_crypto_t *k = ld_hashmap_get(ch->mgr->crypto, ch->id, strlen(ch->id));
+  ld_channel_crypto_fn fn = k == NULL ? NULL : encrypt ? k->encrypt : k->decrypt;
+  if (fn == NULL)
+    return 0;
+  const uint8_t *res = NULL;
+  size_t res_len = 0;
+  if (fn(k->user_data, in, len, &res, &res_len) != 0 || (res == NULL && res_len > 0) ||
+      (encrypt && res_len == 0) || res_len > LD_SDS_MAX_WIRE_SIZE)
+    return LD_ERR_CRYPTO;
+  *out = malloc(res_len > 0 ? res_len : 1);
+  if (*out == NULL)
+    return LD_ERR_NOMEM;
+  if (res_len > 0)
+    memcpy(*out, res, res_len);
+  *out_len = res_len;
+  return 0;
+}
+
+static int send_segment(ch_channel_t *ch, ch_request_t *r, uint32_t i, const uint8_t *plain,
+                        size_t plain_len) {
+  uint8_t *cipher = NULL;
+  size_t cipher_len = 0;
+  int crc = apply_hook(ch, true, plain, plain_len, &cipher, &cipher_len);
+  if (crc != 0)
+    return crc;
+  const uint8_t *data = cipher != NULL ? cipher : plain;
+  size_t len = cipher != NULL ? cipher_len : plain_len;
   char id[65];
   uint64_t now = wall_ms();
   ld_sds_message_id(ch->sender, ld_wall_ns() + i, data, len, id);
   r->seg_ids[i] = dup_text(id);
-  if (r->seg_ids[i] == NULL)
-    return LD_ERR_NOMEM;
-  int rc = ld_hashmap_put(ch->by_seg, id, strlen(id), r, NULL);
-  if (rc != 0)
+  int rc =
+      r->seg_ids[i] == NULL ? LD_ERR_NOMEM : ld_hashmap_put(ch->by_seg, id, strlen(id), r, NULL);
+  if (rc != 0) {
+    free(cipher);
     return rc;
+  }
   rc = r->ephemeral ? ld_sds_send_ephemeral(ch->sds, now, id, data, len)
                     : ld_sds_send(ch->sds, now, id, data, len);
   if (rc != 0)
     ld_hashmap_remove(ch->by_seg, id, strlen(id));
+  free(cipher);
   return rc;
 }
 
@@ -857,6 +1108,10 @@ int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *pa
              ephemeral ? c->cfg.segment_size : (size_t)LD_SEGMENT_MAX_SEGMENTS * chunk,
              ephemeral ? " (ephemeral messages are not segmented)" : "");
     return LD_ERR_TOO_LARGE;
+  }
+  if (c->cfg.rate_limit && c->rl_queued + n > c->cfg.rate_limit_max_queued) {
+    snprintf(why, why_cap, "rate limit queue full (%zu messages waiting)", c->rl_queued);
+    return LD_ERR_LIMIT;
   }
   if (ch->n_requests >= c->cfg.max_requests) {
     snprintf(why, why_cap, "too many messages in flight on the channel (at most %zu)",
@@ -907,6 +1162,30 @@ int ld_channels_close(ld_channels_t *c, const char *channel_id, char *why, size_
     (void)ld_messaging_unsubscribe(c->messaging, ch->topic, sub_why, sizeof sub_why);
   }
   channel_teardown(ch);
+  return 0;
+}
+
+int ld_channels_set_encryption(ld_channels_t *c, const char *channel_id, ld_channel_crypto_fn enc,
+                               ld_channel_crypto_fn dec, void *user_data) {
+  if (!id_ok(channel_id) || (enc == NULL) != (dec == NULL))
+    return LD_ERR_INVALID_ARG;
+  size_t n = strlen(channel_id);
+  if (enc == NULL) {
+    free(ld_hashmap_remove(c->crypto, channel_id, n));
+    return 0;
+  }
+  ch_crypto_t *k = ld_hashmap_get(c->crypto, channel_id, n);
+  if (k == NULL) {
+    if (ld_hashmap_size(c->crypto) >= LD_CHANNELS_MAX_CHANNELS)
+      return LD_ERR_LIMIT;
+    if ((k = calloc(1, sizeof *k)) == NULL)
+      return LD_ERR_NOMEM;
+    if (ld_hashmap_put(c->crypto, channel_id, n, k, NULL) != 0) {
+      free(k);
+      return LD_ERR_NOMEM;
+    }
+  }
+  *k = (ch_crypto_t){enc, dec, user_data};
   return 0;
 }
 

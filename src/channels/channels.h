@@ -59,6 +59,9 @@
 /* The LIP's segment size: larger payloads are sent as LIP-243 segments (channels/segment.h). */
 #define LD_CHANNELS_DEFAULT_SEGMENT_SIZE 102400u
 #define LD_CHANNELS_DEFAULT_MAX_REQUESTS 2000u
+#define LD_CHANNELS_DEFAULT_EPOCH_MS 600000u /* the RLN epoch of the LIP: 600 s */
+#define LD_CHANNELS_DEFAULT_MAX_QUEUED 10000u
+#define LD_CHANNELS_DEFAULT_MAX_QUEUED_BYTES (64u * 1024 * 1024)
 
 enum {
   LD_EVENT_CHANNEL_RECEIVED = 1000 + 40, /* LD_EVENT_USER + 40 */
@@ -89,11 +92,30 @@ typedef struct ld_channels_config {
    * later manager) resumes from it: Lamport clock, log, unacknowledged own messages (their
    * delivered / delivery_error events follow under their request IDs), buffered messages. */
   char state_path[4096];
+  /* Rate limit manager (off by default, as the LIP's RateLimitConfig): every message the
+   * channels hand to the MessagingClient (content, retransmission, sync, repair) counts against
+   * a budget of rate_limit_per_epoch per epoch of rate_limit_epoch_ms (wall clock, epoch =
+   * now div period, as RLN's); beyond it messages wait in FIFOs shared by the node's channels
+   * and go out at the next epochs: first transmissions and repair answers first, in order, then
+   * retransmissions and syncs (a retransmission of a message already waiting is not queued
+   * twice). The FIFOs hold at most rate_limit_max_queued
+   * messages and rate_limit_max_queued_bytes: a channel_send that would not fit is refused
+   * (LD_ERR_LIMIT), a retransmission / sync / repair that does not fit is dropped and counted
+   * (SDS sends it again). Nothing is dropped silently. */
+  bool rate_limit;
+  uint64_t rate_limit_epoch_ms;       /* LD_CHANNELS_DEFAULT_EPOCH_MS */
+  uint64_t rate_limit_per_epoch;      /* 1 (the LIP's messagesPerEpoch default) */
+  size_t rate_limit_max_queued;       /* LD_CHANNELS_DEFAULT_MAX_QUEUED */
+  size_t rate_limit_max_queued_bytes; /* LD_CHANNELS_DEFAULT_MAX_QUEUED_BYTES */
 } ld_channels_config_t;
 
 /* The defaults above with the LIP's SDS settings (ack timeout 5 s, 5 retransmissions, causal
  * history 2) and the SDS-R timing of sds.h (or the test timing, see below). */
 void ld_channels_config_default(ld_channels_config_t *cfg);
+
+/* Tests only: the rate limit that ld_channels_config_default gives from now on in this process
+ * (epoch_ms 0 turns it back off). Any thread. */
+void ld_channels_set_test_rate_limit(uint64_t epoch_ms, uint64_t per_epoch);
 
 /* Tests only: SDS-R T_min / T_max, the sync interval and the acknowledgement timeout that
  * ld_channels_config_default gives from now on in this process (0 keeps a default). With T_min
@@ -136,6 +158,18 @@ int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *pa
  * topic is unsubscribed unless another channel uses it. LD_ERR_NOT_FOUND ("unknown channel:
  * <id>"). */
 int ld_channels_close(ld_channels_t *c, const char *channel_id, char *why, size_t why_cap);
+
+/* The application's encryption hook of a channel (c-api extension, liblogosdelivery_channels.h):
+ * applied to each segment before the SDS wrap and after SDS delivery; `*out` is copied. A hook
+ * that fails (non-zero) fails the send (LD_ERR_CRYPTO) or drops the received segment. */
+typedef int (*ld_channel_crypto_fn)(void *user_data, const uint8_t *in, size_t in_len,
+                                    const uint8_t **out, size_t *out_len);
+
+/* Registers (or with both NULL, clears) the pair of `channel_id`; kept across close / create.
+ * LD_ERR_INVALID_ARG (one NULL and not the other, bad ID), LD_ERR_LIMIT (more pairs than
+ * LD_CHANNELS_MAX_CHANNELS), LD_ERR_NOMEM. */
+int ld_channels_set_encryption(ld_channels_t *c, const char *channel_id, ld_channel_crypto_fn enc,
+                               ld_channel_crypto_fn dec, void *user_data);
 
 /* The engine's counters of a channel (tests, metrics); false for an unknown channel. */
 bool ld_channels_stats(const ld_channels_t *c, const char *channel_id, ld_sds_stats_t *out);

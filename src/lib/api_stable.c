@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "crypto/crypto.h"
+#include "liblogosdelivery_channels.h"
 #include "lib/channel_json.h"
 #include "lib/context.h"
 #include "lib/events_json.h"
@@ -597,6 +598,59 @@ int logosdelivery_channel_send(void *ctx, FFICallBack callback, void *userData,
 int logosdelivery_channel_close(void *ctx, FFICallBack callback, void *userData,
                                 const char *channelId) {
   return dispatch_channel(ctx, callback, userData, h_channel_close, channelId, NULL, NULL, 0);
+}
+
+/* ---- channel encryption hook (liblogosdelivery_channels.h) ---------------------------------- */
+
+typedef struct crypto_args {
+  arg_text_t *id;
+  LogosDeliveryCryptoFn enc, dec;
+  void *ud;
+} crypto_args_t;
+
+static void crypto_args_free(void *p) {
+  crypto_args_t *a = p;
+  if (a != NULL)
+    arg_free(a->id);
+  free(a);
+}
+
+static void h_channel_set_encryption(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *args) {
+  crypto_args_t *a = args;
+  ld_channels_t *c = need_channels(ctx, req, "ChannelSetEncryption");
+  if (c == NULL)
+    return;
+  int rc = a->id->too_long ? LD_ERR_INVALID_ARG
+                           : ld_channels_set_encryption(c, a->id->s, (ld_channel_crypto_fn)a->enc,
+                                                        (ld_channel_crypto_fn)a->dec, a->ud);
+  if (rc == 0)
+    ld_lib_reply_text(req, "");
+  else
+    ld_lib_reply_err(req, "ChannelSetEncryption failed: %s",
+                     rc == LD_ERR_INVALID_ARG
+                         ? "invalid channel id, or only one of encryptFn and decryptFn"
+                         : ld_strerror(rc));
+}
+
+int logosdelivery_channel_set_encryption(void *ctx, FFICallBack callback, void *userData,
+                                         const char *channelId, LogosDeliveryCryptoFn encryptFn,
+                                         LogosDeliveryCryptoFn decryptFn, void *cryptoUserData) {
+  if (callback == NULL)
+    return RET_MISSING_CALLBACK;
+  crypto_args_t *a = calloc(1, sizeof *a);
+  if (a != NULL && (a->id = arg_new(channelId, ARG_TEXT_MAX)) == NULL) {
+    free(a);
+    a = NULL;
+  }
+  if (a == NULL) {
+    static const char oom[] = "error in sendRequestToFFIThread: out of memory";
+    callback(RET_ERR, oom, sizeof oom - 1, userData);
+    return RET_ERR;
+  }
+  a->enc = encryptFn;
+  a->dec = decryptFn;
+  a->ud = cryptoUserData;
+  return ld_lib_dispatch(ctx, callback, userData, h_channel_set_encryption, a, crypto_args_free);
 }
 
 /* ---- debug / introspection ------------------------------------------------------------------ */

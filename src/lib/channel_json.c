@@ -16,6 +16,8 @@
 #define MAX_ACK_TIMEOUT_MS 86400000
 #define MAX_RETRANSMISSIONS 1000
 #define MIN_SEGMENT_SIZE 128
+#define MAX_EPOCH_SEC 86400
+#define MAX_PER_EPOCH 1000000
 
 /* ---- configuration -------------------------------------------------------------------------- */
 
@@ -53,6 +55,20 @@ int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_confi
       return out_of_range(why, why_cap, "segmentationSegmentSizeBytes", in->segment_size_bytes,
                           MIN_SEGMENT_SIZE, LD_NODE_MAX_MSG_SIZE_LIMIT);
     out->segment_size = (size_t)in->segment_size_bytes;
+  }
+  if (in->has_rate_limit)
+    out->rate_limit = in->rate_limit;
+  if (in->has_rate_epoch) {
+    if (in->rate_epoch_sec < 1 || in->rate_epoch_sec > MAX_EPOCH_SEC)
+      return out_of_range(why, why_cap, "rateLimitEpochPeriodSec", in->rate_epoch_sec, 1,
+                          MAX_EPOCH_SEC);
+    out->rate_limit_epoch_ms = (uint64_t)in->rate_epoch_sec * 1000u;
+  }
+  if (in->has_rate_messages) {
+    if (in->rate_messages_per_epoch < 1 || in->rate_messages_per_epoch > MAX_PER_EPOCH)
+      return out_of_range(why, why_cap, "rateLimitMessagesPerEpoch", in->rate_messages_per_epoch, 1,
+                          MAX_PER_EPOCH);
+    out->rate_limit_per_epoch = (uint64_t)in->rate_messages_per_epoch;
   }
   if (ld_sds_config_check(&out->sds) != 0)
     return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG, "inconsistent channelsOverrides");

@@ -28,7 +28,9 @@ typedef struct ld_lib_ctx ld_lib_ctx_t;
 
 /* Fills `out` from the defaults and the overrides. LD_ERR_INVALID_ARG with a reason for a value
  * out of range (sdsAcknowledgementTimeoutMs 1..86 400 000, sdsMaxRetransmissions 0..1 000,
- * sdsCausalHistorySize 1..1 024, segmentationSegmentSizeBytes 128..LD_NODE_MAX_MSG_SIZE_LIMIT). */
+ * sdsCausalHistorySize 1..1 024, segmentationSegmentSizeBytes 128..LD_NODE_MAX_MSG_SIZE_LIMIT,
+ * rateLimitEpochPeriodSec 1..86 400, rateLimitMessagesPerEpoch 1..1 000 000; rateLimitEnabled
+ * turns the rate limit manager on). */
 int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_config_t *out, char *why,
                            size_t why_cap);
 

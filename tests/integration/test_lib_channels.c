@@ -12,7 +12,11 @@
  *   and its own message left unacknowledged is still acknowledged;
  * - a state database that is not SQLite makes channel_create fail with a clear error;
  * - a 1 MiB payload crosses as LIP-243 segments, one of which is lost on the way and repaired,
- *   and arrives whole; its send ends as sent and delivered. */
+ *   and arrives whole; its send ends as sent and delivered;
+ * - with the rate limit on (2 messages per 3 s epoch), eight sends queue and go out over at
+ *   least four epochs, all sent, delivered and received in order;
+ * - the encryption hook (liblogosdelivery_channels.h) is applied per segment: a receiver without
+ *   it sees the ciphertext, one with it the plain text. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +36,7 @@
 #include "base/clock.h"
 #include "channels/channels.h"
 #include "liblogosdelivery.h"
+#include "liblogosdelivery_channels.h"
 #include "node/fanout.h"
 #include "thread_wait.h"
 
@@ -682,6 +687,107 @@ static void a_large_payload_crosses_as_segments(void **state) {
   node_free(a);
 }
 
+/* ---- rate limit -------------------------------------------------------------------------------
+ */
+
+static void sends_over_the_rate_limit_wait_for_the_next_epochs(void **state) {
+  (void)state;
+  /* acknowledgements wait for the budget too: a timeout longer than an epoch */
+  ld_channels_set_test_timing(1000, 4000, 2000, 10000);
+  ld_channels_set_test_rate_limit(3000, 2);
+  node_t *a = node_start_in("rate-a", "");
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
+  node_t *b = node_start_in("rate-b", fields);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  char id[64];
+  channel_send_text(a, "warm-up", id); /* the mesh is formed once it is delivered */
+  req_event_t warm = {"channel_message_delivered", id};
+  assert_true(wait_until(a, pred_event, &warm));
+
+  char ids[8][64];
+  uint64_t t0 = ld_now_ms();
+  for (int i = 0; i < 8; i++) {
+    char text[32];
+    snprintf(text, sizeof text, "alice-%d", i);
+    channel_send_text(a, text, ids[i]);
+  }
+  for (int i = 0; i < 8; i++) {
+    req_event_t sent = {"channel_message_sent", ids[i]};
+    assert_true(wait_until(a, pred_event, &sent));
+  }
+  uint64_t elapsed = ld_now_ms() - t0;
+  printf("eight sends at 2 per 3 s epoch took %llu ms\n", (unsigned long long)elapsed);
+  assert_true(elapsed >= 6000); /* four epochs at least: two whole epochs in between */
+  for (int i = 0; i < 8; i++) {
+    req_event_t delivered = {"channel_message_delivered", ids[i]};
+    assert_true(wait_until(a, pred_event, &delivered));
+  }
+  char got[16][64];
+  int k = received_texts(b, got, 16);
+  assert_int_equal(k, 9);
+  for (int i = 0; i < 8; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "alice-%d", i);
+    assert_string_equal(got[i + 1], want);
+  }
+  ld_channels_set_test_rate_limit(0, 0);
+  ld_channels_set_test_timing(0, 0, 0, 0);
+  node_free(b);
+  node_free(a);
+}
+
+/* ---- encryption hook ----------------------------------------------------------------------------
+ */
+
+static _Thread_local uint8_t tl_crypto_out[256];
+
+/* XOR with the key byte in user data; the result lives until the next call on this thread. */
+static int xor_hook(void *ud, const uint8_t *in, size_t len, const uint8_t **out, size_t *out_len) {
+  uint8_t key = (uint8_t)(uintptr_t)ud;
+  if (len > sizeof tl_crypto_out)
+    return 1;
+  for (size_t i = 0; i < len; i++)
+    tl_crypto_out[i] = in[i] ^ key;
+  *out = tl_crypto_out;
+  *out_len = len;
+  return 0;
+}
+
+static void set_encryption(node_t *n, LogosDeliveryCryptoFn enc, LogosDeliveryCryptoFn dec,
+                           int ret) {
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_channel_set_encryption(n->ctx, on_reply, &r, "room", enc, dec,
+                                                        (void *)(uintptr_t)0x20),
+                   RET_OK);
+  reply_expect(&r, ret, NULL, NULL, 0);
+}
+
+static void the_encryption_hook_is_applied_per_segment(void **state) {
+  (void)state;
+  ld_channels_set_test_timing(1000, 4000, 2000, 1000);
+  node_t *a = node_start_in("crypto-a", "");
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
+  node_t *b = node_start_in("crypto-b", fields);
+  set_encryption(a, xor_hook, NULL, RET_ERR); /* a pair or nothing */
+  set_encryption(a, xor_hook, xor_hook, RET_OK);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  char id[64];
+  channel_send_text(a, "hello", id); /* XOR 0x20: "HELLO" on the wire */
+  assert_true(wait_until(b, pred_received, "HELLO"));
+  set_encryption(b, xor_hook, xor_hook, RET_OK);
+  channel_send_text(a, "secret", id);
+  assert_true(wait_until(b, pred_received, "secret"));
+  assert_false(has_received(b, "SECRET"));
+  ld_channels_set_test_timing(0, 0, 0, 0);
+  node_free(b);
+  node_free(a);
+}
+
 static int setup(void **state) {
   (void)state;
   return mkdtemp(g_dir) != NULL ? 0 : -1;
@@ -701,6 +807,8 @@ int main(void) {
       cmocka_unit_test(a_participant_restarts_mid_conversation),
       cmocka_unit_test(a_corrupted_state_database_is_refused),
       cmocka_unit_test(a_large_payload_crosses_as_segments),
+      cmocka_unit_test(sends_over_the_rate_limit_wait_for_the_next_epochs),
+      cmocka_unit_test(the_encryption_hook_is_applied_per_segment),
   };
   if (getenv("LD_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("LD_TEST_FILTER"));
