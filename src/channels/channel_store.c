@@ -29,8 +29,8 @@ static const char *const k_sql[ST_COUNT] = {
     "INSERT OR REPLACE INTO state(channel, kind, key, ord, rec) VALUES (?1, ?2, ?3, ?4, ?5)",
     "DELETE FROM state WHERE channel = ?1 AND kind = ?2 AND key = ?3",
     "UPDATE state SET ord = ord + 1 WHERE channel = ?1 AND kind = ?2 AND key = ?3",
-    "DELETE FROM state WHERE channel = ?1 AND kind = 1 AND key IN (SELECT key FROM state WHERE "
-    "channel = ?1 AND kind = 1 ORDER BY ord DESC, key DESC LIMIT -1 OFFSET ?2)",
+    ("DELETE FROM state WHERE channel = ?1 AND kind = 1 AND key IN (SELECT key FROM state WHERE "
+     "channel = ?1 AND kind = 1 ORDER BY ord DESC, key DESC LIMIT -1 OFFSET ?2)"),
 };
 
 static const char k_schema[] =
