@@ -286,6 +286,32 @@ void ld_sds_get_stats(const ld_sds_t *s, ld_sds_stats_t *out);
 /* True when `message_id` is in the local log. */
 bool ld_sds_in_log(const ld_sds_t *s, const char *message_id);
 
+/* ---- persistence: restoring a fresh engine -----------------------------------------------------
+ *
+ * A channel's persisted state goes back into an engine just made by ld_sds_new, before any other
+ * call: the Lamport clock, the log entries (any order), the outgoing messages (their exact bytes,
+ * retransmitted from one ack timeout after `now`), then the buffered incoming messages through
+ * ld_sds_receive (which finds their missing dependencies again). The bloom filter is rebuilt
+ * from the restored log. Repair copies are not restored (what was logged before cannot be
+ * answered to a repair request). Every function checks what it restores as the decoder checks
+ * the wire (lengths, UTF-8) and fails without changing anything. */
+
+/* L = max(L, lamport). */
+void ld_sds_restore_lamport(ld_sds_t *s, uint64_t lamport);
+
+/* A delivered or own message of the log. Errors: LD_ERR_INVALID_ARG (empty or over-long ID or
+ * sender, not UTF-8, hint over LD_SDS_MAX_HINT_LEN), LD_ERR_EXISTS, LD_ERR_NOMEM. */
+int ld_sds_restore_logged(ld_sds_t *s, uint64_t lamport, const char *id, size_t id_len,
+                          const char *sender, size_t sender_len, const uint8_t *hint,
+                          size_t hint_len);
+
+/* An own content message not acknowledged yet: `wire` is the encoded SdsMessage as sent;
+ * `*message_id` (may be NULL) gets its ID (heap). Errors: the decoder's; LD_ERR_MALFORMED (not a
+ * content message of this channel and sender, or more retransmissions than configured);
+ * LD_ERR_EXISTS; LD_ERR_NOMEM. */
+int ld_sds_restore_outgoing(ld_sds_t *s, uint64_t now_ms, const uint8_t *wire, size_t len,
+                            uint32_t retransmissions, char **message_id);
+
 /* The message ID of the Reliable Channel LIP: lowercase hex of
  * keccak256(sender_id ‖ decimal(unix_ns) ‖ content) — unique per sender and send even for
  * identical content. `out` has room for 65 chars. */

@@ -198,6 +198,10 @@ void sds_outgoing_free_all(ld_sds_t *s);
 int sds_outgoing_on_timer(ld_sds_t *s, out_entry_t *o);
 int sds_review_acks(ld_sds_t *s, const ld_sds_message_t *m);
 int sds_send_sync(ld_sds_t *s); /* 1 sent, 0 nothing to carry, < 0 error */
+/* Puts a persisted own message back in the outgoing buffer (a copy of `wire`), its next
+ * retransmission one ack timeout from now. LD_ERR_EXISTS, LD_ERR_NOMEM. */
+int sds_outgoing_restore(ld_sds_t *s, const char *id, size_t id_len, const uint8_t *wire,
+                         size_t len, uint32_t retransmissions);
 /* Encodes `m` without its bloom filter and repair requests (the repair copy). */
 int sds_encode_repair_copy(const ld_sds_message_t *m, uint8_t **out, size_t *out_len);
 void sds_bloom_insert(ld_sds_t *s, const char *id, size_t id_len);

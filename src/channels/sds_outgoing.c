@@ -365,3 +365,23 @@ int sds_send_sync(ld_sds_t *s) {
   free(d.history);
   return rc == 0 ? 1 : rc;
 }
+
+/* ---- persistence ---------------------------------------------------------------------------- */
+
+int sds_outgoing_restore(ld_sds_t *s, const char *id, size_t id_len, const uint8_t *wire,
+                         size_t len, uint32_t retransmissions) {
+  if (ld_hashmap_contains(s->outgoing, id, id_len))
+    return LD_ERR_EXISTS;
+  int rc = make_room(s);
+  if (rc != 0)
+    return rc;
+  ld_buf_t copy;
+  ld_buf_init(&copy);
+  if ((rc = ld_buf_append(&copy, wire, len)) != 0)
+    return rc;
+  rc = out_add(s, id, id_len, &copy);
+  ld_buf_clear(&copy);
+  if (rc == 0)
+    ((out_entry_t *)ld_hashmap_get(s->outgoing, id, id_len))->retransmissions = retransmissions;
+  return rc;
+}

@@ -9,6 +9,8 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "crypto/crypto.h"
+#include "liblogosdelivery_channels.h"
+#include "lib/channel_json.h"
 #include "lib/context.h"
 #include "lib/events_json.h"
 #include "lib/message_json.h"
@@ -21,7 +23,7 @@
 #define TOPIC "lib"
 /* Longest content topic or node info id copied from a caller; longer ones are refused. */
 #define ARG_TEXT_MAX 4096u
-#define LISTENERS_MAX 8
+#define LISTENERS_MAX 16
 
 /* ---- arguments ------------------------------------------------------------------------------ */
 
@@ -172,6 +174,13 @@ static void on_connection(int kind, const void *payload, void *ud) {
   emit_built(l->ctx, LD_LIB_LISTENER_CONNECTION_CHANGE, json, len);
 }
 
+static void on_channel_event(int kind, const void *payload, void *ud) {
+  listeners_t *l = ud;
+  size_t len = 0;
+  char *json = ld_lib_event_channel_json(kind, payload, &len);
+  emit_built(l->ctx, ld_lib_channel_listener_name(kind), json, len);
+}
+
 static void listeners_detach(ld_lib_ctx_t *ctx, void *ud) {
   (void)ctx;
   listeners_t *l = ud;
@@ -194,6 +203,11 @@ static const listener_spec_t k_listeners[] = {
     {LD_EVENT_MESSAGING_CONNECTION_STATUS, on_status, "ConnectionStatusChange"},
     {LD_EVENT_TOPIC_HEALTH, on_topic_health, "EventShardTopicHealthChange"},
     {LD_EVENT_CONNECTION, on_connection, "WakuPeerEvent"},
+    {LD_EVENT_CHANNEL_RECEIVED, on_channel_event, "ChannelMessageReceivedEvent"},
+    {LD_EVENT_CHANNEL_SENT, on_channel_event, "ChannelMessageSentEvent"},
+    {LD_EVENT_CHANNEL_ERROR, on_channel_event, "ChannelMessageErrorEvent"},
+    {LD_EVENT_CHANNEL_DELIVERED, on_channel_event, "ChannelMessageDeliveredEvent"},
+    {LD_EVENT_CHANNEL_DELIVERY_ERROR, on_channel_event, "ChannelMessageDeliveryErrorEvent"},
 };
 
 /* Attaches the listeners (detached by a stop hook). Returns 0, or an error with the text of
@@ -235,7 +249,9 @@ static void h_create(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *args) {
   }
   char err[512] = "";
   size_t len = a->too_long ? a->len + 1 : a->len; /* over the cap: the parser says so */
-  if (ld_lib_config_parse(a->s, len, cfg, err, sizeof err) != 0) {
+  ld_channels_config_t ch_cfg;
+  if (ld_lib_config_parse(a->s, len, cfg, err, sizeof err) != 0 ||
+      ld_lib_channels_config(&cfg->channels, &ch_cfg, err, sizeof err) != 0) {
     free(cfg);
     ld_lib_reply_err(req, "failed parseLogosDeliveryConf %s", err);
     return;
@@ -434,62 +450,208 @@ int logosdelivery_send(void *ctx, FFICallBack callback, void *userData, const ch
 
 /* ---- reliable channels ---------------------------------------------------------------------- */
 
-/* This build has no reliable channel manager: every call names what is missing, except
- * channel_exists, for which no channel exists. */
-static void channel_reply(ld_lib_ctx_t *ctx, ld_lib_request_t *req, const char *op, bool exists) {
+/* The channel manager, or NULL after answering why there is none. */
+static ld_channels_t *need_channels(ld_lib_ctx_t *ctx, ld_lib_request_t *req, const char *op) {
   if (need_node(ctx, req, op) == NULL)
+    return NULL;
+  ld_lib_entry_layer_t layer = ld_lib_ctx_config(ctx)->entry_layer;
+  ld_channels_t *c = ld_lib_ctx_channels(ctx);
+  if (layer != LD_LIB_LAYER_CHANNELS)
+    ld_lib_reply_err(req, "%s failed: node has no reliable channel manager (%s node)", op,
+                     layer == LD_LIB_LAYER_KERNEL ? "kernel-only" : "messaging-only");
+  else if (c == NULL)
+    ld_lib_reply_err(req, "%s failed: node is not started", op);
+  return layer == LD_LIB_LAYER_CHANNELS ? c : NULL;
+}
+
+/* Copies of a channel call's arguments (each at most ARG_TEXT_MAX bytes, the JSON at most
+ * LD_LIB_MESSAGE_JSON_MAX). */
+typedef struct channel_args {
+  arg_text_t *a[3];
+} channel_args_t;
+
+static void channel_args_free(void *p) {
+  channel_args_t *c = p;
+  if (c == NULL)
     return;
-  if (kernel_only(ctx))
-    ld_lib_reply_err(req, "%s failed: node has no reliable channel manager (kernel-only node)", op);
-  else if (exists)
-    ld_lib_reply_text(req, "false");
-  else
-    ld_lib_reply_err(req, "%s failed: reliable channels are not available in this build", op);
+  for (int i = 0; i < 3; i++)
+    arg_free(c->a[i]);
+  free(c);
+}
+
+static bool channel_args_too_long(const channel_args_t *c) {
+  for (int i = 0; i < 3; i++)
+    if (c->a[i] != NULL && c->a[i]->too_long)
+      return true;
+  return false;
+}
+
+static int dispatch_channel(void *ctx, FFICallBack cb, void *ud, ld_lib_handler_fn fn,
+                            const char *s0, const char *s1, const char *s2, size_t cap1) {
+  if (cb == NULL)
+    return RET_MISSING_CALLBACK;
+  channel_args_t *c = calloc(1, sizeof *c);
+  const char *in[3] = {s0, s1, s2};
+  bool ok = c != NULL;
+  for (int i = 0; ok && i < 3; i++)
+    if (i == 0 || in[i] != NULL)
+      ok = (c->a[i] = arg_new(in[i], i == 1 ? cap1 : ARG_TEXT_MAX)) != NULL;
+  if (!ok) {
+    channel_args_free(c);
+    static const char oom[] = "error in sendRequestToFFIThread: out of memory";
+    cb(RET_ERR, oom, sizeof oom - 1, ud);
+    return RET_ERR;
+  }
+  return ld_lib_dispatch(ctx, cb, ud, fn, c, channel_args_free);
 }
 
 static void h_channel_create(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *args) {
-  (void)args;
-  channel_reply(ctx, req, "ChannelCreate", false);
+  channel_args_t *a = args;
+  ld_channels_t *c = need_channels(ctx, req, "ChannelCreate");
+  if (c == NULL)
+    return;
+  char why[512] = "argument too long";
+  if (a->a[1] == NULL || a->a[2] == NULL)
+    snprintf(why, sizeof why, "missing %s", a->a[1] == NULL ? "content topic" : "sender id");
+  else if (!channel_args_too_long(a) &&
+           ld_channels_create(c, a->a[0]->s, a->a[1]->s, a->a[2]->s, why, sizeof why) == 0) {
+    ld_lib_reply_text(req, a->a[0]->s);
+    return;
+  }
+  ld_lib_reply_err(req, "ChannelCreate failed: %s", why);
 }
 
 static void h_channel_exists(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *args) {
-  (void)args;
-  channel_reply(ctx, req, "ChannelExists", true);
+  channel_args_t *a = args;
+  if (need_node(ctx, req, "ChannelExists") == NULL)
+    return;
+  ld_channels_t *c = ld_lib_ctx_channels(ctx);
+  if (c == NULL && ld_lib_ctx_config(ctx)->entry_layer == LD_LIB_LAYER_CHANNELS) {
+    ld_lib_reply_text(req, "false"); /* not started: no channel exists */
+    return;
+  }
+  if (c == NULL && need_channels(ctx, req, "ChannelExists") == NULL)
+    return;
+  bool exists = !channel_args_too_long(a) && ld_channels_exists(c, a->a[0]->s);
+  ld_lib_reply_text(req, exists ? "true" : "false");
 }
 
 static void h_channel_send(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *args) {
-  (void)args;
-  channel_reply(ctx, req, "ChannelSend", false);
+  channel_args_t *a = args;
+  ld_channels_t *c = need_channels(ctx, req, "ChannelSend");
+  if (c == NULL)
+    return;
+  char err[512];
+  uint8_t *payload = NULL;
+  size_t len = 0;
+  bool ephemeral = false;
+  const arg_text_t *j = a->a[1];
+  size_t jlen = j == NULL ? 0 : j->too_long ? j->len + 1 : j->len;
+  if (ld_lib_channel_message_parse(j != NULL ? j->s : NULL, jlen, LD_NODE_MAX_MSG_SIZE_LIMIT,
+                                   &payload, &len, &ephemeral, err, sizeof err) != 0) {
+    ld_lib_reply_err(req, "%s", err);
+    return;
+  }
+  char id[LD_CHANNEL_REQUEST_ID_LEN + 1];
+  int rc = a->a[0]->too_long
+               ? ld_error_fmt(err, sizeof err, LD_ERR_NOT_FOUND, "unknown channel: %s", a->a[0]->s)
+               : ld_channels_send(c, a->a[0]->s, payload, len, ephemeral, id, err, sizeof err);
+  free(payload);
+  if (rc == 0)
+    ld_lib_reply_text(req, id);
+  else
+    ld_lib_reply_err(req, "ChannelSend failed: %s", err);
 }
 
 static void h_channel_close(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *args) {
-  (void)args;
-  channel_reply(ctx, req, "ChannelClose", false);
+  channel_args_t *a = args;
+  ld_channels_t *c = need_channels(ctx, req, "ChannelClose");
+  if (c == NULL)
+    return;
+  char why[512];
+  if (a->a[0]->too_long)
+    snprintf(why, sizeof why, "unknown channel: %s", a->a[0]->s);
+  else if (ld_channels_close(c, a->a[0]->s, why, sizeof why) == 0) {
+    ld_lib_reply_text(req, "");
+    return;
+  }
+  ld_lib_reply_err(req, "ChannelClose failed: %s", why);
 }
 
 int logosdelivery_channel_create(void *ctx, FFICallBack callback, void *userData,
                                  const char *channelId, const char *contentTopic,
                                  const char *senderId) {
-  (void)channelId, (void)contentTopic, (void)senderId;
-  return ld_lib_dispatch(ctx, callback, userData, h_channel_create, NULL, NULL);
+  return dispatch_channel(ctx, callback, userData, h_channel_create, channelId, contentTopic,
+                          senderId, ARG_TEXT_MAX);
 }
 
 int logosdelivery_channel_exists(void *ctx, FFICallBack callback, void *userData,
                                  const char *channelId) {
-  (void)channelId;
-  return ld_lib_dispatch(ctx, callback, userData, h_channel_exists, NULL, NULL);
+  return dispatch_channel(ctx, callback, userData, h_channel_exists, channelId, NULL, NULL, 0);
 }
 
 int logosdelivery_channel_send(void *ctx, FFICallBack callback, void *userData,
                                const char *channelId, const char *messageJson) {
-  (void)channelId, (void)messageJson;
-  return ld_lib_dispatch(ctx, callback, userData, h_channel_send, NULL, NULL);
+  return dispatch_channel(ctx, callback, userData, h_channel_send, channelId, messageJson, NULL,
+                          LD_LIB_MESSAGE_JSON_MAX);
 }
 
 int logosdelivery_channel_close(void *ctx, FFICallBack callback, void *userData,
                                 const char *channelId) {
-  (void)channelId;
-  return ld_lib_dispatch(ctx, callback, userData, h_channel_close, NULL, NULL);
+  return dispatch_channel(ctx, callback, userData, h_channel_close, channelId, NULL, NULL, 0);
+}
+
+/* ---- channel encryption hook (liblogosdelivery_channels.h) ---------------------------------- */
+
+typedef struct crypto_args {
+  arg_text_t *id;
+  LogosDeliveryCryptoFn enc, dec;
+  void *ud;
+} crypto_args_t;
+
+static void crypto_args_free(void *p) {
+  crypto_args_t *a = p;
+  if (a != NULL)
+    arg_free(a->id);
+  free(a);
+}
+
+static void h_channel_set_encryption(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *args) {
+  crypto_args_t *a = args;
+  ld_channels_t *c = need_channels(ctx, req, "ChannelSetEncryption");
+  if (c == NULL)
+    return;
+  int rc = a->id->too_long ? LD_ERR_INVALID_ARG
+                           : ld_channels_set_encryption(c, a->id->s, (ld_channel_crypto_fn)a->enc,
+                                                        (ld_channel_crypto_fn)a->dec, a->ud);
+  if (rc == 0)
+    ld_lib_reply_text(req, "");
+  else
+    ld_lib_reply_err(req, "ChannelSetEncryption failed: %s",
+                     rc == LD_ERR_INVALID_ARG
+                         ? "invalid channel id, or only one of encryptFn and decryptFn"
+                         : ld_strerror(rc));
+}
+
+int logosdelivery_channel_set_encryption(void *ctx, FFICallBack callback, void *userData,
+                                         const char *channelId, LogosDeliveryCryptoFn encryptFn,
+                                         LogosDeliveryCryptoFn decryptFn, void *cryptoUserData) {
+  if (callback == NULL)
+    return RET_MISSING_CALLBACK;
+  crypto_args_t *a = calloc(1, sizeof *a);
+  if (a != NULL && (a->id = arg_new(channelId, ARG_TEXT_MAX)) == NULL) {
+    free(a);
+    a = NULL;
+  }
+  if (a == NULL) {
+    static const char oom[] = "error in sendRequestToFFIThread: out of memory";
+    callback(RET_ERR, oom, sizeof oom - 1, userData);
+    return RET_ERR;
+  }
+  a->enc = encryptFn;
+  a->dec = decryptFn;
+  a->ud = cryptoUserData;
+  return ld_lib_dispatch(ctx, callback, userData, h_channel_set_encryption, a, crypto_args_free);
 }
 
 /* ---- debug / introspection ------------------------------------------------------------------ */

@@ -661,6 +661,28 @@ static void defaults(parse_t *p, ld_lib_config_t *out) {
   out->log_format = p->opts.log_format;
 }
 
+/* localStoragePath (flat form, or inside messagingOverrides), already checked by the parser:
+ * where the reliable channels keep their state. */
+static void take_storage_path(json_t *root, ld_lib_config_t *out) {
+  snprintf(out->storage_path, sizeof out->storage_path, "%s", LD_LIB_DEFAULT_STORAGE_PATH);
+  json_t *objs[2] = {root, NULL};
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    if (key_eq(key, "messagingOverrides") && json_is_object(v))
+      objs[1] = v;
+  }
+  for (int i = 0; i < 2; i++) {
+    if (objs[i] == NULL)
+      continue;
+    json_object_foreach(objs[i], key, v) {
+      if ((key_eq(key, "localStoragePath") || key_eq(key, "local-storage-path")) &&
+          json_is_string(v) && json_string_length(v) > 0)
+        snprintf(out->storage_path, sizeof out->storage_path, "%s", json_string_value(v));
+    }
+  }
+}
+
 static int parse_root(json_t *root, ld_lib_config_t *out, char *err, size_t errlen) {
   if (!json_is_object(root))
     return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "configuration JSON must be an object");
@@ -675,6 +697,8 @@ static int parse_root(json_t *root, ld_lib_config_t *out, char *err, size_t errl
   int rc = collect(root, &p->top, err, errlen);
   if (rc == 0)
     rc = parse_object(p);
+  if (rc == 0)
+    take_storage_path(root, out);
   jfields_clear(&p->top);
   free(p);
   return rc;

@@ -14,6 +14,9 @@
 #include "messaging/messaging.h"
 #include "node/config.h"
 
+/* localStoragePath when not given (c-api.md §5.5). */
+#define LD_LIB_DEFAULT_STORAGE_PATH "./data"
+
 /* Longest configuration JSON accepted. */
 #define LD_LIB_CONFIG_MAX_JSON (1u << 20)
 
@@ -41,6 +44,8 @@ typedef struct ld_lib_config {
   ld_messaging_config_t messaging; /* mode and reliability as configured */
   ld_lib_channels_config_t channels;
   char preset[32]; /* canonical preset name, "" when none */
+  /* localStoragePath: the reliable channels' state lives in <path>/channels.sqlite3 */
+  char storage_path[LD_NODE_PATH_MAX];
 } ld_lib_config_t;
 
 /* Parses `len` bytes of `json` into `out`. Returns 0, or LD_ERR_INVALID_ARG / LD_ERR_NOMEM /

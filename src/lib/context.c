@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "crypto/crypto.h"
+#include "lib/channel_json.h"
 #include "lib/context.h"
 #include "metrics/metrics.h"
 #include "metrics/node_metrics.h"
@@ -78,8 +79,9 @@ struct ld_lib_ctx {
   ld_lib_config_t *cfg;
   ld_node_t *node;
   ld_messaging_t *messaging;
-  bool started;    /* running */
-  bool needs_stop; /* ld_node_start was called */
+  ld_channels_t *channels; /* entry layer channels: the reliable channel manager */
+  bool started;            /* running */
+  bool needs_stop;         /* ld_node_start was called */
   bool stopping;
   bool tearing_down;
   stop_hook_t hooks[LD_LIB_MAX_STOP_HOOKS];
@@ -402,6 +404,10 @@ ld_messaging_t *ld_lib_ctx_messaging(ld_lib_ctx_t *ctx) {
   return ctx->messaging;
 }
 
+ld_channels_t *ld_lib_ctx_channels(ld_lib_ctx_t *ctx) {
+  return ctx->channels;
+}
+
 const ld_lib_config_t *ld_lib_ctx_config(ld_lib_ctx_t *ctx) {
   return ctx->cfg;
 }
@@ -461,6 +467,11 @@ int ld_lib_ctx_node_start(ld_lib_ctx_t *ctx, char *why, size_t why_cap) {
       snprintf(why, why_cap, "failed to create the messaging client: %s", ld_strerror(err));
       return err;
     }
+  }
+  if (ctx->cfg->entry_layer == LD_LIB_LAYER_CHANNELS) {
+    err = ld_lib_channels_start(ctx, &ctx->channels, why, why_cap);
+    if (err != 0)
+      return err;
   }
   ctx->started = true;
   return 0;
@@ -524,6 +535,8 @@ static int node_stop(ld_lib_ctx_t *ctx, bool force, ld_lib_ctx_fn done, void *us
   ctx->stopping = true;
   ctx->started = false;
   run_stop_hooks(ctx);
+  ld_lib_channels_stop(ctx, ctx->channels);
+  ctx->channels = NULL;
   ld_messaging_t *m = ctx->messaging;
   ctx->messaging = NULL;
   if (m != NULL)

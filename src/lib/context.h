@@ -27,6 +27,7 @@
 #include "liblogosdelivery.h"
 #include "lib/config_json.h"
 #include "base/buf.h"
+#include "channels/channels.h"
 #include "messaging/messaging.h"
 #include "node/node.h"
 
@@ -61,6 +62,8 @@ void ld_lib_reply_err(ld_lib_request_t *req, const char *fmt, ...)
 uv_loop_t *ld_lib_ctx_loop(ld_lib_ctx_t *ctx);
 ld_node_t *ld_lib_ctx_node(ld_lib_ctx_t *ctx);
 ld_messaging_t *ld_lib_ctx_messaging(ld_lib_ctx_t *ctx);
+/* The reliable channel manager (entry layer channels, while started), or NULL. */
+ld_channels_t *ld_lib_ctx_channels(ld_lib_ctx_t *ctx);
 const ld_lib_config_t *ld_lib_ctx_config(ld_lib_ctx_t *ctx);
 bool ld_lib_ctx_started(ld_lib_ctx_t *ctx);
 

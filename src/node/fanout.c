@@ -1,5 +1,6 @@
 #include "node/fanout.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -71,9 +72,62 @@ static handler_t *next_handler(ld_fanout_t *f, ld_fanout_stage_t stage, uint64_t
   return best;
 }
 
+/* ---- test loss ------------------------------------------------------------------------------ */
+
+static _Atomic uint32_t g_loss_permille;
+static _Atomic uint64_t g_loss_seed, g_loss_draws, g_loss_dropped;
+
+void ld_fanout_set_test_loss(uint32_t permille, uint64_t seed) {
+  atomic_store(&g_loss_seed, seed);
+  atomic_store(&g_loss_draws, 0);
+  atomic_store(&g_loss_dropped, 0);
+  atomic_store(&g_loss_permille, permille > 1000 ? 1000 : permille);
+}
+
+/* splitmix64 over the process's draw counter: reproducible per seed when one thread draws. */
+static bool test_loss_drops(const ld_fanout_message_t *m) {
+  uint32_t permille = atomic_load_explicit(&g_loss_permille, memory_order_relaxed);
+  if (permille == 0 || m->own)
+    return false;
+  uint64_t z =
+      atomic_load(&g_loss_seed) + 0x9e3779b97f4a7c15u * (atomic_fetch_add(&g_loss_draws, 1) + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  z ^= z >> 31;
+  bool drop = z % 1000 < permille;
+  if (drop)
+    atomic_fetch_add(&g_loss_dropped, 1);
+  return drop;
+}
+
+static _Atomic uint64_t g_drop_min_len;
+static _Atomic int64_t g_drop_left;
+
+void ld_fanout_set_test_drop_large(size_t min_payload_len, uint32_t count) {
+  atomic_store(&g_drop_min_len, (uint64_t)min_payload_len);
+  atomic_store(&g_drop_left, (int64_t)count);
+}
+
+/* One of the next `count` messages from peers with a payload of at least `min_payload_len`. */
+static bool test_drop_large(const ld_fanout_message_t *m) {
+  if (atomic_load_explicit(&g_drop_left, memory_order_relaxed) <= 0 || m->own ||
+      m->msg->payload_len < atomic_load(&g_drop_min_len))
+    return false;
+  if (atomic_fetch_sub(&g_drop_left, 1) <= 0)
+    return false;
+  atomic_fetch_add(&g_loss_dropped, 1);
+  return true;
+}
+
+uint64_t ld_fanout_test_loss_dropped(void) {
+  return atomic_load(&g_loss_dropped);
+}
+
 int ld_fanout_dispatch(ld_fanout_t *f, const ld_fanout_message_t *m) {
   if (f->dispatching)
     return LD_ERR_STATE;
+  if (test_loss_drops(m) || test_drop_large(m))
+    return 0;
   f->dispatching = true;
   uint64_t limit = f->next_order;
   int called = 0;

@@ -61,6 +61,17 @@ int ld_fanout_remove(ld_fanout_t *f, int handle);
  * dispatches, never calls back from inside its own functions, so handlers may publish). */
 int ld_fanout_dispatch(ld_fanout_t *f, const ld_fanout_message_t *m);
 
+/* Tests only: from now on every fan-out of the process drops `permille` in 1000 of the messages
+ * that came from peers (never the node's own), before any stage, as if relay had not delivered
+ * them (pseudo-random from `seed`); 0 turns it off. Any thread. */
+void ld_fanout_set_test_loss(uint32_t permille, uint64_t seed);
+/* Tests only: drops the next `count` messages from peers whose payload has at least
+ * `min_payload_len` bytes (counted with the test loss). Any thread. */
+void ld_fanout_set_test_drop_large(size_t min_payload_len, uint32_t count);
+
+/* Messages dropped by the test loss since it was last set. */
+uint64_t ld_fanout_test_loss_dropped(void);
+
 /* Number of handlers at `stage`. */
 size_t ld_fanout_count(const ld_fanout_t *f, ld_fanout_stage_t stage);
 

@@ -307,8 +307,7 @@ static void requests_before_start(void **state) {
   calls_clear(&c);
   calls_init(&c);
   assert_int_equal(logosdelivery_channel_create(ctx, on_call, &c, "x", "/a/1/b/c", "me"), RET_OK);
-  expect_reply(&c, RET_ERR,
-               PREFIX "ChannelCreate failed: reliable channels are not available in this build");
+  expect_reply(&c, RET_ERR, PREFIX "ChannelCreate failed: node is not started");
   calls_clear(&c);
   info_expect(ctx, "Version", RET_OK, "v" LD_VERSION, NULL, 0);
   info_expect(ctx, "MaxMessageSize", RET_OK, "153600", NULL, 0);

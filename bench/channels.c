@@ -1,0 +1,287 @@
+/* Reliable channels through the public C API: two contexts in one process on loopback, one
+ * channel. Prints figures; nothing is asserted.
+ *
+ *   bench_channels [--messages 2000] [--size 100]
+ *
+ * 1. throughput: A sends --messages messages of --size bytes as fast as the API answers; figures:
+ *    messages per second received by B, and acknowledged at A (channel_message_delivered), from
+ *    the first send to the last event; send → channel_message_sent and send → delivered p50/p90.
+ * 2. restart: B is stopped, destroyed, created again on its state directory and starts; the time
+ *    of channel_create (which restores the channel: log of every message, bloom filter) and the
+ *    process RSS growth it causes. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "liblogosdelivery.h"
+
+#define TOPIC "/ldbench/1/channels/proto"
+#define MAX_MESSAGES 100000
+
+static size_t g_messages = 2000, g_size = 100;
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static long rss_kib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f != NULL && fgets(line, sizeof line, f) != NULL)
+    if (strncmp(line, "VmRSS:", 6) == 0)
+      kib = atol(line + 6);
+  if (f != NULL)
+    fclose(f);
+  return kib;
+}
+
+/* ---- replies -------------------------------------------------------------------------------- */
+
+typedef struct reply {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool done;
+  int ret;
+  char msg[256];
+} reply_t;
+
+static void on_reply(int ret, const char *msg, size_t len, void *ud) {
+  reply_t *r = ud;
+  pthread_mutex_lock(&r->mu);
+  r->ret = ret;
+  size_t n = msg == NULL ? 0 : len < sizeof r->msg - 1 ? len : sizeof r->msg - 1;
+  if (n > 0)
+    memcpy(r->msg, msg, n);
+  r->msg[n] = '\0';
+  r->done = true;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void reply_init(reply_t *r) {
+  memset(r, 0, sizeof *r);
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_cond_init(&r->cv, NULL);
+}
+
+static int reply_wait(reply_t *r, char *out, size_t cap) {
+  pthread_mutex_lock(&r->mu);
+  while (!r->done)
+    pthread_cond_wait(&r->cv, &r->mu);
+  pthread_mutex_unlock(&r->mu);
+  if (out != NULL && cap > 0) {
+    size_t n = strnlen(r->msg, cap - 1);
+    memcpy(out, r->msg, n);
+    out[n] = '\0';
+  }
+  if (r->ret != RET_OK)
+    fprintf(stderr, "request failed: %s\n", r->msg);
+  pthread_mutex_destroy(&r->mu);
+  pthread_cond_destroy(&r->cv);
+  return r->ret;
+}
+
+/* ---- events --------------------------------------------------------------------------------- */
+
+typedef struct stats {
+  atomic_size_t received, sent, delivered, errors;
+  atomic_uint_fast64_t last_us;
+} stats_t;
+
+static stats_t g_a, g_b;
+static char g_ids[MAX_MESSAGES][24];
+static uint64_t g_send_us[MAX_MESSAGES], g_sent_us[MAX_MESSAGES], g_delivered_us[MAX_MESSAGES];
+static atomic_size_t g_issued;
+
+static void mark(const char *json, uint64_t *times) {
+  const char *p = strstr(json, "\"requestId\":\"");
+  if (p == NULL)
+    return;
+  p += 13;
+  size_t n = atomic_load(&g_issued);
+  for (size_t i = n; i-- > 0;) /* recent requests first */
+    if (strncmp(g_ids[i], p, 20) == 0) {
+      times[i] = now_us();
+      return;
+    }
+}
+
+static void on_event(int ret, const char *msg, size_t len, void *ud) {
+  (void)len;
+  stats_t *s = ud;
+  if (ret != RET_OK || msg == NULL || strncmp(msg, "{\"eventType\":\"channel_message_", 30) != 0)
+    return;
+  const char *t = msg + 30;
+  if (strncmp(t, "received", 8) == 0)
+    atomic_fetch_add(&s->received, 1);
+  else if (strncmp(t, "sent", 4) == 0) {
+    atomic_fetch_add(&s->sent, 1);
+    mark(msg, g_sent_us);
+  } else if (strncmp(t, "delivered", 9) == 0) {
+    atomic_fetch_add(&s->delivered, 1);
+    mark(msg, g_delivered_us);
+  } else
+    atomic_fetch_add(&s->errors, 1);
+  atomic_store(&s->last_us, now_us());
+}
+
+/* ---- contexts ------------------------------------------------------------------------------- */
+
+static void *start(const char *dir, const char *peer, stats_t *s, char *addr, size_t cap) {
+  char config[2048];
+  snprintf(config, sizeof config,
+           "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,"
+           "\"numShardsInNetwork\":1,\"logLevel\":\"ERROR\",\"localStoragePath\":\"%s\"%s%s%s}",
+           dir, peer != NULL ? ",\"staticnodes\":[\"" : "", peer != NULL ? peer : "",
+           peer != NULL ? "\"]" : "");
+  reply_t r;
+  reply_init(&r);
+  void *ctx = logosdelivery_create_node(config, on_reply, &r);
+  if (ctx == NULL || reply_wait(&r, NULL, 0) != RET_OK)
+    exit(1);
+  logosdelivery_set_event_callback(ctx, on_event, s);
+  reply_init(&r);
+  logosdelivery_start_node(ctx, on_reply, &r);
+  if (reply_wait(&r, NULL, 0) != RET_OK)
+    exit(1);
+  if (addr != NULL) {
+    reply_init(&r);
+    logosdelivery_get_node_info(ctx, on_reply, &r, "MyMultiaddresses");
+    reply_wait(&r, addr, cap);
+    char *comma = strchr(addr, ',');
+    if (comma != NULL)
+      *comma = '\0';
+  }
+  return ctx;
+}
+
+static void finish(void *ctx) {
+  reply_t r;
+  reply_init(&r);
+  logosdelivery_stop_node(ctx, on_reply, &r);
+  reply_wait(&r, NULL, 0);
+  reply_init(&r);
+  logosdelivery_destroy(ctx, on_reply, &r);
+}
+
+static uint64_t create_channel(void *ctx, const char *sender) {
+  reply_t r;
+  reply_init(&r);
+  uint64_t t0 = now_us();
+  logosdelivery_channel_create(ctx, on_reply, &r, "bench", TOPIC, sender);
+  if (reply_wait(&r, NULL, 0) != RET_OK)
+    exit(1);
+  return now_us() - t0;
+}
+
+static void send_one(void *ctx, const char *json, char *id) {
+  reply_t r;
+  reply_init(&r);
+  logosdelivery_channel_send(ctx, on_reply, &r, "bench", json);
+  if (reply_wait(&r, id, 24) != RET_OK)
+    exit(1);
+}
+
+static void wait_for(atomic_size_t *counter, size_t want, int seconds) {
+  uint64_t deadline = now_us() + (uint64_t)seconds * 1000000u;
+  while (atomic_load(counter) < want && now_us() < deadline)
+    usleep(1000);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void percentiles(const char *what, const uint64_t *end) {
+  uint64_t *d = calloc(g_messages, sizeof *d);
+  size_t n = 0;
+  for (size_t i = 0; i < g_messages; i++)
+    if (end[i] > 0)
+      d[n++] = end[i] - g_send_us[i];
+  qsort(d, n, sizeof *d, cmp_u64);
+  if (n > 0)
+    printf("  send -> %-9s p50 %.1f ms, p90 %.1f ms, max %.1f ms (%zu of %zu)\n", what,
+           d[n / 2] / 1000.0, d[n * 9 / 10] / 1000.0, d[n - 1] / 1000.0, n, g_messages);
+  free(d);
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--messages") == 0)
+      g_messages = (size_t)atol(argv[i + 1]);
+    else if (strcmp(argv[i], "--size") == 0)
+      g_size = (size_t)atol(argv[i + 1]);
+  }
+  if (g_messages == 0 || g_messages > MAX_MESSAGES || g_size == 0 || g_size > 65536)
+    return 2;
+  char dir[] = "/tmp/ld_bench_channels_XXXXXX";
+  if (mkdtemp(dir) == NULL)
+    return 1;
+  char dir_a[128], dir_b[128], addr[512];
+  snprintf(dir_a, sizeof dir_a, "%s/a", dir);
+  snprintf(dir_b, sizeof dir_b, "%s/b", dir);
+  void *a = start(dir_a, NULL, &g_a, addr, sizeof addr);
+  void *b = start(dir_b, addr, &g_b, NULL, 0);
+  create_channel(a, "alice");
+  create_channel(b, "bob");
+
+  /* warm-up: the mesh is formed once a message is acknowledged */
+  char id[24];
+  send_one(a, "{\"payload\":\"d2FybS11cA==\"}", id);
+  wait_for(&g_a.delivered, 1, 120);
+  size_t base_received = atomic_load(&g_b.received), base_delivered = atomic_load(&g_a.delivered);
+
+  size_t b64_len = (g_size + 2) / 3 * 4;
+  char *json = malloc(b64_len + 32);
+  strcpy(json, "{\"payload\":\"");
+  memset(json + 12, 'A', b64_len);
+  strcpy(json + 12 + b64_len, "\"}");
+  uint64_t t0 = now_us();
+  for (size_t i = 0; i < g_messages; i++) {
+    g_send_us[i] = now_us();
+    send_one(a, json, g_ids[i]);
+    atomic_store(&g_issued, i + 1);
+  }
+  uint64_t t_sent = now_us();
+  wait_for(&g_b.received, base_received + g_messages, 300);
+  wait_for(&g_a.delivered, base_delivered + g_messages, 300);
+  uint64_t t_rx = atomic_load(&g_b.last_us), t_ack = atomic_load(&g_a.last_us);
+  size_t rx = atomic_load(&g_b.received) - base_received;
+  size_t acked = atomic_load(&g_a.delivered) - base_delivered;
+  printf("throughput, %zu messages of %zu bytes, A -> B:\n", g_messages, g_size);
+  printf("  channel_send calls: %.0f /s\n", g_messages / ((t_sent - t0) / 1e6));
+  printf("  received by B: %zu, %.0f msg/s (first send to last receipt)\n", rx,
+         rx / ((t_rx - t0) / 1e6));
+  printf("  acknowledged at A: %zu, %.0f msg/s (first send to last delivered event)\n", acked,
+         acked / ((t_ack - t0) / 1e6));
+  percentiles("sent", g_sent_us);
+  percentiles("delivered", g_delivered_us);
+  printf("  errors: %zu at A, %zu at B\n", atomic_load(&g_a.errors), atomic_load(&g_b.errors));
+
+  /* restart B on its state directory */
+  finish(b);
+  long rss0 = rss_kib();
+  b = start(dir_b, addr, &g_b, NULL, 0);
+  long rss1 = rss_kib();
+  uint64_t restore_us = create_channel(b, "bob");
+  long rss2 = rss_kib();
+  printf("restart: channel_create restoring %zu logged messages took %.1f ms; RSS +%ld KiB for "
+         "the channel (context itself +%ld KiB)\n",
+         rx + 1, restore_us / 1000.0, rss2 - rss1, rss1 - rss0);
+  finish(b);
+  finish(a);
+  free(json);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : 1;
+}

@@ -1,0 +1,42 @@
+/* liblogosdelivery reliable-channel extensions: calls beyond the stable tier (c-api.md §2) that
+ * the Reliable Channel LIP asks for. A documented extension of this build; the stable header
+ * stays as c-api.md gives it.
+ *
+ * Every function follows the calling contract of liblogosdelivery.h. */
+#pragma once
+#ifndef __liblogosdelivery_channels__
+#define __liblogosdelivery_channels__
+
+#include <stdint.h>
+
+#include "liblogosdelivery.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An encryption hook: transforms `in[0..in_len)` and points `*out` / `*out_len` at the result,
+ * which must stay valid until the function returns (the library copies it). Returns 0 on
+ * success; anything else fails the segment (never a fallback to plain text). Runs on the
+ * context's worker thread: it must not block or call into the library. */
+typedef int (*LogosDeliveryCryptoFn)(void *userData, const uint8_t *in, size_t inLen,
+                                     const uint8_t **out, size_t *outLen);
+
+/* Registers the encryption hook pair of channel `channelId` (the channel need not exist yet; the
+ * pair stays registered across channel close and create until the node stops): each segment is
+ * encrypted before it is wrapped in SDS (so that the SDS routing metadata stays readable and
+ * repairs replay the ciphertext), and decrypted once SDS delivers it; a segment that does not
+ * decrypt is dropped. NULL for both functions clears the pair (no-op by default: plain text).
+ * Reply "" or "ChannelSetEncryption failed: <why>" (node not started, one function NULL but not
+ * the other). */
+LOGOSDELIVERY_EXPORT int logosdelivery_channel_set_encryption(void *ctx, FFICallBack callback,
+                                                              void *userData, const char *channelId,
+                                                              LogosDeliveryCryptoFn encryptFn,
+                                                              LogosDeliveryCryptoFn decryptFn,
+                                                              void *cryptoUserData);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

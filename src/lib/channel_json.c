@@ -1,0 +1,245 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/base64.h"
+#include "base/error.h"
+#include "channels/channel_store.h"
+#include "lib/channel_json.h"
+#include "lib/context.h"
+#include "node/config.h"
+#include "rest/json.h"
+
+#define PARSE_PREFIX "Failed to parse channel message JSON: "
+#define MAX_ACK_TIMEOUT_MS 86400000
+#define MAX_RETRANSMISSIONS 1000
+#define MIN_SEGMENT_SIZE 128
+#define MAX_EPOCH_SEC 86400
+#define MAX_PER_EPOCH 1000000
+
+/* ---- configuration -------------------------------------------------------------------------- */
+
+static int out_of_range(char *why, size_t cap, const char *key, int64_t v, int64_t lo, int64_t hi) {
+  return ld_error_fmt(why, cap, LD_ERR_INVALID_ARG,
+                      "channelsOverrides '%s' is %lld, expected %lld..%lld", key, (long long)v,
+                      (long long)lo, (long long)hi);
+}
+
+int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_config_t *out, char *why,
+                           size_t why_cap) {
+  ld_channels_config_default(out);
+  if (in->has_ack_timeout) {
+    if (in->ack_timeout_ms < 1 || in->ack_timeout_ms > MAX_ACK_TIMEOUT_MS)
+      return out_of_range(why, why_cap, "sdsAcknowledgementTimeoutMs", in->ack_timeout_ms, 1,
+                          MAX_ACK_TIMEOUT_MS);
+    out->sds.ack_timeout_ms = (uint64_t)in->ack_timeout_ms;
+    out->sds.possibly_acked_timeout_ms = 2 * out->sds.ack_timeout_ms; /* as the defaults */
+  }
+  if (in->has_max_retransmissions) {
+    if (in->max_retransmissions < 0 || in->max_retransmissions > MAX_RETRANSMISSIONS)
+      return out_of_range(why, why_cap, "sdsMaxRetransmissions", in->max_retransmissions, 0,
+                          MAX_RETRANSMISSIONS);
+    out->sds.max_retransmissions = (uint32_t)in->max_retransmissions;
+  }
+  if (in->has_causal_history) {
+    if (in->causal_history_size < 1 || in->causal_history_size > LD_SDS_MAX_CAUSAL_HISTORY)
+      return out_of_range(why, why_cap, "sdsCausalHistorySize", in->causal_history_size, 1,
+                          LD_SDS_MAX_CAUSAL_HISTORY);
+    out->sds.causal_history_size = (uint32_t)in->causal_history_size;
+  }
+  if (in->has_segment_size) {
+    if (in->segment_size_bytes < MIN_SEGMENT_SIZE ||
+        in->segment_size_bytes > LD_NODE_MAX_MSG_SIZE_LIMIT)
+      return out_of_range(why, why_cap, "segmentationSegmentSizeBytes", in->segment_size_bytes,
+                          MIN_SEGMENT_SIZE, LD_NODE_MAX_MSG_SIZE_LIMIT);
+    out->segment_size = (size_t)in->segment_size_bytes;
+  }
+  if (in->has_rate_limit)
+    out->rate_limit = in->rate_limit;
+  if (in->has_rate_epoch) {
+    if (in->rate_epoch_sec < 1 || in->rate_epoch_sec > MAX_EPOCH_SEC)
+      return out_of_range(why, why_cap, "rateLimitEpochPeriodSec", in->rate_epoch_sec, 1,
+                          MAX_EPOCH_SEC);
+    out->rate_limit_epoch_ms = (uint64_t)in->rate_epoch_sec * 1000u;
+  }
+  if (in->has_rate_messages) {
+    if (in->rate_messages_per_epoch < 1 || in->rate_messages_per_epoch > MAX_PER_EPOCH)
+      return out_of_range(why, why_cap, "rateLimitMessagesPerEpoch", in->rate_messages_per_epoch, 1,
+                          MAX_PER_EPOCH);
+    out->rate_limit_per_epoch = (uint64_t)in->rate_messages_per_epoch;
+  }
+  if (ld_sds_config_check(&out->sds) != 0)
+    return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG, "inconsistent channelsOverrides");
+  return 0;
+}
+
+int ld_lib_channels_start(ld_lib_ctx_t *ctx, ld_channels_t **out, char *why, size_t why_cap) {
+  ld_channels_config_t cfg;
+  const ld_lib_config_t *lc = ld_lib_ctx_config(ctx);
+  int rc = ld_lib_channels_config(&lc->channels, &cfg, why, why_cap);
+  if (rc != 0)
+    return rc;
+  snprintf(cfg.state_path, sizeof cfg.state_path, "%s/%s", lc->storage_path, LD_CHANNEL_STORE_FILE);
+  *out = ld_channels_new(ld_lib_ctx_loop(ctx), ld_lib_ctx_messaging(ctx), &cfg, &rc);
+  if (*out == NULL)
+    return ld_error_fmt(why, why_cap, rc, "failed to create the reliable channel manager: %s",
+                        ld_strerror(rc));
+  return 0;
+}
+
+void ld_lib_channels_stop(ld_lib_ctx_t *ctx, ld_channels_t *c) {
+  (void)ctx;
+  ld_channels_free(c);
+}
+
+/* ---- channel_send's JSON -------------------------------------------------------------------- */
+
+/* Decodes standard base64 with optional padding into a new buffer. */
+static int b64_decode(const char *text, size_t n, size_t max, uint8_t **out, size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  if (n % 4 == 1)
+    return LD_ERR_BAD_ENCODING;
+  if (n == 0)
+    return 0;
+  size_t padded = (n + 3) / 4 * 4;
+  if (padded / 4 * 3 > max + 3)
+    return LD_ERR_TOO_LARGE;
+  char *copy = malloc(padded);
+  uint8_t *buf = malloc(padded / 4 * 3);
+  if (copy == NULL || buf == NULL) {
+    free(copy);
+    free(buf);
+    return LD_ERR_NOMEM;
+  }
+  memcpy(copy, text, n);
+  memset(copy + n, '=', padded - n);
+  size_t got = 0;
+  int rc = ld_base64_decode(copy, padded, buf, padded / 4 * 3, &got);
+  free(copy);
+  if (rc == 0 && got > max)
+    rc = LD_ERR_TOO_LARGE;
+  if (rc != 0) {
+    free(buf);
+    return rc == LD_ERR_TOO_LARGE ? rc : LD_ERR_BAD_ENCODING;
+  }
+  *out = buf;
+  *out_len = got;
+  return 0;
+}
+
+int ld_lib_channel_message_parse(const char *json, size_t len, size_t max_payload,
+                                 uint8_t **payload, size_t *payload_len, bool *ephemeral, char *err,
+                                 size_t errlen) {
+  *payload = NULL;
+  *payload_len = 0;
+  *ephemeral = false;
+  json_error_t e;
+  json_t *v = json_loadb(json != NULL ? json : "", json != NULL ? len : 0, 0, &e);
+  if (v == NULL)
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED, PARSE_PREFIX "%s", e.text);
+  if (!json_is_object(v)) {
+    json_decref(v);
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED, PARSE_PREFIX "not a JSON object");
+  }
+  json_t *p = json_object_get(v, "payload");
+  if (!json_is_string(p)) {
+    json_decref(v);
+    return ld_error_fmt(err, errlen, LD_ERR_MISSING_FIELD, "Missing payload field");
+  }
+  *ephemeral = json_is_true(json_object_get(v, "ephemeral"));
+  int rc =
+      b64_decode(json_string_value(p), json_string_length(p), max_payload, payload, payload_len);
+  json_decref(v);
+  if (rc == LD_ERR_TOO_LARGE)
+    return ld_error_fmt(err, errlen, rc, "invalid payload format: payload larger than %zu bytes",
+                        max_payload);
+  if (rc != 0)
+    return ld_error_fmt(err, errlen, rc, "invalid payload format: %s",
+                        rc == LD_ERR_NOMEM ? ld_strerror(rc) : "not base64");
+  return 0;
+}
+
+/* ---- events --------------------------------------------------------------------------------- */
+
+static json_t *put(json_t *obj, const char *key, json_t *v) {
+  if (obj == NULL || v == NULL || json_object_set_new(obj, key, v) != 0) {
+    json_decref(obj);
+    json_decref(v);
+    return NULL;
+  }
+  return obj;
+}
+
+static json_t *text(const char *s) {
+  return ld_rest_json_string(s != NULL ? s : "", s != NULL ? strlen(s) : 0);
+}
+
+static json_t *b64(const uint8_t *b, size_t n) {
+  size_t cap = (n + 2) / 3 * 4 + 1;
+  char *s = malloc(cap);
+  if (s == NULL || ld_base64_encode(b, n, s, cap) < 0) {
+    free(s);
+    return NULL;
+  }
+  json_t *v = json_string(s);
+  free(s);
+  return v;
+}
+
+static const char *type_of(int kind) {
+  switch (kind) {
+  case LD_EVENT_CHANNEL_RECEIVED:
+    return LD_LIB_EVENT_CHANNEL_RECEIVED;
+  case LD_EVENT_CHANNEL_SENT:
+    return LD_LIB_EVENT_CHANNEL_SENT;
+  case LD_EVENT_CHANNEL_ERROR:
+    return LD_LIB_EVENT_CHANNEL_ERROR;
+  case LD_EVENT_CHANNEL_DELIVERED:
+    return LD_LIB_EVENT_CHANNEL_DELIVERED;
+  case LD_EVENT_CHANNEL_DELIVERY_ERROR:
+    return LD_LIB_EVENT_CHANNEL_DELIVERY_ERROR;
+  default:
+    return NULL;
+  }
+}
+
+const char *ld_lib_channel_listener_name(int kind) {
+  switch (kind) {
+  case LD_EVENT_CHANNEL_RECEIVED:
+    return "onChannelMessageReceived";
+  case LD_EVENT_CHANNEL_SENT:
+    return "onChannelMessageSent";
+  case LD_EVENT_CHANNEL_ERROR:
+    return "onChannelMessageError";
+  case LD_EVENT_CHANNEL_DELIVERED:
+    return "onChannelMessageDelivered";
+  default:
+    return "onChannelMessageDeliveryError";
+  }
+}
+
+char *ld_lib_event_channel_json(int kind, const ld_channel_event_t *ev, size_t *len) {
+  const char *type = type_of(kind);
+  if (type == NULL)
+    return NULL;
+  json_t *o = put(json_object(), "eventType", json_string(type));
+  o = put(o, "channelId", text(ev->channel_id));
+  if (kind == LD_EVENT_CHANNEL_RECEIVED) {
+    o = put(o, "senderId", text(ev->sender_id));
+    o = put(o, "payload", b64(ev->payload, ev->payload_len));
+  } else {
+    o = put(o, "requestId", text(ev->request_id));
+    if (kind == LD_EVENT_CHANNEL_ERROR || kind == LD_EVENT_CHANNEL_DELIVERY_ERROR)
+      o = put(o, "error", text(ev->error));
+  }
+  if (o == NULL)
+    return NULL;
+  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  if (s != NULL && len != NULL)
+    *len = strlen(s);
+  return s;
+}
