@@ -11,6 +11,7 @@
 #include "base/cursor.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/sq.h"
 #include "channels/channel_store.h"
 
 #define TOPIC "channels"
@@ -90,6 +91,9 @@ static int quick_check(sqlite3 *db, char *why, size_t cap) {
 
 int ld_channel_store_open(const char *path, ld_channel_store_t **out, char *why, size_t why_cap) {
   *out = NULL;
+  if (ld_sq_load() != 0)
+    return ld_error_fmt(why, why_cap, LD_ERR_IO, "cannot open %s: libsqlite3 is not available",
+                        path);
   ld_channel_store_t *st = calloc(1, sizeof *st);
   if (st == NULL)
     return ld_error_fmt(why, why_cap, LD_ERR_NOMEM, "%s", ld_strerror(LD_ERR_NOMEM));
