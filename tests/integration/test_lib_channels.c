@@ -45,7 +45,7 @@
 #define CTOPIC "/chantest/1/room/proto"
 #define PREFIX "ffi error: handleRes fireSyncRes error: "
 #define BASE                                                                                       \
-  "\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,"                                \
+  "\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,\"discv5UdpPort\":0,"            \
   "\"numShardsInNetwork\":1,\"logLevel\":\"WARN\""
 
 /* ---- replies -------------------------------------------------------------------------------- */
