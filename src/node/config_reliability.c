@@ -5,7 +5,10 @@
 #include "base/error.h"
 #include "node/config.h"
 
-#define MIN_WINDOW_MS 10000ull
+/* A peer's presence counts only for messages newer than the session window's start plus the 20 s
+ * of clock tolerance (waku/nrs/presence.h): a shorter window leaves nothing to confirm, so 60 s is
+ * the least that leaves a send 40 s to be confirmed in. */
+#define MIN_WINDOW_MS 60000ull
 #define MAX_WINDOW_MS (24ull * 3600 * 1000)
 
 const char *ld_node_reliability_mode_name(ld_node_reliability_mode_t mode) {
@@ -41,8 +44,9 @@ int ld_node_config_set_reliability_window(ld_node_config_t *cfg, const char *tex
   }
   if (unit == 0 || n > MAX_WINDOW_MS || n * unit < MIN_WINDOW_MS || n * unit > MAX_WINDOW_MS)
     return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
-                        "reliability window must be a duration from 10s to 24h (e.g. 7m), not "
-                        "'%s'",
+                        "reliability window must be a duration from 60s to 24h (e.g. 7m), not "
+                        "'%s' (sends are confirmed by peers only for messages newer than the "
+                        "window's start plus 20s of clock tolerance)",
                         text);
   cfg->reliability_window_ms = n * unit;
   return 0;
