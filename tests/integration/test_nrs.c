@@ -3,8 +3,9 @@
  *   - a send on a Core node is confirmed (LD_EVENT_MESSAGING_SENT) by peer presence: the sets of
  *     two distinct peers hold it; with more confirming peers asked for than exist it is not, nor
  *     by a store-sync peer that answers our content-topic scope as disjoint;
- *   - a Core node that was away while messages were sent comes back and receives every one of
- *     them by reconciliation (not by relay: they left gossip's window), each reported once;
+ *   - a Core node that was away for a minute while messages were sent comes back and receives
+ *     every one of them by reconciliation (not by relay: they left gossip's window), each
+ *     reported once;
  *   - store at start-up only: a node whose last-online time is an hour old asks a store node once
  *     for [last online, now] and gets what it holds from then (not from before), and writes its
  *     last-online time when it closes;
