@@ -11,6 +11,7 @@
 #include "node/node.h"
 #include "rest/server.h"
 #include "waku/archive/archive.h"
+#include "waku/core/topics.h"
 #include "waku/enr/cache.h"
 #include "waku/enr/enr.h"
 #include "waku/filter/client.h"
@@ -149,6 +150,16 @@ void ld_node_nat_rewrite_addrs(ld_node_t *node);
  * logged, not returned); its records' peers are dialed (origin "dns"). Stop cancels it. */
 int ld_node_dns_start(ld_node_t *node);
 void ld_node_dns_stop(ld_node_t *node);
+
+/* node_services.c: the pubsub topics of the node's shards (/waku/2/rs/<cluster>/<shard>, as
+ * many as cfg->n_shards), and its protected shards (cfg->n_protected_shards of them into `out`),
+ * as store-sync and the Network Reliability Service take them. */
+typedef struct ld_node_shard_topics {
+  char text[LD_NODE_MAX_SHARDS][LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1];
+  const char *list[LD_NODE_MAX_SHARDS];
+} ld_node_shard_topics_t;
+void ld_node_shard_topics(const ld_node_config_t *c, ld_node_shard_topics_t *out);
+void ld_node_protected_shards(const ld_node_config_t *c, ld_relay_protected_shard_t *out);
 
 /* node_nrs.c: the Network Reliability Service with --reliability-mode=p2p (after store-sync's
  * mount: not beside it); stop before the switch closes, free after. */

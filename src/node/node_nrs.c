@@ -53,21 +53,13 @@ int ld_node_nrs_mount(ld_node_t *node) {
     LD_WARN(TOPIC, "p2p reliability is not served beside store-sync: store-based reliability");
     return 0;
   }
-  char topics[LD_NODE_MAX_SHARDS][LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1];
-  const char *list[LD_NODE_MAX_SHARDS];
-  for (size_t i = 0; i < c->n_shards; i++) {
-    ld_relay_shard_t shard = {c->cluster_id, c->shards[i]};
-    ld_pubsub_topic_format(shard, topics[i], sizeof topics[i]);
-    list[i] = topics[i];
-  }
+  ld_node_shard_topics_t topics;
+  ld_node_shard_topics(c, &topics);
   ld_relay_protected_shard_t ps[LD_NODE_MAX_PROTECTED_SHARDS];
-  for (size_t i = 0; i < c->n_protected_shards; i++) {
-    ps[i].shard = c->protected_shards[i].shard;
-    memcpy(ps[i].pubkey, c->protected_shards[i].public_key, sizeof ps[i].pubkey);
-  }
+  ld_node_protected_shards(c, ps);
   ld_nrs_config_t nc;
   ld_nrs_config_default(&nc);
-  nc.pubsub_topics = list;
+  nc.pubsub_topics = topics.list;
   nc.n_pubsub_topics = c->n_shards;
   nc.window_ns = (int64_t)c->reliability_window_ms * 1000000ll;
   nc.confirm_peers = c->reliability_confirm_peers;

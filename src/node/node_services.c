@@ -200,25 +200,32 @@ static int sync_backend_list(void *ctx, const ld_archive_listing_t *l, ld_archiv
   return ld_archive_list_keys(node->archive, l, done, user_data);
 }
 
+void ld_node_shard_topics(const ld_node_config_t *c, ld_node_shard_topics_t *out) {
+  for (size_t i = 0; i < c->n_shards; i++) {
+    ld_relay_shard_t shard = {c->cluster_id, c->shards[i]};
+    ld_pubsub_topic_format(shard, out->text[i], sizeof out->text[i]);
+    out->list[i] = out->text[i];
+  }
+}
+
+void ld_node_protected_shards(const ld_node_config_t *c, ld_relay_protected_shard_t *out) {
+  for (size_t i = 0; i < c->n_protected_shards; i++) {
+    out[i].shard = c->protected_shards[i].shard;
+    memcpy(out[i].pubkey, c->protected_shards[i].public_key, sizeof out[i].pubkey);
+  }
+}
+
 /* nwaku mounts store-sync inside the store service, over the node's shards
  * (/waku/2/rs/<cluster>/<shard>) and without content topics. */
 static int mount_store_sync(ld_node_t *node) {
   const ld_node_config_t *c = &node->cfg;
-  char topics[LD_NODE_MAX_SHARDS][LD_WAKU_PUBSUB_TOPIC_MAX_LEN + 1];
-  const char *list[LD_NODE_MAX_SHARDS];
-  for (size_t i = 0; i < c->n_shards; i++) {
-    ld_relay_shard_t shard = {c->cluster_id, c->shards[i]};
-    ld_pubsub_topic_format(shard, topics[i], sizeof topics[i]);
-    list[i] = topics[i];
-  }
+  ld_node_shard_topics_t topics;
+  ld_node_shard_topics(c, &topics);
   ld_relay_protected_shard_t ps[LD_NODE_MAX_PROTECTED_SHARDS];
-  for (size_t i = 0; i < c->n_protected_shards; i++) {
-    ps[i].shard = c->protected_shards[i].shard;
-    memcpy(ps[i].pubkey, c->protected_shards[i].public_key, sizeof ps[i].pubkey);
-  }
+  ld_node_protected_shards(c, ps);
   ld_store_sync_config_t sc;
   ld_store_sync_config_default(&sc);
-  sc.pubsub_topics = list;
+  sc.pubsub_topics = topics.list;
   sc.n_pubsub_topics = c->n_shards;
   sc.interval_ms = (uint64_t)c->store_sync_interval_s * 1000;
   sc.range_ns = (int64_t)c->store_sync_range_s * 1000000000ll;
