@@ -224,5 +224,10 @@ int ld_node_rln_mount(ld_node_t *node);
 void ld_node_rln_free(ld_node_t *node);
 int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_message_t *out,
                         uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED]);
+/* nwaku's RLN metric families (waku_rln_messages_total, waku_rln_spam_messages_total,
+ * waku_rln_invalid_messages_total{type}, waku_rln_valid_messages_total,
+ * waku_rln_proof_verification_total, waku_rln_proof_verification_duration_seconds) collected from
+ * the validator's statistics; nothing without RLN-relay. Errors as ld_metrics_add_collector. */
+int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg);
 
 #endif

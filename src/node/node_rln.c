@@ -252,3 +252,72 @@ int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_me
 const ld_rln_validator_stats_t *ld_node_rln_stats(const ld_node_t *node) {
   return node->rln != NULL ? ld_rln_validator_stats(node->rln->validator) : NULL;
 }
+
+/* ---- metrics ----------------------------------------------------------------------------------
+ */
+
+static const ld_rln_validator_stats_t *stats_of(void *user_data) {
+  const ld_node_t *node = user_data;
+  return node->rln != NULL ? ld_rln_validator_stats(node->rln->validator) : NULL;
+}
+
+#define RLN_COUNTER_COLLECTOR(fn, field)                                                           \
+  static void fn(ld_metrics_emitter_t *e, void *user_data) {                                       \
+    const ld_rln_validator_stats_t *s = stats_of(user_data);                                       \
+    if (s != NULL)                                                                                 \
+      ld_metrics_emit(e, NULL, (double)s->field);                                                  \
+  }
+RLN_COUNTER_COLLECTOR(collect_messages, messages)
+RLN_COUNTER_COLLECTOR(collect_spam, spam)
+RLN_COUNTER_COLLECTOR(collect_valid, valid)
+RLN_COUNTER_COLLECTOR(collect_verifications, verifications)
+
+static void collect_invalid(ld_metrics_emitter_t *e, void *user_data) {
+  const ld_rln_validator_stats_t *s = stats_of(user_data);
+  for (int r = LD_RLN_OK + 1; s != NULL && r < LD_RLN_REASON_COUNT; r++) {
+    if (r == LD_RLN_DUPLICATE)
+      continue; /* counted as spam */
+    const char *type = ld_rln_reason_name((ld_rln_reason_t)r);
+    ld_metrics_emit(e, &type, (double)s->by_reason[r]);
+  }
+}
+
+/* Only the count and the sum are kept: the histogram has the +Inf bucket alone. */
+static void collect_verify_time(ld_metrics_emitter_t *e, void *user_data) {
+  const ld_rln_validator_stats_t *s = stats_of(user_data);
+  if (s != NULL)
+    ld_metrics_emit_histogram(e, NULL, NULL, NULL, 0, s->verifications, s->verify_seconds_sum);
+}
+
+int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg) {
+  if (node->rln == NULL)
+    return 0;
+  static const char *const type_label[] = {"type"};
+  static const struct {
+    const char *name, *help;
+    ld_metric_type_t type;
+    bool typed;
+    ld_metrics_collect_fn fn;
+  } families[] = {
+      {"waku_rln_messages", "number of messages published on the rln content topic",
+       LD_METRIC_COUNTER, false, collect_messages},
+      {"waku_rln_spam_messages", "number of spam messages detected", LD_METRIC_COUNTER, false,
+       collect_spam},
+      {"waku_rln_invalid_messages", "number of invalid messages detected", LD_METRIC_COUNTER, true,
+       collect_invalid},
+      {"waku_rln_valid_messages", "number of valid messages with their roots tracked",
+       LD_METRIC_COUNTER, false, collect_valid},
+      {"waku_rln_proof_verification", "number of times the rln proofs are verified",
+       LD_METRIC_COUNTER, false, collect_verifications},
+      {"waku_rln_proof_verification_duration_seconds", "time taken to verify a proof",
+       LD_METRIC_HISTOGRAM, false, collect_verify_time},
+  };
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+    int rc = ld_metrics_add_collector(reg, families[i].name, families[i].type, families[i].help,
+                                      families[i].typed ? type_label : NULL,
+                                      families[i].typed ? 1 : 0, families[i].fn, node);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}

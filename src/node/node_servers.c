@@ -267,6 +267,9 @@ static int start_metrics(ld_node_t *node) {
   int nrs_err = ld_nrs_metrics_register(node->metrics_reg, reliability_mode(node), node->nrs);
   if (nrs_err != 0)
     return nrs_err;
+  int rln_err = ld_node_rln_register_metrics(node, node->metrics_reg);
+  if (rln_err != 0)
+    return rln_err;
   ld_metrics_server_config_t mc = {node->loop, node->metrics_reg, node->cfg.metrics.address,
                                    node->cfg.metrics.port};
   int err = ld_metrics_server_new(&mc, &node->metrics_srv);

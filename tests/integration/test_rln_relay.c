@@ -180,9 +180,10 @@ static void rln_group_across_three_nodes(void **state) {
   assert_int_equal(ld_rln_prover_new_from_files(&g_prover, zkey, graph), 0);
 
   got_t at_b = {0}, at_c = {0};
-  ld_node_t *b =
-      nh_start_subscribed(&g_loop, rln_config(false), LD_EVENT_MESSAGE, on_message, &at_b);
   char err[256];
+  ld_node_config_t *cb = rln_config(false);
+  assert_int_equal(ld_node_config_set_metrics(cb, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
+  ld_node_t *b = nh_start_subscribed(&g_loop, cb, LD_EVENT_MESSAGE, on_message, &at_b);
   ld_node_config_t *ca = rln_config(true);
   assert_int_equal(ld_node_config_set_rest(ca, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
   nh_add_static(ca, b);
@@ -275,6 +276,20 @@ static void rln_group_across_three_nodes(void **state) {
   assert_int_equal(sc->spam, 0);
   for (int i = 1; i < LD_RLN_REASON_COUNT; i++)
     assert_int_equal(sc->by_reason[i], 0);
+  /* B's /metrics under nwaku's names */
+  http_response_t mr;
+  assert_int_equal(
+      http_request_on_loop(&g_loop, ld_node_metrics_port(b), "GET", "/metrics", NULL, NULL, 0, &mr),
+      0);
+  assert_int_equal(mr.status, 200);
+  assert_non_null(strstr(mr.body, "\nwaku_rln_spam_messages_total 1\n"));
+  assert_non_null(strstr(mr.body, "\nwaku_rln_invalid_messages_total{type=\"invalid_root\"} 1\n"));
+  assert_non_null(
+      strstr(mr.body, "\nwaku_rln_invalid_messages_total{type=\"timestamp_mismatch\"} 1\n"));
+  assert_non_null(strstr(mr.body, "\nwaku_rln_valid_messages_total 4\n"));
+  assert_non_null(strstr(mr.body, "\nwaku_rln_messages_total 7\n"));
+  assert_non_null(strstr(mr.body, "\nwaku_rln_proof_verification_duration_seconds_count "));
+  http_response_free(&mr);
   /* A and C never connected: every message C got came through B */
   assert_int_equal(ld_gs_service_topic_peers(ld_node_gossipsub(c), TOPIC, NULL, 0), 1);
 
