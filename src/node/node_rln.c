@@ -19,9 +19,9 @@
 
 #include "base/clock.h"
 #include "base/error.h"
-#include "base/hex.h"
 #include "base/log.h"
 #include "node/node_internal.h"
+#include "waku/rln/group_file.h"
 #include "waku/rln/hooks.h"
 #include "waku/rln/publish.h"
 #include "zk/merkle.h"
@@ -41,57 +41,23 @@ struct node_rln {
   ld_rln_nonce_t nonce;
 };
 
-/* A field element written as 0x-hex (big-endian, at most 64 digits), canonical. */
-static int parse_field_hex(const char *text, ld_fr_t *out) {
-  size_t len = strlen(text);
-  if (len < 3 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X') || len > 2 + 64)
-    return LD_ERR_BAD_ENCODING;
-  char padded[65];
-  size_t digits = len - 2;
-  memset(padded, '0', 64);
-  memcpy(padded + 64 - digits, text + 2, digits);
-  padded[64] = '\0';
-  uint8_t be[32], le[32];
-  size_t n = 0;
-  int rc = ld_hex_decode(padded, 64, be, sizeof be, &n);
-  if (rc != 0 || n != 32)
-    return LD_ERR_BAD_ENCODING;
-  for (size_t i = 0; i < 32; i++)
-    le[i] = be[31 - i];
-  return ld_fr_from_bytes(out, le) == 0 ? 0 : LD_ERR_BAD_ENCODING;
-}
-
 static int load_group(node_rln_t *r, const char *path, char *err, size_t errlen) {
   json_error_t jerr;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (root == NULL)
     return ld_error_fmt(err, errlen, LD_ERR_IO, "rln-relay-static-group-file %s: %s", path,
                         jerr.text);
-  int rc = 0;
-  size_t n = json_is_array(root) ? json_array_size(root) : 0;
-  if (n == 0 || n > ld_merkle_capacity(r->tree)) {
-    rc = ld_error_fmt(err, errlen, LD_ERR_MALFORMED,
-                      "rln-relay-static-group-file %s: not a JSON array of 1 to %llu members", path,
-                      (unsigned long long)ld_merkle_capacity(r->tree));
-    json_decref(root);
-    return rc;
-  }
-  ld_fr_t *leaves = malloc(n * sizeof *leaves);
-  if (leaves == NULL) {
-    json_decref(root);
-    return LD_ERR_NOMEM;
-  }
-  for (size_t i = 0; i < n && rc == 0; i++) {
-    const char *text = json_string_value(json_array_get(root, i));
-    if (text == NULL || parse_field_hex(text, &leaves[i]) != 0)
-      rc = ld_error_fmt(err, errlen, LD_ERR_MALFORMED,
-                        "rln-relay-static-group-file %s: member %zu is not a 0x-hex field element",
-                        path, i);
-  }
-  if (rc == 0)
-    rc = ld_merkle_set_range(r->tree, 0, leaves, n);
-  free(leaves);
+  ld_fr_t *leaves = NULL;
+  size_t n = 0;
+  char why[256] = "";
+  int rc = ld_rln_group_from_json(root, (size_t)ld_merkle_capacity(r->tree), &leaves, &n, why,
+                                  sizeof why);
   json_decref(root);
+  if (rc != 0)
+    return ld_error_fmt(err, errlen, rc, "rln-relay-static-group-file %s: %s", path,
+                        why[0] != '\0' ? why : ld_strerror(rc));
+  rc = ld_merkle_set_range(r->tree, 0, leaves, n);
+  free(leaves);
   return rc;
 }
 
@@ -100,8 +66,7 @@ static int load_identity(const char *path, ld_fr_t *secret, char *err, size_t er
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (root == NULL)
     return ld_error_fmt(err, errlen, LD_ERR_IO, "rln-relay-cred-path %s: %s", path, jerr.text);
-  const char *text = json_string_value(json_object_get(root, "identitySecret"));
-  int rc = text != NULL ? parse_field_hex(text, secret) : LD_ERR_MALFORMED;
+  int rc = ld_rln_identity_from_json(root, secret);
   json_decref(root);
   if (rc != 0)
     return ld_error_fmt(err, errlen, LD_ERR_MALFORMED,
