@@ -152,6 +152,12 @@ foreach(t unit/zk/prover unit/waku/rln/validator)
   endif()
 endforeach()
 
+# integration/rln_relay: the node's RLN-relay proves with the circuit's files.
+if(TEST integration/rln_relay)
+  set_property(TEST integration/rln_relay APPEND PROPERTY ENVIRONMENT
+               "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()
+
 # contrib/grafana: every query of the dashboard against the metric families a running node exports.
 find_program(LD_PYTHON3 python3)
 if(LD_PYTHON3)

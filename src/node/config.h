@@ -149,6 +149,25 @@ typedef enum ld_node_reliability_mode {
 #define LD_NODE_DEFAULT_RELIABILITY_CONFIRM_PEERS 2u
 #define LD_NODE_DEFAULT_RELIABILITY_WINDOW_MS (7u * 60u * 1000u)
 
+/* RLN-relay (node_rln.c). A static group only: the members' rate commitments listed in
+ * static_group_file (a JSON array of 0x-hex field elements in membership-index order). With
+ * cred_path (a JSON object {"identitySecret": "0x<hex>"}) the node is the member at
+ * membership_index and attaches proofs to what it publishes; it needs the circuit's proving key
+ * and witness graph (circuit_dir/rln_final.zkey, circuit_dir/graph.bin) for that. */
+#define LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT 1
+#define LD_NODE_RLN_DEFAULT_EPOCH_SEC 1
+typedef struct ld_node_rln_config {
+  bool enabled; /* --rln-relay */
+  bool dynamic; /* --rln-relay-dynamic: the on-chain group (not in this build) */
+  char static_group_file[LD_NODE_PATH_MAX];
+  char cred_path[LD_NODE_PATH_MAX];
+  char circuit_dir[LD_NODE_PATH_MAX];
+  bool has_membership_index;
+  uint64_t membership_index;
+  uint64_t user_message_limit; /* 0: LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT */
+  uint64_t epoch_sec;          /* 0: LD_NODE_RLN_DEFAULT_EPOCH_SEC */
+} ld_node_rln_config_t;
+
 typedef struct ld_node_config {
   bool has_nodekey;
   ld_privkey_t nodekey;                     /* used when has_nodekey; otherwise a random key */
@@ -238,6 +257,10 @@ typedef struct ld_node_config {
 
   ld_node_discv5_config_t discv5;
   ld_node_pm_config_t pm;
+  /* RLN-relay with a static group (node_rln.c): --rln-relay, --rln-relay-dynamic,
+   * --rln-relay-static-group-file, --rln-relay-cred-path, --rln-relay-membership-index,
+   * --rln-relay-user-message-limit, --rln-relay-epoch-sec, --rln-relay-circuit-dir */
+  ld_node_rln_config_t rln;
 
   /* Options that were set but have no effect yet (ld_node_config_add_inert): their names, static
    * strings, in the order first recorded. The node logs them once when it starts. */
@@ -326,6 +349,20 @@ int ld_node_config_set_max_msg_size(ld_node_config_t *cfg, const char *text, cha
  * keeps the last key. LD_ERR_INVALID_ARG, LD_ERR_BAD_KEY, LD_ERR_LIMIT. */
 int ld_node_config_add_protected_shard(ld_node_config_t *cfg, const char *text, char *err,
                                        size_t errlen);
+
+/* RLN-relay (config_rln.c): paths shorter than LD_NODE_PATH_MAX (LD_ERR_TOO_LARGE); a
+ * membership index >= 0, a user message limit and an epoch length >= 1 (LD_ERR_INVALID_ARG). */
+int ld_node_config_set_rln_static_group_file(ld_node_config_t *cfg, const char *text, char *err,
+                                             size_t errlen);
+int ld_node_config_set_rln_cred_path(ld_node_config_t *cfg, const char *text, char *err,
+                                     size_t errlen);
+int ld_node_config_set_rln_circuit_dir(ld_node_config_t *cfg, const char *text, char *err,
+                                       size_t errlen);
+int ld_node_config_set_rln_membership_index(ld_node_config_t *cfg, int64_t n, char *err,
+                                            size_t errlen);
+int ld_node_config_set_rln_user_message_limit(ld_node_config_t *cfg, int64_t n, char *err,
+                                              size_t errlen);
+int ld_node_config_set_rln_epoch_sec(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);
 
 /* 0..100000 peers from one IP address (0 = no limit). LD_ERR_INVALID_ARG. */
 int ld_node_config_set_colocation_limit(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);

@@ -68,6 +68,7 @@ static void free_parts(ld_node_t *node) {
   ld_node_services_free(node);
   ld_node_discv5_free(node);
   ld_relay_free(node->relay);
+  ld_node_rln_free(node);
   ld_gs_service_free(node->gs);
   ld_metadata_free(node->metadata);
   ld_identify_free(node->identify);
@@ -340,6 +341,8 @@ static int mount_protocols(ld_node_t *node) {
     rc = mount_metadata(node);
   if (rc == 0 && node->cfg.relay)
     rc = create_relay(node);
+  if (rc == 0)
+    rc = ld_node_rln_mount(node);
   if (rc == 0 && node->cfg.relay)
     rc = subscribe_configured(node);
   if (rc == 0)
@@ -564,6 +567,10 @@ int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_mes
       return rc;
     pubsub_topic = topic;
   }
-  int rc = outgoing_error(ld_relay_check_outgoing(node->relay, pubsub_topic, msg));
-  return rc != 0 ? rc : ld_relay_publish(node->relay, pubsub_topic, msg, hash);
+  ld_waku_message_t with_proof;
+  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
+  int rc = ld_node_rln_prepare(node, msg, &with_proof, proof);
+  if (rc == 0)
+    rc = outgoing_error(ld_relay_check_outgoing(node->relay, pubsub_topic, &with_proof));
+  return rc != 0 ? rc : ld_relay_publish(node->relay, pubsub_topic, &with_proof, hash);
 }

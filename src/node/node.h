@@ -42,6 +42,7 @@
 #include "waku/relay/relay.h"
 #include "waku/nrs/nrs.h"
 #include "waku/sync/service.h"
+#include "waku/rln/validator.h"
 
 /* Addresses announced at most (interfaces of an unspecified listen address included). */
 #define LD_NODE_MAX_LISTEN_ADDRS 16
@@ -130,5 +131,8 @@ int ld_node_unsubscribe(ld_node_t *node, const char *pubsub_topic);
  * by the outgoing checks), and the errors of ld_relay_publish. */
 int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                     uint8_t hash[LD_WAKU_HASH_LEN]);
+
+/* RLN-relay's validator statistics (waku/rln/validator.h), NULL without --rln-relay. */
+const ld_rln_validator_stats_t *ld_node_rln_stats(const ld_node_t *node);
 
 #endif

@@ -21,6 +21,7 @@
 #include "waku/store/server.h"
 #include "waku/nrs/nrs.h"
 #include "waku/sync/service.h"
+#include "waku/rln/proof.h"
 
 /* ENRs of other peers the node keeps (peer exchange answers from them). */
 #define LD_NODE_ENR_CACHE 1000
@@ -112,6 +113,7 @@ struct ld_node {
   ld_enr_t enr; /* our own record, when has_enr */
   bool has_enr;
   struct node_nat *nat;         /* node_nat.c: port mapping state, or NULL */
+  struct node_rln *rln;         /* node_rln.c: RLN-relay with --rln-relay, or NULL */
   struct ld_dns_discovery *dns; /* node_dns.c: the DNS discovery under way, or NULL */
   size_t dns_discovered;        /* records DNS discovery found */
   int dns_status;               /* how the last DNS discovery ended (0: fine or none) */
@@ -221,5 +223,22 @@ void ld_node_discv5_free(ld_node_t *node);
 
 /* One close under way finished; when none is left the switch is closed. */
 void ld_node_pending_done(void *node);
+
+/* node_rln.c: RLN-relay with a static group (--rln-relay). Mount (after relay is created) reads
+ * the group and the credentials and adds the validator to relay: 0 without --rln-relay, else the
+ * first error (logged with its cause). Prepare copies `in` to `out` and, with RLN-relay mounted,
+ * sets a missing timestamp and attaches a proof (written to `proof`, which `out` points into):
+ * LD_ERR_STATE without credentials, LD_ERR_LIMIT when this epoch's message ids are used up
+ * (nwaku's NonceLimitReached). */
+typedef struct node_rln node_rln_t;
+int ld_node_rln_mount(ld_node_t *node);
+void ld_node_rln_free(ld_node_t *node);
+int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_message_t *out,
+                        uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED]);
+/* nwaku's RLN metric families (waku_rln_messages_total, waku_rln_spam_messages_total,
+ * waku_rln_invalid_messages_total{type}, waku_rln_valid_messages_total,
+ * waku_rln_proof_verification_total, waku_rln_proof_verification_duration_seconds) collected from
+ * the validator's statistics; nothing without RLN-relay. Errors as ld_metrics_add_collector. */
+int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg);
 
 #endif

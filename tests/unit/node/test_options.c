@@ -168,6 +168,8 @@ static const char *const k_spec[][2] = {
     {"quicPort", "quic-port"},
     {"rateLimits", "rate-limit"},
     {"localStoragePath", "local-storage-path"},
+    {"rlnRelayStaticGroupFile", "rln-relay-static-group-file"},
+    {"rlnRelayCircuitDir", "rln-relay-circuit-dir"},
 };
 #define N_SPEC (sizeof k_spec / sizeof k_spec[0])
 
@@ -279,8 +281,8 @@ static const sample_t k_samples[] = {
     {"rln-relay-chain-id", "59141", "-1"},
     {"rln-relay-cred-password", "secret", NULL},
     {"rln-relay-eth-private-key", "abc", NULL},
-    {"rln-relay-user-message-limit", "100", "x"},
-    {"rln-relay-epoch-sec", "600", "1.5"},
+    {"rln-relay-user-message-limit", "100", "0"},
+    {"rln-relay-epoch-sec", "600", "0"},
     {"max-msg-size", "1 MiB", "1 parsec"},
     {"protected-shard", "3:" G_COMPRESSED, "3:zz"},
     {"preset", "twn", NULL},
@@ -385,6 +387,8 @@ static const sample_t k_samples[] = {
     {"quic-port", "0", "-1"},
     {"rate-limit", "store:10/1s", "store:ten/1s"},
     {"local-storage-path", "/var/lib/x", NULL},
+    {"rln-relay-static-group-file", "/etc/group.json", NULL},
+    {"rln-relay-circuit-dir", "/usr/share/rln", NULL},
 };
 #define N_SAMPLES (sizeof k_samples / sizeof k_samples[0])
 

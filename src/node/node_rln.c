@@ -1,0 +1,288 @@
+/* RLN-relay in the node with a static group (--rln-relay --rln-relay-dynamic=false).
+ *
+ * At mount: the members' rate commitments are read from --rln-relay-static-group-file (a JSON
+ * array of 0x-hex field elements, big-endian, in membership-index order) into the Merkle tree of
+ * depth 20; its root is the validator's only root; the validator (waku/rln/validator.h) is added
+ * to relay, so that every message from a peer on every topic passes nwaku's checks.
+ *
+ * With --rln-relay-cred-path (a JSON object {"identitySecret": "0x<hex>"}, our simple form of
+ * nwaku's keystore) and --rln-relay-membership-index, the node is that member: its identity must
+ * give the rate commitment listed at that index for --rln-relay-user-message-limit. Every message
+ * the node publishes (ld_node_publish, REST relay publish) then gets a RateLimitProof with the
+ * next message id of the nonce manager for the message's epoch; the circuit's files come from
+ * --rln-relay-circuit-dir. A node without credentials validates and refuses to publish, as nwaku
+ * does. The proof is made on the loop's thread (about a third of a second). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "node/node_internal.h"
+#include "waku/rln/group_file.h"
+#include "waku/rln/hooks.h"
+#include "waku/rln/publish.h"
+#include "zk/merkle.h"
+
+#define TOPIC "rln"
+
+struct node_rln {
+  ld_rln_verifier_t *verifier;
+  ld_rln_validator_t *validator;
+  ld_rln_relay_hook_t hook;
+  ld_merkle_tree_t *tree;
+  uint64_t epoch_sec;
+  uint64_t user_message_limit;
+  /* our membership, when credentials were given */
+  ld_rln_prover_t *prover;
+  ld_rln_member_t member;
+  ld_rln_nonce_t nonce;
+};
+
+static int load_group(node_rln_t *r, const char *path, char *err, size_t errlen) {
+  json_error_t jerr;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL)
+    return ld_error_fmt(err, errlen, LD_ERR_IO, "rln-relay-static-group-file %s: %s", path,
+                        jerr.text);
+  ld_fr_t *leaves = NULL;
+  size_t n = 0;
+  char why[256] = "";
+  int rc = ld_rln_group_from_json(root, (size_t)ld_merkle_capacity(r->tree), &leaves, &n, why,
+                                  sizeof why);
+  json_decref(root);
+  if (rc != 0)
+    return ld_error_fmt(err, errlen, rc, "rln-relay-static-group-file %s: %s", path,
+                        why[0] != '\0' ? why : ld_strerror(rc));
+  rc = ld_merkle_set_range(r->tree, 0, leaves, n);
+  free(leaves);
+  return rc;
+}
+
+static int load_identity(const char *path, ld_fr_t *secret, char *err, size_t errlen) {
+  json_error_t jerr;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL)
+    return ld_error_fmt(err, errlen, LD_ERR_IO, "rln-relay-cred-path %s: %s", path, jerr.text);
+  int rc = ld_rln_identity_from_json(root, secret);
+  json_decref(root);
+  if (rc != 0)
+    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED,
+                        "rln-relay-cred-path %s: no \"identitySecret\" 0x-hex field element", path);
+  return 0;
+}
+
+static int load_prover(node_rln_t *r, const char *dir, char *err, size_t errlen) {
+  if (dir[0] == '\0')
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "rln-relay-cred-path needs rln-relay-circuit-dir (the circuit's files)");
+  char zkey[LD_NODE_PATH_MAX + 32], graph[LD_NODE_PATH_MAX + 32];
+  snprintf(zkey, sizeof zkey, "%s/rln_final.zkey", dir);
+  snprintf(graph, sizeof graph, "%s/graph.bin", dir);
+  int rc = ld_rln_prover_new_from_files(&r->prover, zkey, graph);
+  if (rc != 0)
+    return ld_error_fmt(err, errlen, rc, "rln-relay-circuit-dir %s: %s", dir, ld_strerror(rc));
+  return 0;
+}
+
+/* Our membership: the identity must be the member listed at the index. */
+static int load_member(node_rln_t *r, const ld_node_rln_config_t *c, char *err, size_t errlen) {
+  if (!c->has_membership_index)
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "rln-relay-cred-path needs rln-relay-membership-index");
+  if (c->membership_index >= ld_merkle_next_index(r->tree))
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "rln-relay-membership-index %llu: the static group has %llu members",
+                        (unsigned long long)c->membership_index,
+                        (unsigned long long)ld_merkle_next_index(r->tree));
+  int rc = load_identity(c->cred_path, &r->member.identity_secret, err, errlen);
+  if (rc != 0)
+    return rc;
+  ld_fr_t id, rate, leaf;
+  ld_rln_id_commitment(&id, &r->member.identity_secret);
+  ld_rln_rate_commitment(&rate, &id, r->user_message_limit);
+  ld_merkle_get(r->tree, c->membership_index, &leaf);
+  uint8_t a[32], b[32];
+  ld_fr_to_bytes(a, &rate);
+  ld_fr_to_bytes(b, &leaf);
+  if (memcmp(a, b, 32) != 0)
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "rln-relay-cred-path: our identity with user message limit %llu is not "
+                        "member %llu of the static group",
+                        (unsigned long long)r->user_message_limit,
+                        (unsigned long long)c->membership_index);
+  r->member.user_message_limit = r->user_message_limit;
+  rc = ld_merkle_proof(r->tree, c->membership_index, &r->member.merkle);
+  if (rc == 0)
+    rc = load_prover(r, c->circuit_dir, err, errlen);
+  ld_rln_nonce_init(&r->nonce, r->user_message_limit);
+  return rc;
+}
+
+static int build(node_rln_t *r, const ld_node_config_t *cfg, char *err, size_t errlen) {
+  const ld_node_rln_config_t *c = &cfg->rln;
+  if (c->dynamic)
+    return ld_error_fmt(err, errlen, LD_ERR_UNSUPPORTED,
+                        "rln-relay-dynamic: the on-chain group is not in this build; use "
+                        "rln-relay-dynamic=false with rln-relay-static-group-file");
+  if (c->static_group_file[0] == '\0')
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "rln-relay needs rln-relay-static-group-file");
+  if (!cfg->relay)
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "rln-relay needs relay");
+  r->epoch_sec = c->epoch_sec != 0 ? c->epoch_sec : LD_NODE_RLN_DEFAULT_EPOCH_SEC;
+  r->user_message_limit =
+      c->user_message_limit != 0 ? c->user_message_limit : LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT;
+  int rc = ld_merkle_new(&r->tree, LD_MERKLE_RLN_DEPTH);
+  if (rc == 0)
+    rc = load_group(r, c->static_group_file, err, errlen);
+  if (rc == 0)
+    rc = ld_rln_verifier_new(&r->verifier);
+  if (rc == 0)
+    rc = ld_rln_validator_new(&r->validator, r->verifier, r->epoch_sec);
+  if (rc != 0)
+    return rc;
+  ld_fr_t root;
+  ld_merkle_root(r->tree, &root);
+  ld_rln_validator_add_root(r->validator, &root);
+  return c->cred_path[0] != '\0' ? load_member(r, c, err, errlen) : 0;
+}
+
+static void free_rln(node_rln_t *r) {
+  if (r == NULL)
+    return;
+  ld_rln_prover_free(r->prover);
+  ld_rln_validator_free(r->validator);
+  ld_rln_verifier_free(r->verifier);
+  ld_merkle_free(r->tree);
+  explicit_bzero(&r->member, sizeof r->member);
+  free(r);
+}
+
+int ld_node_rln_mount(ld_node_t *node) {
+  if (!node->cfg.rln.enabled)
+    return 0;
+  node_rln_t *r = calloc(1, sizeof *r);
+  if (r == NULL)
+    return LD_ERR_NOMEM;
+  char err[512] = "";
+  int rc = build(r, &node->cfg, err, sizeof err);
+  if (rc == 0) {
+    r->hook.validator = r->validator;
+    int id = ld_relay_add_validator(node->relay, ld_rln_relay_validate, &r->hook);
+    rc = id < 0 ? id : 0;
+  }
+  if (rc != 0) {
+    LD_ERROR(TOPIC, "RLN-relay not mounted: %s", err[0] != '\0' ? err : ld_strerror(rc));
+    free_rln(r);
+    return rc;
+  }
+  node->rln = r;
+  LD_INFO(TOPIC, "RLN-relay mounted: static group of %llu members, epoch %llu s%s",
+          (unsigned long long)ld_merkle_next_index(r->tree), (unsigned long long)r->epoch_sec,
+          r->prover != NULL ? ", publishing with proofs" : ", validating only");
+  return 0;
+}
+
+void ld_node_rln_free(ld_node_t *node) {
+  free_rln(node->rln);
+  node->rln = NULL;
+}
+
+int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_message_t *out,
+                        uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED]) {
+  *out = *in;
+  node_rln_t *r = node->rln;
+  if (r == NULL)
+    return 0;
+  if (r->prover == NULL)
+    return LD_ERR_STATE;
+  if (out->timestamp == 0)
+    out->timestamp = (int64_t)ld_wall_ns();
+  uint64_t message_id = 0;
+  int rc = ld_rln_nonce_next(&r->nonce, ld_rln_epoch_of(out->timestamp, r->epoch_sec), &message_id);
+  size_t len = 0;
+  if (rc == 0)
+    rc = ld_rln_attach_proof(r->prover, &r->member, out, r->epoch_sec, message_id, NULL, proof,
+                             &len);
+  if (rc != 0)
+    return rc;
+  out->proof = proof;
+  out->proof_len = len;
+  return 0;
+}
+
+const ld_rln_validator_stats_t *ld_node_rln_stats(const ld_node_t *node) {
+  return node->rln != NULL ? ld_rln_validator_stats(node->rln->validator) : NULL;
+}
+
+/* ---- metrics ----------------------------------------------------------------------------------
+ */
+
+static const ld_rln_validator_stats_t *stats_of(void *user_data) {
+  const ld_node_t *node = user_data;
+  return node->rln != NULL ? ld_rln_validator_stats(node->rln->validator) : NULL;
+}
+
+#define RLN_COUNTER_COLLECTOR(fn, field)                                                           \
+  static void fn(ld_metrics_emitter_t *e, void *user_data) {                                       \
+    const ld_rln_validator_stats_t *s = stats_of(user_data);                                       \
+    if (s != NULL)                                                                                 \
+      ld_metrics_emit(e, NULL, (double)s->field);                                                  \
+  }
+RLN_COUNTER_COLLECTOR(collect_messages, messages)
+RLN_COUNTER_COLLECTOR(collect_spam, spam)
+RLN_COUNTER_COLLECTOR(collect_valid, valid)
+RLN_COUNTER_COLLECTOR(collect_verifications, verifications)
+
+static void collect_invalid(ld_metrics_emitter_t *e, void *user_data) {
+  const ld_rln_validator_stats_t *s = stats_of(user_data);
+  for (int r = LD_RLN_OK + 1; s != NULL && r < LD_RLN_REASON_COUNT; r++) {
+    if (r == LD_RLN_DUPLICATE)
+      continue; /* counted as spam */
+    const char *type = ld_rln_reason_name((ld_rln_reason_t)r);
+    ld_metrics_emit(e, &type, (double)s->by_reason[r]);
+  }
+}
+
+/* Only the count and the sum are kept: the histogram has the +Inf bucket alone. */
+static void collect_verify_time(ld_metrics_emitter_t *e, void *user_data) {
+  const ld_rln_validator_stats_t *s = stats_of(user_data);
+  if (s != NULL)
+    ld_metrics_emit_histogram(e, NULL, NULL, NULL, 0, s->verifications, s->verify_seconds_sum);
+}
+
+int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg) {
+  if (node->rln == NULL)
+    return 0;
+  static const char *const type_label[] = {"type"};
+  static const struct {
+    const char *name, *help;
+    ld_metric_type_t type;
+    bool typed;
+    ld_metrics_collect_fn fn;
+  } families[] = {
+      {"waku_rln_messages", "number of messages published on the rln content topic",
+       LD_METRIC_COUNTER, false, collect_messages},
+      {"waku_rln_spam_messages", "number of spam messages detected", LD_METRIC_COUNTER, false,
+       collect_spam},
+      {"waku_rln_invalid_messages", "number of invalid messages detected", LD_METRIC_COUNTER, true,
+       collect_invalid},
+      {"waku_rln_valid_messages", "number of valid messages with their roots tracked",
+       LD_METRIC_COUNTER, false, collect_valid},
+      {"waku_rln_proof_verification", "number of times the rln proofs are verified",
+       LD_METRIC_COUNTER, false, collect_verifications},
+      {"waku_rln_proof_verification_duration_seconds", "time taken to verify a proof",
+       LD_METRIC_HISTOGRAM, false, collect_verify_time},
+  };
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+    int rc = ld_metrics_add_collector(reg, families[i].name, families[i].type, families[i].help,
+                                      families[i].typed ? type_label : NULL,
+                                      families[i].typed ? 1 : 0, families[i].fn, node);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
