@@ -223,14 +223,17 @@ static void rln_group_across_three_nodes(void **state) {
   assert_true(r.status >= 400);
   http_response_free(&r);
 
-  /* Spam: member 42 twice with message id 0 in one epoch, sent raw from A. */
+  /* Spam: member 42 twice with message id 0 in one epoch, sent raw from A one after the other
+   * (A's stream to B keeps their order). Both are proved first, so that the second is not stale
+   * by the relay's 20 s clock rule when it arrives on a slow machine. */
   uint8_t p1[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], p2[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
   int64_t t1 = (int64_t)ld_wall_ns();
+  ld_waku_message_t spam2;
   proved_message(&m, p1, "spam-1", t1, &g_secrets[SPAMMER], g_tree, SPAMMER, 0);
+  proved_message(&spam2, p2, "spam-2", t1, &g_secrets[SPAMMER], g_tree, SPAMMER, 0);
   assert_true(ld_relay_publish(ld_node_relay(a), TOPIC, &m, NULL) >= 0);
+  assert_true(ld_relay_publish(ld_node_relay(a), TOPIC, &spam2, NULL) >= 0);
   NH_WAIT_FOR(&g_loop, got_payload(&at_c, "spam-1"), WAIT_MS);
-  proved_message(&m, p2, "spam-2", t1, &g_secrets[SPAMMER], g_tree, SPAMMER, 0);
-  assert_true(ld_relay_publish(ld_node_relay(a), TOPIC, &m, NULL) >= 0);
   NH_WAIT_FOR(&g_loop, sb->spam == 1, WAIT_MS);
   assert_int_equal(sb->by_reason[LD_RLN_DUPLICATE], 1);
 
