@@ -24,33 +24,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include "../tests/unit/waku/discovery/discv5_sim.h"
 #include "base/log.h"
 #include "waku/discovery/discv5_uv.h"
 #include "waku/discovery/waku_discv5.h"
 
 static double cpu_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static double wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static long rss_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long kib = -1;
-  while (f != NULL && fgets(line, sizeof line, f) != NULL)
-    if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-      break;
-  if (f != NULL)
-    fclose(f);
-  return kib;
+  return bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 typedef struct totals {
@@ -100,7 +82,7 @@ static uint64_t rnd(void) {
 }
 
 static void join(sim_t *s) {
-  double w0 = wall_ms(), c0 = cpu_ms();
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC), c0 = cpu_ms();
   for (size_t i = 1; i < s->n; i++)
     ld_discv5_add_enr(s->nodes[i].d, &s->nodes[0].enr, true, s->now);
   sim_run(s, 6000);
@@ -118,14 +100,14 @@ static void join(sim_t *s) {
   printf("join: %zu nodes, %zu rounds of lookups, %.0f ms wall, %.0f ms CPU; tables: %.1f nodes "
          "on average, %zu at least; %llu handshakes, %llu datagrams; RSS %ld KiB (%.1f KiB per "
          "node)\n",
-         s->n, rounds + 1, wall_ms() - w0, cpu_ms() - c0, (double)before / (double)s->n, min,
-         (unsigned long long)t.handshakes, (unsigned long long)t.packets, rss_kib(),
-         (double)rss_kib() / (double)s->n);
+         s->n, rounds + 1, bench_clock_ms(CLOCK_MONOTONIC) - w0, cpu_ms() - c0,
+         (double)before / (double)s->n, min, (unsigned long long)t.handshakes,
+         (unsigned long long)t.packets, bench_rss_kib(), (double)bench_rss_kib() / (double)s->n);
 }
 
 static void lookups(sim_t *s, size_t count, const char *label) {
   totals_t t0 = totals(s);
-  double w0 = wall_ms(), c0 = cpu_ms();
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC), c0 = cpu_ms();
   for (size_t i = 0; i < count; i++) {
     ld_discv5_lookup(s->nodes[rnd() % s->n].d, NULL, s->now, NULL);
     sim_deliver(s);
@@ -135,7 +117,7 @@ static void lookups(sim_t *s, size_t count, const char *label) {
         ld_discv5_handle_timeout(s->nodes[j].d, s->now);
   }
   sim_deliver(s);
-  double wall = wall_ms() - w0, cpu = cpu_ms() - c0;
+  double wall = bench_clock_ms(CLOCK_MONOTONIC) - w0, cpu = cpu_ms() - c0;
   totals_t t = totals(s);
   double n = (double)(t.lookups - t0.lookups);
   printf("%s: %.0f lookups in %.0f ms wall, %.0f ms CPU: %.0f lookups/s, %.3f ms CPU per lookup; "
@@ -320,7 +302,7 @@ static int udp_main(size_t n, size_t count, uint64_t seed) {
   g_unodes = calloc(n, sizeof *g_unodes);
   for (size_t i = 0; i < n; i++)
     udp_start(&loop, &g_unodes[i], i, seed);
-  double w0 = wall_ms(), c0 = cpu_ms();
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC), c0 = cpu_ms();
   for (size_t i = 1; i < n; i++) {
     ld_discv5_add_enr(ld_discv5_uv_engine(g_unodes[i].u), &g_unodes[0].enr, true, uv_now(&loop));
     ld_discv5_uv_update(g_unodes[i].u);
@@ -340,16 +322,16 @@ static int udp_main(size_t n, size_t count, uint64_t seed) {
   printf("udp join: %zu nodes on 127.0.0.1, %zu rounds of lookups, %.0f ms wall (6 s of it "
          "waiting for ping-backs), %.0f ms CPU; tables: %.1f nodes on average, %zu at least; %llu "
          "handshakes; RSS %ld KiB\n",
-         n, rounds + 1, wall_ms() - w0, cpu_ms() - c0, (double)table / (double)n, min,
-         (unsigned long long)t.handshakes, rss_kib());
+         n, rounds + 1, bench_clock_ms(CLOCK_MONOTONIC) - w0, cpu_ms() - c0,
+         (double)table / (double)n, min, (unsigned long long)t.handshakes, bench_rss_kib());
   totals_t t0 = t;
-  w0 = wall_ms();
+  w0 = bench_clock_ms(CLOCK_MONOTONIC);
   c0 = cpu_ms();
   for (size_t i = 0; i < count; i++) {
     udp_lookup(&loop, &g_unodes[rnd() % n]);
     udp_settle(&loop, 60000);
   }
-  double wall = wall_ms() - w0, cpu = cpu_ms() - c0;
+  double wall = bench_clock_ms(CLOCK_MONOTONIC) - w0, cpu = cpu_ms() - c0;
   udp_totals(n, &t, &table, &min);
   double done = (double)(t.lookups - t0.lookups);
   printf("udp lookups, one at a time: %.0f lookups in %.0f ms wall, %.0f ms CPU: %.0f lookups/s, "

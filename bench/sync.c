@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include "base/buf.h"
 #include "base/error.h"
 #include "waku/sync/session.h"
@@ -40,27 +42,7 @@ static uint64_t rnd(void) {
 }
 
 static double cpu_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static double wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static long rss_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long kib = -1;
-  while (f != NULL && fgets(line, sizeof line, f) != NULL)
-    if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-      break;
-  if (f != NULL)
-    fclose(f);
-  return kib;
+  return bench_clock_ms(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* ---- the two sets -----------------------------------------------------------------------------
@@ -247,18 +229,18 @@ static void run_grid(pair_t *p) {
 
 static void big(uint64_t n) {
   printf("%llu items: one set built in time order, then the pair\n", (unsigned long long)n);
-  long rss0 = rss_kib();
+  long rss0 = bench_rss_kib();
   ld_sync_tree_t *t;
   if (ld_sync_tree_new(&t) != 0)
     exit(1);
-  double w0 = wall_ms();
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC);
   for (uint64_t i = 0; i < n; i++) {
     ld_sync_id_t id = make_item(i, n);
     if (ld_sync_tree_insert(t, &id) != 0)
       exit(1);
   }
-  double w1 = wall_ms();
-  long rss1 = rss_kib();
+  double w1 = bench_clock_ms(CLOCK_MONOTONIC);
+  long rss1 = bench_rss_kib();
   printf("  insert (ascending)     %.0f ms, %.2f M items/s\n", w1 - w0,
          (double)n / (w1 - w0) / 1e3);
   printf("  memory per item        %.1f bytes (tree's count), %.1f bytes (RSS growth)\n",
@@ -279,25 +261,26 @@ static void big(uint64_t n) {
     ld_sync_id_t id = make_item(rnd() % n, n);
     ld_sync_tree_insert(r, &id);
   }
-  w0 = wall_ms();
+  w0 = bench_clock_ms(CLOCK_MONOTONIC);
   for (uint64_t i = 0; i < n / 10; i++) {
     ld_sync_id_t id = make_item(rnd() % n, n);
     ld_sync_tree_insert(r, &id);
   }
   printf("  insert (random order, at %llu items)  %.2f µs each; %.1f bytes per item\n",
-         (unsigned long long)(n / 5), (wall_ms() - w0) * 1e3 / (double)(n / 10),
+         (unsigned long long)(n / 5),
+         (bench_clock_ms(CLOCK_MONOTONIC) - w0) * 1e3 / (double)(n / 10),
          (double)ld_sync_tree_memory(r) / (double)ld_sync_tree_size(r));
   ld_sync_tree_free(r);
-  w0 = wall_ms();
+  w0 = bench_clock_ms(CLOCK_MONOTONIC);
   uint64_t pruned = ld_sync_tree_prune(t, NOW - 20 * SEC - 3240 * SEC);
   printf("  prune the oldest 10 %%  %llu items in %.1f ms\n", (unsigned long long)pruned,
-         wall_ms() - w0);
+         bench_clock_ms(CLOCK_MONOTONIC) - w0);
   ld_sync_tree_free(t);
 
   pair_t p;
-  w0 = wall_ms();
+  w0 = bench_clock_ms(CLOCK_MONOTONIC);
   pair_build(&p, n, 1);
-  printf("  pair with 1 difference built in %.0f ms\n", wall_ms() - w0);
+  printf("  pair with 1 difference built in %.0f ms\n", bench_clock_ms(CLOCK_MONOTONIC) - w0);
   run_pairings(&p);
   pair_free(&p);
 }
@@ -306,9 +289,9 @@ static void big(uint64_t n) {
 
 static void routine_session(const char *name, pair_t *p, bool nwaku) {
   config_t c = {nwaku, 0, 0, nwaku};
-  double w0 = wall_ms();
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC);
   result_t r = run(p, &c, &c);
-  double w1 = wall_ms();
+  double w1 = bench_clock_ms(CLOCK_MONOTONIC);
   print_row(name, p, &r);
   printf("  %-12s session wall %.1f ms\n", "", w1 - w0);
 }
@@ -316,12 +299,12 @@ static void routine_session(const char *name, pair_t *p, bool nwaku) {
 static void routine(uint64_t n, uint64_t diffs) {
   printf("routine: two sets of %llu items, %llu differences (half missing on each side)\n",
          (unsigned long long)n, (unsigned long long)diffs);
-  long rss0 = rss_kib();
-  double w0 = wall_ms(), c0 = cpu_ms();
+  long rss0 = bench_rss_kib();
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC), c0 = cpu_ms();
   pair_t p;
   pair_build(&p, n, diffs);
-  double w1 = wall_ms(), c1 = cpu_ms();
-  long rss1 = rss_kib();
+  double w1 = bench_clock_ms(CLOCK_MONOTONIC), c1 = cpu_ms();
+  long rss1 = bench_rss_kib();
   uint64_t items = ld_sync_tree_size(p.a) + ld_sync_tree_size(p.b);
   printf("  build both (time order)  %.0f ms wall, %.0f ms CPU (page faults included), %.2f M "
          "items per CPU second\n",
@@ -332,9 +315,9 @@ static void routine(uint64_t n, uint64_t diffs) {
          (double)(rss1 - rss0) * 1024.0 / (double)items, (double)rss1 / 1024.0);
   routine_session("ours/ours", &p, false);
   routine_session("nwaku/nwaku", &p, true);
-  w0 = wall_ms();
+  w0 = bench_clock_ms(CLOCK_MONOTONIC);
   pair_free(&p);
-  printf("  free both                %.0f ms\n", wall_ms() - w0);
+  printf("  free both                %.0f ms\n", bench_clock_ms(CLOCK_MONOTONIC) - w0);
 }
 
 int main(int argc, char **argv) {
