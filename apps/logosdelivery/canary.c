@@ -8,6 +8,7 @@
 #include "logosdelivery/app.h"
 #include "logosdelivery/client.h"
 #include "logosdelivery/flags.h"
+#include "logosdelivery/hints.h"
 #include "p2p/identify.h"
 #include "p2p/ping.h"
 #include "p2p/switch.h"
@@ -51,7 +52,16 @@ static void finish(canary_t *c, int err, const char *stage) {
     free(text);
     c->exit_code = LD_EXIT_OK;
   } else {
-    fprintf(stderr, "canary: %s failed: %s (%s)\n", stage, ld_strerror(err), ld_errname(err));
+    char hint[384];
+    if (strcmp(stage, "dial") == 0)
+      ld_app_dial_hint(err, "the multiaddr", hint, sizeof hint);
+    else if (err == LD_ERR_TIMEOUT)
+      snprintf(hint, sizeof hint, "give the peer more time with --timeout");
+    else
+      snprintf(hint, sizeof hint, "check that the multiaddr names a libp2p node that serves %s",
+               stage);
+    fprintf(stderr, "canary: %s failed: %s (%s); %s\n", stage, ld_strerror(err), ld_errname(err),
+            hint);
     c->exit_code = exit_code_for(err);
   }
   uv_timer_stop(&c->deadline);
@@ -167,7 +177,9 @@ static int canary_run(canary_t *c, const ld_multiaddr_t *target, int64_t timeout
   if (rc == 0)
     rc = ld_switch_dial(c->sw, target, on_dialed, c);
   if (rc != 0) {
-    fprintf(stderr, "canary: cannot start: %s (%s)\n", ld_strerror(rc), ld_errname(rc));
+    fprintf(stderr,
+            "canary: cannot start: %s (%s); run it again with --log-level=DEBUG to see why\n",
+            ld_strerror(rc), ld_errname(rc));
     c->exit_code = exit_code_for(rc);
     c->finished = true;
     if (c->sw != NULL)
@@ -223,8 +235,18 @@ int ld_app_canary(int argc, char **argv) {
     fprintf(stderr, "canary: %s\n", res.error);
     return LD_EXIT_USAGE;
   }
-  if (res.n_positional != 1 || ld_log_parse_level(log_level, &level) != 0) {
-    fprintf(stderr, "usage: logosdelivery canary <multiaddr> [--ping N] [--timeout S]\n");
+  if (res.n_positional != 1) {
+    fprintf(stderr,
+            "canary: %s; give the peer's multiaddr as the one argument\n"
+            "usage: logosdelivery canary <multiaddr> [--ping N] [--timeout S]\n",
+            res.n_positional == 0 ? "no multiaddr" : "more than one argument");
+    return LD_EXIT_USAGE;
+  }
+  if (ld_log_parse_level(log_level, &level) != 0) {
+    fprintf(stderr,
+            "canary: --log-level: unknown level '%s'; write TRACE, DEBUG, INFO, NOTICE, "
+            "WARN, ERROR or FATAL\n",
+            log_level);
     return LD_EXIT_USAGE;
   }
   ld_log_set_level(level);
@@ -232,7 +254,10 @@ int ld_app_canary(int argc, char **argv) {
   timeout = o.timeout;
   ld_multiaddr_t target;
   if (ld_multiaddr_parse(&target, res.positional[0]) != 0) {
-    fprintf(stderr, "canary: '%s' is not a valid multiaddr\n", res.positional[0]);
+    fprintf(stderr,
+            "canary: '%s' is not a valid multiaddr; give one such as "
+            "/ip4/127.0.0.1/tcp/60000/p2p/16Uiu2… (the node logs it as `Listening on …`)\n",
+            res.positional[0]);
     return LD_EXIT_USAGE;
   }
   canary_t c;

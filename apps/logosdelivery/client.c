@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "logosdelivery/app.h"
+#include "logosdelivery/hints.h"
 #include "node/events.h"
 #include "waku/core/sharding.h"
 #include "waku/core/topics.h"
@@ -142,8 +143,12 @@ static int check_required(const ld_client_opts_t *o, char *err, size_t errlen) {
   const char *name = ld_client_command_name(o->command);
   bool query = o->command == LD_CLIENT_QUERY;
   if (o->peer[0] == '\0' || (!query && o->content_topic[0] == '\0')) {
-    snprintf(err, errlen, "%s: %s required", name,
-             query ? "--peer is" : "--peer and --content-topic are");
+    snprintf(
+        err, errlen,
+        "%s: %s required; give --peer <multiaddr of the node, as it logs it>%s (`logosdelivery "
+        "%s --help`)",
+        name, query ? "--peer is" : "--peer and --content-topic are",
+        query ? "" : " and --content-topic /<app>/<version>/<topic>/<encoding>", name);
     return LD_ERR_INVALID_ARG;
   }
   return 0;
@@ -194,17 +199,20 @@ static int topic_from_pubsub(const ld_client_opts_t *o, ld_client_topic_t *out, 
   ld_relay_shard_t rs;
   ld_topic_error_t why = LD_TOPIC_OK;
   if (ld_pubsub_topic_parse(o->pubsub_topic, strlen(o->pubsub_topic), &rs, &why) != 0) {
-    snprintf(err, errlen, "--pubsub-topic '%s': %s", o->pubsub_topic, ld_topic_strerror(why));
+    snprintf(err, errlen, "--pubsub-topic '%s': %s; write /waku/2/rs/<cluster>/<shard>",
+             o->pubsub_topic, ld_topic_strerror(why));
     return LD_ERR_INVALID_ARG;
   }
   if (o->cluster_id >= 0 && o->cluster_id != rs.cluster_id) {
-    snprintf(err, errlen, "--pubsub-topic '%s' is not in --cluster-id %lld", o->pubsub_topic,
-             (long long)o->cluster_id);
+    snprintf(err, errlen,
+             "--pubsub-topic '%s' is not in --cluster-id %lld; give one of them, or the same "
+             "cluster in both",
+             o->pubsub_topic, (long long)o->cluster_id);
     return LD_ERR_INVALID_ARG;
   }
   if (rs.shard_id > LD_NODE_MAX_SHARD) {
-    snprintf(err, errlen, "--pubsub-topic '%s': shard above %d", o->pubsub_topic,
-             LD_NODE_MAX_SHARD);
+    snprintf(err, errlen, "--pubsub-topic '%s': shard above %d; give a shard in 0..%d",
+             o->pubsub_topic, LD_NODE_MAX_SHARD, LD_NODE_MAX_SHARD);
     return LD_ERR_INVALID_ARG;
   }
   out->cluster = rs.cluster_id;
@@ -266,7 +274,10 @@ int ld_client_topic(const ld_client_opts_t *o, const ld_metadata_info_t *peer,
   ld_topic_error_t why = LD_TOPIC_OK;
   ld_content_topic_t ct;
   if (ld_content_topic_parse(o->content_topic, strlen(o->content_topic), &ct, &why) != 0) {
-    snprintf(err, errlen, "--content-topic '%s': %s", o->content_topic, ld_topic_strerror(why));
+    snprintf(err, errlen,
+             "--content-topic '%s': %s; write /<app>/<version>/<topic>/<encoding>, e.g. "
+             "/demo/1/chat/proto",
+             o->content_topic, ld_topic_strerror(why));
     return LD_ERR_INVALID_ARG;
   }
   if (o->pubsub_topic[0] != '\0')
@@ -286,7 +297,8 @@ int ld_client_topic(const ld_client_opts_t *o, const ld_metadata_info_t *peer,
   }
   ld_relay_shard_t rs;
   if (ld_autoshard_parsed(&ct, n, cluster, &rs, &why) != 0) {
-    snprintf(err, errlen, "--content-topic '%s': %s", o->content_topic, ld_topic_strerror(why));
+    snprintf(err, errlen, "--content-topic '%s': %s; give --pubsub-topic to choose the shard",
+             o->content_topic, ld_topic_strerror(why));
     return LD_ERR_INVALID_ARG;
   }
   out->cluster = rs.cluster_id;
@@ -392,9 +404,12 @@ static int build_config(ld_client_t *c, ld_node_config_t *cfg, char *err, size_t
   if (rc == 0)
     rc = ld_node_config_finalize(cfg, why, sizeof why);
   if (rc == 0 && (rc = peer_id_of(c->opts.peer, &c->peer_id)) != 0)
-    snprintf(why, sizeof why, "no peer ID");
+    snprintf(why, sizeof why, "'%.200s' has no /p2p/<peer id>", c->opts.peer);
   if (rc != 0)
-    snprintf(err, errlen, "--peer: %s", why);
+    snprintf(err, errlen,
+             "--peer: %s; give the node's full multiaddr, e.g. "
+             "/ip4/127.0.0.1/tcp/60000/p2p/16Uiu2…, as it logs it (`Listening on …`)",
+             why);
   return rc;
 }
 
@@ -454,8 +469,8 @@ size_t ld_client_mesh_peers(const ld_client_t *c) {
 static int start_node(ld_client_t *c, const ld_node_config_t *cfg);
 
 static void report_start_failure(ld_client_t *c, int rc) {
-  fprintf(stderr, "%s: cannot start: %s (%s)\n", ld_client_command_name(c->opts.command),
-          ld_strerror(rc), ld_errname(rc));
+  fprintf(stderr, "%s: cannot start: %s (%s); run it again with --log-level=DEBUG to see why\n",
+          ld_client_command_name(c->opts.command), ld_strerror(rc), ld_errname(rc));
   c->exit_code = c->node != NULL ? ld_client_exit_code(rc) : LD_CANARY_EXIT_OTHER;
 }
 
@@ -516,7 +531,14 @@ static void report_other_cluster(ld_client_t *c) {
           c->opts.peer, ours);
   if (theirs >= 0 && theirs != ours)
     fprintf(stderr, " but in cluster %lld", (long long)theirs);
-  fprintf(stderr, " (CLUSTER_MISMATCH)\n");
+  fprintf(stderr, " (CLUSTER_MISMATCH); ");
+  if (theirs >= 0)
+    fprintf(stderr,
+            "give --cluster-id %lld (or a --pubsub-topic of that cluster), or leave both "
+            "out to use the peer's cluster\n",
+            (long long)theirs);
+  else
+    fprintf(stderr, "give the peer's cluster with --cluster-id, or leave it out\n");
   ld_client_finish(c, ld_client_exit_code(LD_ERR_CLUSTER_MISMATCH));
 }
 
@@ -561,8 +583,11 @@ static void on_static_peer(int kind, const void *payload, void *user_data) {
   ld_client_t *c = user_data;
   if (ev->dial_error == 0 || c->finished || c->replacing)
     return;
-  fprintf(stderr, "%s: cannot reach %s: %s (%s)\n", ld_client_command_name(c->opts.command),
-          c->opts.peer, ld_strerror(ev->dial_error), ld_errname(ev->dial_error));
+  char hint[384];
+  fprintf(stderr, "%s: cannot reach --peer %s: %s (%s); %s\n",
+          ld_client_command_name(c->opts.command), c->opts.peer, ld_strerror(ev->dial_error),
+          ld_errname(ev->dial_error),
+          ld_app_dial_hint(ev->dial_error, "--peer", hint, sizeof hint));
   ld_client_finish(c, ld_client_exit_code(ev->dial_error));
 }
 
@@ -648,11 +673,18 @@ static void on_message(int kind, const void *payload, void *user_data) {
 static void report_timeout(ld_client_t *c) {
   const char *name = ld_client_command_name(c->opts.command);
   if (c->node != NULL && ld_node_gossipsub(c->node) != NULL)
-    fprintf(stderr, "%s: timed out after %lld s (relay peers on %s: %zu)\n", name,
-            (long long)c->opts.timeout_s, c->topic, ld_client_topic_peers(c));
+    fprintf(stderr, "%s: timed out after %lld s (relay peers on %s: %zu); %s\n", name,
+            (long long)c->opts.timeout_s, c->topic, ld_client_topic_peers(c),
+            ld_client_topic_peers(c) == 0
+                ? "the peer does not relay that topic: check it runs --relay=true with the topic's "
+                  "shard, or give --pubsub-topic; a longer --timeout may help"
+                : "give it more time with --timeout=<seconds>");
   else
-    fprintf(stderr, "%s: timed out after %lld s (%s)\n", name, (long long)c->opts.timeout_s,
-            c->peer_connected ? "connected to the peer" : "not connected to the peer");
+    fprintf(stderr, "%s: timed out after %lld s (%s); %s\n", name, (long long)c->opts.timeout_s,
+            c->peer_connected ? "connected to the peer" : "not connected to the peer",
+            c->peer_connected ? "give it more time with --timeout=<seconds>"
+                              : "check that the node at --peer runs and answers (`logosdelivery "
+                                "canary <multiaddr>`), or give more time with --timeout");
 }
 
 static void on_tick(uv_timer_t *t) {
@@ -719,7 +751,10 @@ static int prepare(ld_client_t *c, ld_node_config_t *cfg) {
   char err[512];
   ld_log_level_t level;
   if (ld_log_parse_level(c->opts.log_level, &level) != 0) {
-    fprintf(stderr, "%s: --log-level: unknown level '%s'\n", name, c->opts.log_level);
+    fprintf(stderr,
+            "%s: --log-level: unknown level '%s'; write TRACE, DEBUG, INFO, NOTICE, WARN, ERROR "
+            "or FATAL\n",
+            name, c->opts.log_level);
     return LD_EXIT_USAGE;
   }
   ld_log_set_level(level);

@@ -274,7 +274,10 @@ static int start(discv5_app_t *app, const discv5_opts_t *o, const ld_enr_t *boot
   ld_discv5_t *d = ld_discv5_uv_engine(app->u);
   for (size_t i = 0; i < n_boots; i++)
     if (ld_discv5_add_enr(d, &boots[i], true, uv_now(&app->loop)) < 0)
-      fprintf(stderr, "discv5: bootstrap record %zu has no UDP endpoint, skipped\n", i);
+      fprintf(stderr,
+              "discv5: bootstrap record %zu has no UDP endpoint, skipped; give a record with "
+              "ip and udp fields (a discv5 node's ENR)\n",
+              i);
   ld_discv5_uv_update(app->u);
   return 0;
 }
@@ -286,8 +289,10 @@ static int parse_bootstrap(const ld_strlist_t *l, ld_enr_t **out) {
   for (size_t i = 0; i < l->count; i++) {
     int rc = ld_enr_parse_text(&(*out)[i], l->items[i]);
     if (rc != 0) {
-      fprintf(stderr, "discv5: bootstrap record %zu: %s (%s)\n", i, ld_strerror(rc),
-              ld_errname(rc));
+      fprintf(stderr,
+              "discv5: --discv5-bootstrap-node '%.60s': %s (%s); give a node record as text, "
+              "enr:…, as /debug/v1/info shows it (enrUri)\n",
+              l->items[i], ld_strerror(rc), ld_errname(rc));
       return rc;
     }
   }
@@ -300,6 +305,7 @@ static int run(discv5_opts_t *o) {
   app.count = o->count;
   ld_enr_t *boots = NULL;
   int rc = parse_bootstrap(&o->bootstrap, &boots);
+  bool reported = rc != 0; /* parse_bootstrap said which record */
   uv_loop_init(&app.loop);
   uv_signal_init(&app.loop, &app.sigint);
   uv_signal_init(&app.loop, &app.sigterm);
@@ -308,7 +314,17 @@ static int run(discv5_opts_t *o) {
   if (rc == 0)
     rc = start(&app, o, boots, o->bootstrap.count);
   if (rc != 0) {
-    fprintf(stderr, "discv5: cannot start: %s (%s)\n", ld_strerror(rc), ld_errname(rc));
+    if (rc == LD_ERR_ADDR_IN_USE)
+      fprintf(stderr,
+              "discv5: --discv5-udp-port: cannot listen on UDP %s:%lld: address already in use; "
+              "choose another port with --discv5-udp-port (0 picks a free one), or stop the "
+              "process that uses it\n",
+              o->listen, (long long)o->udp_port);
+    else if (!reported)
+      fprintf(stderr,
+              "discv5: cannot start: %s (%s); check the flags (`logosdelivery discv5 "
+              "--help`)\n",
+              ld_strerror(rc), ld_errname(rc));
     stop(&app);
   } else {
     uv_signal_start(&app.sigint, on_signal, SIGINT);
@@ -385,9 +401,19 @@ int ld_app_discv5(int argc, char **argv) {
     code = LD_EXIT_OK;
   } else if (ld_flags_parse(flags, n_flags, argc, argv, &res) != 0) {
     fprintf(stderr, "discv5: %s\n", res.error);
-  } else if (res.n_positional != 0 || ld_log_parse_level(o.log_level, &level) != 0 ||
-             strlen(o.protocol) != LD_DISCV5_PROTOCOL_ID_LEN) {
-    fprintf(stderr, "usage: logosdelivery discv5 [flags] (--help lists them)\n");
+  } else if (res.n_positional != 0) {
+    fprintf(stderr,
+            "discv5: unexpected argument '%s'; bootstrap records go in "
+            "--discv5-bootstrap-node\n",
+            res.positional[0]);
+  } else if (ld_log_parse_level(o.log_level, &level) != 0) {
+    fprintf(stderr,
+            "discv5: --log-level: unknown level '%s'; write TRACE, DEBUG, INFO, NOTICE, "
+            "WARN, ERROR or FATAL\n",
+            o.log_level);
+  } else if (strlen(o.protocol) != LD_DISCV5_PROTOCOL_ID_LEN) {
+    fprintf(stderr, "discv5: --protocol-id '%s' is not 6 bytes; write d5waku or discv5\n",
+            o.protocol);
   } else {
     ld_log_set_level(level);
     code = run(&o);

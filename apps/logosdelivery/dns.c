@@ -52,7 +52,8 @@ static int add_enr_text(enr_list_t *l, const char *text) {
 static int read_enr_file(enr_list_t *l, const char *path) {
   FILE *f = fopen(path, "r");
   if (f == NULL) {
-    fprintf(stderr, "dns-tree: %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "dns-tree: --enr-file %s: %s; check the path given to --enr-file\n", path,
+            strerror(errno));
     return LD_ERR_IO;
   }
   char line[2048];
@@ -66,7 +67,10 @@ static int read_enr_file(enr_list_t *l, const char *path) {
       continue;
     rc = add_enr_text(l, p);
     if (rc != 0)
-      fprintf(stderr, "dns-tree: %s:%u: not a valid record (%s)\n", path, lineno, ld_errname(rc));
+      fprintf(stderr,
+              "dns-tree: %s:%u: not a valid record (%s); give one enr:… record per line ('#' "
+              "starts a comment)\n",
+              path, lineno, ld_errname(rc));
   }
   fclose(f);
   return rc;
@@ -160,19 +164,34 @@ int ld_app_dns_tree(int argc, char **argv) {
   if (domain[0] == '\0' || res.n_positional != 0 ||
       (strcmp(format, "zone") != 0 && strcmp(format, "json") != 0 &&
        strcmp(format, "dnsmasq") != 0)) {
+    if (domain[0] == '\0')
+      fprintf(stderr, "dns-tree: --domain is required; give the domain the tree is published "
+                      "under, e.g. --domain nodes.example.org\n");
+    else if (res.n_positional != 0)
+      fprintf(stderr, "dns-tree: unexpected argument '%s'; records go in --enr or --enr-file\n",
+              res.positional[0]);
+    else
+      fprintf(stderr, "dns-tree: --format '%s' is not known; write zone, json or dnsmasq\n",
+              format);
     fprintf(stderr, "usage: logosdelivery dns-tree --domain D --key HEX [flags] (--help)\n");
     goto out;
   }
   if (ld_hex_decode(hex, strlen(hex), secret, sizeof secret, &secret_len) != 0 ||
       secret_len != sizeof secret || ld_secp256k1_secret_check(secret) != 0) {
-    fprintf(stderr, "dns-tree: --key must be a secp256k1 secret of 64 hex digits\n");
+    fprintf(stderr,
+            "dns-tree: --key '%.12s%s' is not a secp256k1 secret of 64 hex digits; give "
+            "the tree's signing key (e.g. from `openssl rand -hex 32`, kept for every "
+            "later update)\n",
+            key, strlen(key) > 12 ? "…" : "");
     goto out;
   }
   for (size_t i = 0; i < enrs.count; i++) {
     int rc = add_enr_text(&list, enrs.items[i]);
     if (rc != 0) {
-      fprintf(stderr, "dns-tree: --enr %s: not a valid record (%s)\n", enrs.items[i],
-              ld_errname(rc));
+      fprintf(stderr,
+              "dns-tree: --enr %s: not a valid record (%s); give a node record as text, "
+              "enr:…, as /debug/v1/info shows it (enrUri)\n",
+              enrs.items[i], ld_errname(rc));
       goto out;
     }
   }
@@ -182,7 +201,10 @@ int ld_app_dns_tree(int argc, char **argv) {
   int rc = ld_dns_tree_build(list.items, list.count, (const char *const *)links.items, links.count,
                              domain, (uint64_t)seq, secret, &built);
   if (rc != 0) {
-    fprintf(stderr, "dns-tree: cannot build the tree: %s (%s)\n", ld_strerror(rc), ld_errname(rc));
+    fprintf(stderr,
+            "dns-tree: cannot build the tree: %s (%s); check --domain and --link, and give "
+            "fewer records when the tree is too large\n",
+            ld_strerror(rc), ld_errname(rc));
     code = LD_CANARY_EXIT_OTHER;
     goto out;
   }
@@ -201,7 +223,27 @@ out:
 typedef struct resolve_app {
   uint64_t started_ns;
   int code;
+  const char *url;
 } resolve_app_t;
+
+/* What to do when syncing a tree ended with `err`. */
+static const char *resolve_hint(int err) {
+  switch (err) {
+  case LD_ERR_DNS_QUERY:
+    return "check that the domain exists and that the name server answers (dig TXT <domain>; "
+           "--dns-discovery-name-server chooses the server)";
+  case LD_ERR_DNS_NO_ROOT:
+    return "publish the tree's enrtree-root TXT record at the domain (logosdelivery dns-tree)";
+  case LD_ERR_BAD_SIGNATURE:
+    return "the tree is signed by another key: check the key part of the enrtree:// URL, or "
+           "republish the tree with the URL's key";
+  case LD_ERR_DNS_BAD_URL:
+    return "write enrtree://<public key>@<domain>, as dns-tree prints it";
+  default:
+    break;
+  }
+  return "the published tree is broken: build and publish it again with logosdelivery dns-tree";
+}
 
 static void on_resolved(void *arg, int err, const char *reason, const ld_enr_t *enrs, size_t n,
                         const ld_dns_walker_stats_t *stats) {
@@ -227,6 +269,8 @@ static void on_resolved(void *arg, int err, const char *reason, const ld_enr_t *
   if (err != 0) {
     json_object_set_new(done, "error", json_string(ld_errname(err)));
     json_object_set_new(done, "reason", json_string(reason));
+    fprintf(stderr, "dns-resolve: %s: %s (%s); %s\n", app->url, reason != NULL ? reason : "",
+            ld_errname(err), resolve_hint(err));
   }
   char *line = json_dumps(done, JSON_COMPACT);
   printf("%s\n", line);
@@ -257,15 +301,20 @@ int ld_app_dns_resolve(int argc, char **argv) {
   if (ld_flags_parse(flags, n_flags, argc, argv, &res) != 0) {
     fprintf(stderr, "dns-resolve: %s\n", res.error);
   } else if (res.n_positional != 1) {
-    fprintf(stderr, "usage: logosdelivery dns-resolve <enrtree://KEY@DOMAIN> [flags]\n");
+    fprintf(stderr,
+            "dns-resolve: %s; give the tree's enrtree:// URL as the one argument\n"
+            "usage: logosdelivery dns-resolve <enrtree://KEY@DOMAIN> [flags]\n",
+            res.n_positional == 0 ? "no URL" : "more than one argument");
   } else {
     uv_loop_t loop;
     uv_loop_init(&loop);
-    resolve_app_t app = {.started_ns = uv_hrtime(), .code = LD_CANARY_EXIT_OTHER};
+    resolve_app_t app = {
+        .started_ns = uv_hrtime(), .code = LD_CANARY_EXIT_OTHER, .url = res.positional[0]};
     int rc = ld_dns_discovery_start(&loop, res.positional[0], (const char *const *)servers.items,
                                     servers.count, NULL, (size_t)parallel, on_resolved, &app, NULL);
     if (rc != 0) {
-      fprintf(stderr, "dns-resolve: %s (%s)\n", ld_strerror(rc), ld_errname(rc));
+      fprintf(stderr, "dns-resolve: '%s': %s (%s); %s\n", res.positional[0], ld_strerror(rc),
+              ld_errname(rc), resolve_hint(rc));
       code = rc == LD_ERR_DNS_BAD_URL ? LD_EXIT_USAGE : LD_CANARY_EXIT_OTHER;
     } else {
       uv_run(&loop, UV_RUN_DEFAULT);

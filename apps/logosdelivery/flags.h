@@ -60,8 +60,11 @@ typedef struct ld_flags_result {
 } ld_flags_result_t;
 
 /* Parses argv[0..argc) (no program name) against `flags`. Returns 0, or LD_ERR_INVALID_ARG with
- * a message in res->error naming the flag and the problem (unknown flag, missing value, not a
- * number, out of range, too many values), LD_ERR_NOMEM. */
+ * a message in res->error naming the flag, the refused value and the problem (unknown flag,
+ * missing value, not a number, out of range, too many values), then after "; " what to write
+ * instead ("write --relay=true or --relay=false", "did you mean --tcp-port?"); LD_ERR_NOMEM.
+ * Errors of values from the environment or a config file name the variable or line instead and
+ * say how to write the value there. */
 int ld_flags_parse(const ld_flag_t *flags, size_t n_flags, int argc, char **argv,
                    ld_flags_result_t *res);
 
@@ -83,6 +86,11 @@ int ld_flags_apply_toml(const ld_flag_t *flags, size_t n_flags, const ld_toml_t 
  * default), "<prefix>NAME" (environment) or "config file '<file>': line N: name". */
 void ld_flags_origin(const ld_flag_t *flags, size_t index, const ld_flags_result_t *res,
                      const char *env_prefix, const char *file, char *out, size_t cap);
+
+/* The flag whose name is closest to `name` (its first `name_len` bytes) within a typo or two,
+ * for "did you mean --…?", or NULL. */
+const char *ld_flags_closest(const ld_flag_t *flags, size_t n_flags, const char *name,
+                             size_t name_len);
 
 /* Index of the flag called `name`, or -1. */
 int ld_flags_find(const ld_flag_t *flags, size_t n_flags, const char *name);

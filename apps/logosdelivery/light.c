@@ -86,7 +86,10 @@ void ld_client_print_hash(const char *key, const uint8_t hash[LD_WAKU_HASH_LEN])
 static int parse_hash(const char *flag, const char *text, uint8_t out[LD_WAKU_HASH_LEN], char *err,
                       size_t errlen) {
   if (ld_waku_hash_from_hex(text, strlen(text), out) != 0) {
-    snprintf(err, errlen, "--%s '%s': expected 64 hex digits (0x optional)", flag, text);
+    snprintf(err, errlen,
+             "--%s '%.200s': expected 64 hex digits (0x optional); copy the whole %s as "
+             "send or query printed it",
+             flag, text, strcmp(flag, "cursor") == 0 ? "cursor" : "message hash");
     return LD_ERR_INVALID_ARG;
   }
   return 0;
@@ -95,7 +98,8 @@ static int parse_hash(const char *flag, const char *text, uint8_t out[LD_WAKU_HA
 static int build_hashes(const ld_client_opts_t *o, ld_client_query_t *out, char *err,
                         size_t errlen) {
   if (o->hashes.count > LD_STORE_MAX_HASHES) {
-    snprintf(err, errlen, "--hash: at most %d values", LD_STORE_MAX_HASHES);
+    snprintf(err, errlen, "--hash: at most %d values; split the hashes over several queries",
+             LD_STORE_MAX_HASHES);
     return LD_ERR_INVALID_ARG;
   }
   for (size_t i = 0; i < o->hashes.count; i++)
@@ -109,12 +113,16 @@ static int build_hashes(const ld_client_opts_t *o, ld_client_query_t *out, char 
 static int build_topics(const ld_client_opts_t *o, ld_client_query_t *out, char *err,
                         size_t errlen) {
   if (o->content_topics.count > LD_STORE_MAX_CONTENT_TOPICS) {
-    snprintf(err, errlen, "--content-topic: at most %d values", LD_STORE_MAX_CONTENT_TOPICS);
+    snprintf(err, errlen,
+             "--content-topic: at most %d values; split the topics over several queries",
+             LD_STORE_MAX_CONTENT_TOPICS);
     return LD_ERR_INVALID_ARG;
   }
   for (size_t i = 0; i < o->content_topics.count; i++) {
     if (o->content_topics.items[i][0] == '\0') {
-      snprintf(err, errlen, "--content-topic: empty topic");
+      snprintf(err, errlen,
+               "--content-topic: empty topic; write /<app>/<version>/<topic>/<encoding>, or leave "
+               "the flag out");
       return LD_ERR_INVALID_ARG;
     }
     out->topics[i] = o->content_topics.items[i];
@@ -134,7 +142,9 @@ static int build_cursor(const ld_client_opts_t *o, ld_client_query_t *out, char 
   if (parse_hash("cursor", o->cursor, out->q.cursor, err, errlen) != 0)
     return LD_ERR_INVALID_ARG;
   if (memcmp(out->q.cursor, zero, sizeof zero) == 0) {
-    snprintf(err, errlen, "--cursor: an all-zero cursor is invalid");
+    snprintf(err, errlen,
+             "--cursor: an all-zero cursor is invalid; give the cursor the previous page printed, "
+             "or leave --cursor out for the first page");
     return LD_ERR_INVALID_ARG;
   }
   out->q.has_cursor = true;
@@ -144,8 +154,10 @@ static int build_cursor(const ld_client_opts_t *o, ld_client_query_t *out, char 
 static int build_times(const ld_client_opts_t *o, ld_client_query_t *out, char *err,
                        size_t errlen) {
   if (o->start_time >= 0 && o->end_time >= 0 && o->start_time > o->end_time) {
-    snprintf(err, errlen, "--start-time %lld is after --end-time %lld", (long long)o->start_time,
-             (long long)o->end_time);
+    snprintf(err, errlen,
+             "--start-time %lld is after --end-time %lld; swap them (both in nanoseconds since "
+             "1970)",
+             (long long)o->start_time, (long long)o->end_time);
     return LD_ERR_INVALID_ARG;
   }
   out->q.has_time_start = o->start_time >= 0;

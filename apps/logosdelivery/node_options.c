@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "logosdelivery/flags.h"
+#include "logosdelivery/hints.h"
 #include "logosdelivery/toml.h"
 #include "node/options.h"
 
@@ -102,19 +103,24 @@ static int apply_config_file(collected_t *c, char *err, size_t errlen) {
   char why[LD_TOML_ERROR_MAX];
   int rc = ld_app_read_file(path, LD_TOML_MAX_INPUT, &text, &len, why, sizeof why);
   if (rc != 0) {
-    snprintf(err, errlen, "--config-file: %s", why);
+    snprintf(err, errlen, "--config-file: %s; check the path given to --config-file", why);
     return rc;
   }
   ld_toml_t doc;
   rc = ld_toml_parse(text, len, &doc, why, sizeof why);
   free(text);
   if (rc != 0) {
-    snprintf(err, errlen, "config file '%s': %s", path, why);
+    snprintf(err, errlen,
+             "config file '%s': %s; correct that line (TOML: key = value, text in quotes, lists in "
+             "[ ])",
+             path, why);
     return rc == LD_ERR_NOMEM ? rc : LD_ERR_INVALID_ARG;
   }
   const ld_toml_entry_t *self = ld_toml_get(&doc, "config-file");
   if (self != NULL) {
-    snprintf(err, errlen, "config file '%s': line %u: config-file cannot be set in a config file",
+    snprintf(err, errlen,
+             "config file '%s': line %u: config-file cannot be set in a config file; remove that "
+             "line",
              path, self->line);
     rc = LD_ERR_INVALID_ARG;
   } else if ((rc = ld_flags_apply_toml(c->table, c->n, &doc, NULL, &c->res)) != 0) {
@@ -135,7 +141,11 @@ static int collect_flags(int argc, char **argv, collected_t *c, char *err, size_
     return rc;
   }
   if (c->res.n_positional > 0) {
-    snprintf(err, errlen, "unexpected argument '%s'", c->res.positional[0]);
+    snprintf(err, errlen,
+             "unexpected argument '%s'; the node takes only --flags (--help lists them), the "
+             "sub-commands are canary, send, subscribe, query, discv5, dns-tree and dns-resolve "
+             "(`logosdelivery help`)",
+             c->res.positional[0]);
     return LD_ERR_INVALID_ARG;
   }
   if (config_path(c)[0] != '\0' && !c->help)
@@ -143,12 +153,17 @@ static int collect_flags(int argc, char **argv, collected_t *c, char *err, size_
   return 0;
 }
 
-/* Prefixes a refused value's reason with where the value came from. */
-static int refused(const collected_t *c, size_t index, int rc, const char *why, char *err,
-                   size_t errlen) {
-  char where[LD_FLAG_STRING_MAX + 64];
+/* Prefixes a refused value's reason with where the value came from and adds the value (when
+ * the reason does not show it) and how to write it. */
+static int refused(const collected_t *c, size_t index, const char *value, int rc, const char *why,
+                   char *err, size_t errlen) {
+  char where[LD_FLAG_STRING_MAX + 64], hint[384];
   ld_flags_origin(c->table, index, &c->res, LD_APP_ENV_PREFIX, config_path(c), where, sizeof where);
-  snprintf(err, errlen, "%s: %s", where, why);
+  ld_app_option_hint(ld_node_option_at(index), hint, sizeof hint);
+  if (strstr(why, value) != NULL)
+    snprintf(err, errlen, "%s: %s; %s", where, why, hint);
+  else
+    snprintf(err, errlen, "%s: %s, got '%.200s'; %s", where, why, value, hint);
   return rc;
 }
 
@@ -157,24 +172,36 @@ static int apply_flag(const collected_t *c, size_t i, ld_node_opts_t *o, char *e
   const ld_node_option_t *opt = ld_node_option_at(i);
   const flag_value_t *v = &c->values[i];
   char why[LD_FLAG_STRING_MAX + 128], num[32];
+  const char *value = "";
   int rc = 0;
   switch (c->table[i].kind) {
   case LD_FLAG_STRING:
-    rc = ld_node_opts_set(o, opt, v->text, why, sizeof why);
+    rc = ld_node_opts_set(o, opt, value = v->text, why, sizeof why);
     break;
   case LD_FLAG_INT:
     snprintf(num, sizeof num, "%" PRId64, v->num);
-    rc = ld_node_opts_set(o, opt, num, why, sizeof why);
+    rc = ld_node_opts_set(o, opt, value = num, why, sizeof why);
     break;
   case LD_FLAG_BOOL:
-    rc = ld_node_opts_set(o, opt, v->flag ? "true" : "false", why, sizeof why);
+    rc = ld_node_opts_set(o, opt, value = v->flag ? "true" : "false", why, sizeof why);
     break;
   case LD_FLAG_LIST:
     for (size_t k = 0; rc == 0 && k < v->list.count; k++)
-      rc = ld_node_opts_set(o, opt, v->list.items[k], why, sizeof why);
+      rc = ld_node_opts_set(o, opt, value = v->list.items[k], why, sizeof why);
     break;
   }
-  return rc != 0 ? refused(c, i, rc, why, err, errlen) : 0;
+  return rc != 0 ? refused(c, i, value, rc, why, err, errlen) : 0;
+}
+
+/* The preset and the checks across options name what is wrong but not what to change. */
+static void add_combination_hint(char *err, size_t errlen) {
+  size_t n = strlen(err);
+  const char *hint =
+      strstr(err, "--preset") != NULL
+          ? "; choose twn, logos.dev, logos.test or status.prod, or leave --preset out"
+          : "; change one of the flags it names (`logosdelivery --help` describes "
+            "them)";
+  snprintf(err + n, errlen > n ? errlen - n : 0, "%s", hint);
 }
 
 /* Every option that was given, in the table's order, then the preset and the combined settings,
@@ -193,6 +220,8 @@ static int build_config(const collected_t *c, ld_app_node_options_t *opts, char 
     rc = ld_node_opts_finish(o, err, errlen);
   if (rc == 0)
     rc = ld_node_config_finalize(&opts->config, err, errlen);
+  if (rc != 0 && rc != LD_ERR_NOMEM && strchr(err, ';') == NULL)
+    add_combination_hint(err, errlen);
   opts->log_level = o->log_level;
   opts->log_format = o->log_format;
   free(o);

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/client.h"
+#include "logosdelivery/hints.h"
 #include "logosdelivery/progress.h"
 #include "waku/store/client.h"
 
@@ -47,7 +48,9 @@ static void conclude(ld_client_t *c, int err, uint32_t status, const char *desc)
   fprintf(stderr, "query: store query failed: %u %s", status, desc != NULL ? desc : "");
   if (err != 0)
     fprintf(stderr, " (%s)", ld_errname(err));
-  fprintf(stderr, "\n");
+  char buf[256];
+  fprintf(stderr, "; %s\n",
+          ld_app_service_hint(status, err, desc, "--store=true", buf, sizeof buf));
   ld_client_finish(c, ld_client_service_exit(err));
 }
 
@@ -97,7 +100,11 @@ static void start_query(ld_client_t *c) {
   if (rc == 0)
     return;
   s->call = NULL;
-  fprintf(stderr, "query: cannot query: %s (%s)\n", ld_strerror(rc), ld_errname(rc));
+  char buf[256];
+  fprintf(stderr, "query: cannot query: %s (%s); %s\n", ld_strerror(rc), ld_errname(rc),
+          rc == LD_ERR_INVALID_ARG || rc == LD_ERR_LIMIT || rc == LD_ERR_TOO_LARGE
+              ? "check the query's flags (`logosdelivery query --help`)"
+              : ld_app_service_hint(0, rc, NULL, "--store=true", buf, sizeof buf));
   bool usage = rc == LD_ERR_INVALID_ARG || rc == LD_ERR_LIMIT || rc == LD_ERR_TOO_LARGE;
   ld_client_finish(c, usage ? LD_EXIT_USAGE : ld_client_exit_code(rc));
 }
@@ -119,7 +126,10 @@ static int parse(ld_client_t *c, query_state_t *s, int argc, char **argv) {
   if (rc == 0 && c->opts.help)
     return LD_EXIT_OK;
   if (rc == 0 && n_positional != 0) {
-    snprintf(err, sizeof err, "query: unexpected argument '%s'", positional[0]);
+    snprintf(err, sizeof err,
+             "query: unexpected argument '%.200s'; query takes only flags (`logosdelivery query "
+             "--help`)",
+             positional[0]);
     rc = LD_ERR_INVALID_ARG;
   }
   if (rc == 0 && ld_client_query_build(&c->opts, &s->query, why, sizeof why) != 0) {

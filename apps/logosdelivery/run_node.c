@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "logosdelivery/app.h"
+#include "logosdelivery/hints.h"
 #include "logosdelivery/node_options.h"
 #include "messaging/messaging.h"
 #include "node/events.h"
@@ -119,6 +120,17 @@ static void on_signal(uv_signal_t *handle, int signum) {
   stop_node(run);
 }
 
+/* The last line of a node that could not start or stopped itself, after the log: the flag and
+ * value of the part that failed and what to change (hints.c). Nothing when no part was named. */
+static void tell_failure(const ld_node_t *node) {
+  const ld_node_failure_t *f = node != NULL ? ld_node_failure(node) : NULL;
+  if (f == NULL)
+    return;
+  char text[2048];
+  ld_app_node_failure_text(ld_node_config(node), f, text, sizeof text);
+  fprintf(stderr, "logosdelivery: %s\n", text);
+}
+
 /* A part the node cannot run without failed (the archive): stop as nwaku does at start-up. */
 static void on_node_failure(int kind, const void *payload, void *user_data) {
   (void)kind;
@@ -128,6 +140,7 @@ static void on_node_failure(int kind, const void *payload, void *user_data) {
     return;
   run->stopping = run->failed = true;
   LD_ERROR("main", "Stopping the node: the %s failed: %s", ev->part, ev->why);
+  tell_failure(run->node);
   stop_node(run);
 }
 
@@ -173,6 +186,7 @@ int ld_app_run_node(int argc, char **argv) {
     err = LD_ERR_IO;
   if (run.node == NULL || err != 0 || (err = ld_node_start(run.node)) != 0) {
     LD_ERROR("main", "Failed to start the node: %s (%s)", ld_strerror(err), ld_errname(err));
+    tell_failure(run.node);
     run.stopping = true;
     if (run.node != NULL)
       ld_node_stop(run.node, on_node_stopped, &run);

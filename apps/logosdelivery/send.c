@@ -14,6 +14,7 @@
 #include "base/hex.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/client.h"
+#include "logosdelivery/hints.h"
 #include "waku/lightpush/client.h"
 
 typedef struct send_state {
@@ -55,8 +56,10 @@ static void relay_tick(ld_client_t *c) {
   if (rc == 0)
     return; /* the topic peer is not reachable for publishing yet */
   if (rc < 0) {
-    fprintf(stderr, "send: publishing on %s failed: %s (%s)\n", c->topic, ld_strerror(rc),
-            ld_errname(rc));
+    fprintf(stderr, "send: publishing on %s failed: %s (%s); %s\n", c->topic, ld_strerror(rc),
+            ld_errname(rc),
+            rc == LD_ERR_TOO_LARGE ? "send a shorter message (the network's --max-msg-size)"
+                                   : "run it again with --log-level=DEBUG to see why");
     ld_client_finish(c, rc == LD_ERR_TOO_LARGE ? LD_EXIT_USAGE : LD_CANARY_EXIT_OTHER);
     return;
   }
@@ -65,8 +68,10 @@ static void relay_tick(ld_client_t *c) {
 }
 
 static void send_peer_lost(ld_client_t *c, int reason) {
-  fprintf(stderr, "send: %s closed the connection (%s) before the message was sent\n", c->opts.peer,
-          reason != 0 ? ld_errname(reason) : "no reason given");
+  fprintf(stderr,
+          "send: %s closed the connection (%s) before the message was sent; check the node's log "
+          "for why (e.g. its --max-connections) and try again\n",
+          c->opts.peer, reason != 0 ? ld_errname(reason) : "no reason given");
   ld_client_finish(c, ld_client_exit_code(reason != 0 ? reason : LD_ERR_CLOSED));
 }
 
@@ -78,7 +83,10 @@ static void report_refusal(const ld_lightpush_result_t *res) {
           res->status_desc != NULL ? res->status_desc : "");
   if (res->err != 0)
     fprintf(stderr, " (%s)", ld_errname(res->err));
-  fprintf(stderr, "\n");
+  char buf[256];
+  fprintf(stderr, "; %s\n",
+          ld_app_service_hint(res->status_code, res->err, res->status_desc, "--lightpush=true", buf,
+                              sizeof buf));
 }
 
 static void on_pushed(const ld_lightpush_result_t *res, void *user_data) {
@@ -117,7 +125,12 @@ static void push(ld_client_t *c) {
                                        on_pushed, c, &s->call);
   if (rc == 0)
     return;
-  fprintf(stderr, "send: cannot push on %s: %s (%s)\n", c->topic, ld_strerror(rc), ld_errname(rc));
+  char buf[256];
+  fprintf(stderr, "send: cannot push on %s: %s (%s); %s\n", c->topic, ld_strerror(rc),
+          ld_errname(rc),
+          rc == LD_ERR_TOO_LARGE || rc == LD_ERR_FIELD_TOO_LONG
+              ? "send a shorter message or --meta"
+              : ld_app_service_hint(0, rc, NULL, "--lightpush=true", buf, sizeof buf));
   bool usage = rc == LD_ERR_TOO_LARGE || rc == LD_ERR_FIELD_TOO_LONG || rc == LD_ERR_INVALID_ARG;
   ld_client_finish(c, usage ? LD_EXIT_USAGE : ld_client_exit_code(rc));
 }
@@ -136,7 +149,10 @@ static int parse_meta(const char *hex, send_state_t *s) {
   if (hex[0] == '\0')
     return 0;
   if (ld_hex_decode(hex, strlen(hex), s->meta, sizeof s->meta, &s->meta_len) != 0) {
-    fprintf(stderr, "send: --meta must be at most %d bytes of hex\n", LD_WAKU_MAX_META_LEN);
+    fprintf(stderr,
+            "send: --meta '%s' is not hex of at most %d bytes; give an even number of hex "
+            "digits, e.g. --meta 0a1b\n",
+            hex, LD_WAKU_MAX_META_LEN);
     return LD_ERR_INVALID_ARG;
   }
   return 0;
@@ -154,7 +170,11 @@ static int parse(ld_client_t *c, send_state_t *s, int argc, char **argv) {
   if (c->opts.help)
     return LD_EXIT_OK;
   if (n_positional != 1) {
-    fprintf(stderr, "%s\n", ld_client_usage(LD_CLIENT_SEND));
+    fprintf(stderr,
+            "send: %s; give the message text as one argument (in quotes when it has spaces)"
+            "\n%s\n",
+            n_positional == 0 ? "no message text" : "more than one message text",
+            ld_client_usage(LD_CLIENT_SEND));
     return LD_EXIT_USAGE;
   }
   s->text = positional[0];

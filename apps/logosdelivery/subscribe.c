@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/client.h"
+#include "logosdelivery/hints.h"
 #include "waku/filter/client.h"
 
 typedef struct subscribe_state {
@@ -80,7 +81,10 @@ static void report_status(const char *what, const ld_filter_result_t *res) {
   fprintf(stderr, "subscribe: %s failed: %u %s", what, res->status_code, res->status_desc);
   if (res->err != 0)
     fprintf(stderr, " (%s)", ld_errname(res->err));
-  fprintf(stderr, "\n");
+  char buf[256];
+  fprintf(stderr, "; %s\n",
+          ld_app_service_hint(res->status_code, res->err, res->status_desc, "--filter=true", buf,
+                              sizeof buf));
 }
 
 static void on_subscribed(const ld_filter_result_t *res, void *user_data) {
@@ -107,7 +111,9 @@ static void filter_subscribe(ld_client_t *c) {
   const char *topics[1] = {c->opts.content_topic};
   int rc = ld_filter_client_subscribe(s->fc, c->conn, c->topic, topics, 1, on_subscribed, c);
   if (rc != 0) {
-    fprintf(stderr, "subscribe: cannot subscribe: %s (%s)\n", ld_strerror(rc), ld_errname(rc));
+    char buf[256];
+    fprintf(stderr, "subscribe: cannot subscribe: %s (%s); %s\n", ld_strerror(rc), ld_errname(rc),
+            ld_app_service_hint(0, rc, NULL, "--filter=true", buf, sizeof buf));
     ld_client_finish(c, ld_client_exit_code(rc));
     return;
   }
@@ -156,7 +162,8 @@ static void filter_started(ld_client_t *c) {
   subscribe_state_t *s = c->user_data;
   s->fc = ld_filter_client_new(ld_node_switch(c->node), NULL);
   if (s->fc == NULL) {
-    fprintf(stderr, "subscribe: cannot start the filter client\n");
+    fprintf(stderr, "subscribe: cannot start the filter client; run it again with "
+                    "--log-level=DEBUG to see why, or subscribe over relay without --filter\n");
     ld_client_finish(c, LD_CANARY_EXIT_OTHER);
     return;
   }
@@ -198,7 +205,10 @@ static int parse(ld_client_t *c, int argc, char **argv) {
     return LD_EXIT_USAGE;
   }
   if (!c->opts.help && n_positional != 0) {
-    fprintf(stderr, "subscribe: unexpected argument '%s'\n", positional[0]);
+    fprintf(stderr,
+            "subscribe: unexpected argument '%s'; subscribe takes only flags "
+            "(`logosdelivery subscribe --help`)\n",
+            positional[0]);
     return LD_EXIT_USAGE;
   }
   return LD_EXIT_OK;

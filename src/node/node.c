@@ -51,6 +51,9 @@ static int add_websocket(ld_node_t *node) {
   ld_transport_t *ws = ld_transport_ws_new(node->loop, &wc, &err);
   if (ws == NULL) {
     LD_ERROR(TOPIC, "WebSocket transport: %s (%s)", ld_strerror(err), ld_errname(err));
+    char paths[2 * LD_NODE_PATH_MAX + 8];
+    snprintf(paths, sizeof paths, "%s, %s", node->cfg.ws.key_path, node->cfg.ws.cert_path);
+    ld_node_note_failure(node, "websocket-tls", err != 0 ? err : LD_ERR_NOMEM, paths);
     return err != 0 ? err : LD_ERR_NOMEM;
   }
   err = ld_switch_add_transport(node->sw, ws);
@@ -358,8 +361,10 @@ static int listen_on(ld_node_t *node, uint16_t port, const char *suffix) {
   int rc = ld_multiaddr_parse(&ma, text);
   if (rc == 0)
     rc = ld_switch_listen(node->sw, &ma);
-  if (rc != 0)
+  if (rc != 0) {
     LD_ERROR(TOPIC, "Cannot listen on %s: %s", text, ld_strerror(rc));
+    ld_node_note_failure(node, suffix[0] == '\0' ? "tcp" : "websocket", rc, text);
+  }
   return rc;
 }
 

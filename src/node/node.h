@@ -60,6 +60,20 @@ ld_node_t *ld_node_new(uv_loop_t *loop, const ld_node_config_t *cfg, int *err);
  * LD_ERR_ADDR_IN_USE (P2P, REST or metrics port), LD_ERR_IO, LD_ERR_NOMEM, … */
 int ld_node_start(ld_node_t *node);
 
+/* What kept the node from starting, or what failed after start (LD_EVENT_NODE_FAILURE): the
+ * part, its error and what it was given, for a program to say what to change. Parts: "tcp" and
+ * "websocket" (the listen multiaddr), "websocket-tls" (the key and certificate paths), "discv5"
+ * (address:port), "rest" and "metrics" (address:port), "archive" (the reason; the URL is
+ * cfg.store_db_url), "retention" (the reason), "rln" (the reason, naming the rln-relay option),
+ * "peer-store" (the database path). The first failure is kept. NULL when nothing failed; valid
+ * until ld_node_stop's `done`. */
+typedef struct ld_node_failure {
+  char part[24];
+  int err;
+  char what[512];
+} ld_node_failure_t;
+const ld_node_failure_t *ld_node_failure(const ld_node_t *node);
+
 /* Stops everything: REST and metrics first, then the static peers, then every connection and
  * listener. Calls `done` (may be NULL) from the loop and frees the node. A second call is a no-op
  * (the first `done` is kept). Safe from inside broker listeners and fan-out handlers (the work

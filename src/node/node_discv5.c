@@ -31,6 +31,9 @@ static int open_socket(ld_node_t *node, uint16_t port) {
   if (rc != 0) {
     LD_ERROR(TOPIC, "Cannot listen on UDP %s:%u for discv5: %s", node->cfg.listen_address, port,
              ld_strerror(rc));
+    char where[LD_NODE_ADDRESS_MAX + 8];
+    snprintf(where, sizeof where, "%s:%u", node->cfg.listen_address, port);
+    ld_node_note_failure(node, "discv5", rc, where);
     node->d5->uv = NULL;
     return rc;
   }

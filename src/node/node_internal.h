@@ -125,7 +125,13 @@ struct ld_node {
   unsigned pending;      /* closes under way before the switch may close */
   void (*stopped)(void *user_data);
   void *stopped_data;
+
+  ld_node_failure_t failure; /* node_failure.c: the first part that failed, part "" when none */
 };
+
+/* node_failure.c: records that `part` failed with `err` on `what` (ld_node_failure); the first
+ * record is kept. Logs nothing: the caller logs its own line. */
+void ld_node_note_failure(ld_node_t *node, const char *part, int err, const char *what);
 
 /* node_addrs.c: fills node->announced from the switch's bound addresses, expanding 0.0.0.0 and
  * :: into the interface addresses; tells identify. */

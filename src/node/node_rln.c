@@ -176,6 +176,7 @@ int ld_node_rln_mount(ld_node_t *node) {
   }
   if (rc != 0) {
     LD_ERROR(TOPIC, "RLN-relay not mounted: %s", err[0] != '\0' ? err : ld_strerror(rc));
+    ld_node_note_failure(node, "rln", rc, err[0] != '\0' ? err : ld_strerror(rc));
     free_rln(r);
     return rc;
   }

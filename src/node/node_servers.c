@@ -231,10 +231,13 @@ static int start_rest(ld_node_t *node) {
     node->rest_stage = ld_fanout_add(node->fanout, LD_FANOUT_BROKER, rest_cache_stage, node);
     err = node->rest_stage > 0 ? 0 : node->rest_stage;
   }
-  if (err != 0)
+  if (err != 0) {
     LD_ERROR(TOPIC, "REST server on %s:%u failed: %s", node->cfg.rest.address, node->cfg.rest.port,
              ld_strerror(err));
-  else
+    char where[LD_NODE_ADDRESS_MAX + 8];
+    snprintf(where, sizeof where, "%s:%u", node->cfg.rest.address, node->cfg.rest.port);
+    ld_node_note_failure(node, "rest", err, where);
+  } else
     ld_rest_server_set_health(node->rest, LD_REST_HEALTH_READY);
   return err;
 }
@@ -273,9 +276,13 @@ static int start_metrics(ld_node_t *node) {
   ld_metrics_server_config_t mc = {node->loop, node->metrics_reg, node->cfg.metrics.address,
                                    node->cfg.metrics.port};
   int err = ld_metrics_server_new(&mc, &node->metrics_srv);
-  if (err != 0)
+  if (err != 0) {
     LD_ERROR(TOPIC, "metrics server on %s:%u failed: %s", node->cfg.metrics.address,
              node->cfg.metrics.port, ld_strerror(err));
+    char where[LD_NODE_ADDRESS_MAX + 8];
+    snprintf(where, sizeof where, "%s:%u", node->cfg.metrics.address, node->cfg.metrics.port);
+    ld_node_note_failure(node, "metrics", err, where);
+  }
   return err;
 }
 

@@ -124,6 +124,7 @@ static void on_archive_open(ld_archive_t *a, int err, const char *why, void *use
       ld_fanout_remove(node->fanout, node->archive_stage);
     node->archive_stage = 0;
     ld_event_node_failure_t ev = {"archive", err, why != NULL ? why : ld_strerror(err)};
+    ld_node_note_failure(node, ev.part, err, ev.why);
     ld_broker_publish(node->broker, LD_EVENT_NODE_FAILURE, &ev);
     return;
   }
@@ -145,6 +146,7 @@ static int open_archive(ld_node_t *node) {
                                   why, sizeof why);
   if (n < 0) {
     LD_ERROR(TOPIC, "store-message-retention-policy '%s': %s", node->cfg.store_retention, why);
+    ld_node_note_failure(node, "retention", n, why);
     return n;
   }
   ac.n_policies = (size_t)n;

@@ -429,6 +429,7 @@ static int open_store(node_pm_t *pm) {
   int rc = ld_peer_db_open(cfg->pm.db_path, &pm->db);
   if (rc != 0) {
     LD_ERROR(TOPIC, "cannot open the peer store %s: %s", cfg->pm.db_path, ld_strerror(rc));
+    ld_node_note_failure(pm->node, "peer-store", rc, cfg->pm.db_path);
     return rc;
   }
   int n = ld_peer_db_load(pm->db, capacity_of(cfg), on_loaded, pm);

@@ -136,13 +136,13 @@ static void flags_of_other_commands_are_unknown(void **state) {
   fixture_t *f = *state;
   const char *send_filter[] = {"--peer", PEER, "--content-topic", "/a/1/b/proto", "--filter", NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_SEND, send_filter), LD_ERR_INVALID_ARG);
-  assert_string_equal(f->err, "send: unknown flag --filter");
+  assert_string_equal(f->err, "send: unknown flag --filter; --help lists the flags");
   const char *query_count[] = {"--peer", PEER, "--count", "1", NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_QUERY, query_count), LD_ERR_INVALID_ARG);
-  assert_string_equal(f->err, "query: unknown flag --count");
+  assert_string_equal(f->err, "query: unknown flag --count; --help lists the flags");
   const char *sub_hash[] = {"--peer", PEER, "--content-topic", "/a/1/b/proto", "--hash", H1, NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, sub_hash), LD_ERR_INVALID_ARG);
-  assert_string_equal(f->err, "subscribe: unknown flag --hash");
+  assert_string_equal(f->err, "subscribe: unknown flag --hash; --help lists the flags");
   const char *query_shards[] = {"--peer", PEER, "--num-shards-in-network", "2", NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_QUERY, query_shards), LD_ERR_INVALID_ARG);
 }
@@ -157,13 +157,17 @@ static void bad_values_and_missing_flags_are_named(void **state) {
   assert_non_null(strstr(f->err, "--start-time"));
   const char *ping[] = {"--peer", PEER, "--content-topic", "/a/1/b/proto", "--ping-interval", NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, ping), LD_ERR_INVALID_ARG);
-  assert_string_equal(f->err, "subscribe: --ping-interval: missing value");
+  assert_string_equal(f->err, "subscribe: --ping-interval: missing value; write "
+                              "--ping-interval=<value> (--help describes it)");
   const char *no_peer[] = {"--all", NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_QUERY, no_peer), LD_ERR_INVALID_ARG);
-  assert_string_equal(f->err, "query: --peer is required");
+  assert_string_equal(f->err, "query: --peer is required; give --peer <multiaddr of the node, as "
+                              "it logs it> (`logosdelivery query --help`)");
   const char *no_topic[] = {"--peer", PEER, "x", NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_SEND, no_topic), LD_ERR_INVALID_ARG);
-  assert_string_equal(f->err, "send: --peer and --content-topic are required");
+  assert_string_equal(f->err, "send: --peer and --content-topic are required; give --peer "
+                              "<multiaddr of the node, as it logs it> and --content-topic "
+                              "/<app>/<version>/<topic>/<encoding> (`logosdelivery send --help`)");
 }
 
 static void usage_lines_name_the_flags(void **state) {
@@ -282,7 +286,7 @@ static void query_refuses_too_many_hashes(void **state) {
     f->o.hashes.items[f->o.hashes.count++] = strdup(H1);
   }
   assert_int_equal(ld_client_query_build(&f->o, &f->q, f->err, sizeof f->err), LD_ERR_INVALID_ARG);
-  assert_string_equal(f->err, "--hash: at most 100 values");
+  assert_string_equal(f->err, "--hash: at most 100 values; split the hashes over several queries");
   free(f->o.hashes.items[--f->o.hashes.count]);
   assert_int_equal(ld_client_query_build(&f->o, &f->q, f->err, sizeof f->err), 0);
   assert_int_equal(f->q.q.n_hashes, LD_STORE_MAX_HASHES);
@@ -417,7 +421,8 @@ static void topics_come_from_the_flags_first(void **state) {
                          NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, other), 0);
   assert_int_equal(ld_client_topic(&f->o, NULL, &t, f->err, sizeof f->err), LD_ERR_INVALID_ARG);
-  assert_string_equal(f->err, "--pubsub-topic '/waku/2/rs/4/9' is not in --cluster-id 5");
+  assert_string_equal(f->err, "--pubsub-topic '/waku/2/rs/4/9' is not in --cluster-id 5; give one "
+                              "of them, or the same cluster in both");
 
   const char *bad[] = {"--peer", PEER, "--content-topic", "/a/b", NULL};
   assert_int_equal(parse_args(f, LD_CLIENT_SUBSCRIBE, bad), 0);
