@@ -169,8 +169,8 @@ static void rln_text(const ld_node_failure_t *f, char *out, size_t cap) {
           ? "point --rln-relay-cred-path at a readable JSON file with the member's "
             "\"identitySecret\""
       : strstr(f->what, "static-group-file") != NULL
-          ? "point --rln-relay-static-group-file at a readable group file (one rate commitment per "
-            "line)"
+          ? "point --rln-relay-static-group-file at a readable group file (a JSON array of the "
+            "members' rate commitments, \"0x…\")"
       : strstr(f->what, "relay") != NULL ? "run with --relay=true and "
                                            "--rln-relay-static-group-file=<file>"
                                          : "check the --rln-relay-* flags";

@@ -65,7 +65,8 @@ typedef struct node_run {
   ld_node_t *node;
   ld_messaging_t *messaging; /* with --rest: the client behind /messaging/v1 */
   bool stopping;
-  bool failed; /* a part the node needs failed after start */
+  bool failed;        /* a part the node needs failed after start */
+  char failure[2048]; /* what failed and what to do, printed last (hints.c); "" when unknown */
 } node_run_t;
 
 static void on_node_stopped(void *user_data) {
@@ -120,15 +121,17 @@ static void on_signal(uv_signal_t *handle, int signum) {
   stop_node(run);
 }
 
-/* The last line of a node that could not start or stopped itself, after the log: the flag and
- * value of the part that failed and what to change (hints.c). Nothing when no part was named. */
-static void tell_failure(const ld_node_t *node) {
-  const ld_node_failure_t *f = node != NULL ? ld_node_failure(node) : NULL;
-  if (f == NULL)
-    return;
-  char text[2048];
-  ld_app_node_failure_text(ld_node_config(node), f, text, sizeof text);
-  fprintf(stderr, "logosdelivery: %s\n", text);
+/* Keeps what failed in the node and what to change (hints.c), for the last line the program
+ * prints once the node has stopped (the node and its record are gone by then). */
+static void keep_failure(node_run_t *run) {
+  const ld_node_failure_t *f = run->node != NULL ? ld_node_failure(run->node) : NULL;
+  if (f != NULL)
+    ld_app_node_failure_text(ld_node_config(run->node), f, run->failure, sizeof run->failure);
+}
+
+static void tell_failure(const node_run_t *run) {
+  if (run->failure[0] != '\0')
+    fprintf(stderr, "logosdelivery: %s\n", run->failure);
 }
 
 /* A part the node cannot run without failed (the archive): stop as nwaku does at start-up. */
@@ -140,7 +143,7 @@ static void on_node_failure(int kind, const void *payload, void *user_data) {
     return;
   run->stopping = run->failed = true;
   LD_ERROR("main", "Stopping the node: the %s failed: %s", ev->part, ev->why);
-  tell_failure(run->node);
+  keep_failure(run);
   stop_node(run);
 }
 
@@ -186,12 +189,13 @@ int ld_app_run_node(int argc, char **argv) {
     err = LD_ERR_IO;
   if (run.node == NULL || err != 0 || (err = ld_node_start(run.node)) != 0) {
     LD_ERROR("main", "Failed to start the node: %s (%s)", ld_strerror(err), ld_errname(err));
-    tell_failure(run.node);
+    keep_failure(&run);
     run.stopping = true;
     if (run.node != NULL)
       ld_node_stop(run.node, on_node_stopped, &run);
     uv_run(&run.loop, UV_RUN_DEFAULT);
     uv_loop_close(&run.loop);
+    tell_failure(&run);
     return LD_EXIT_USAGE;
   }
   ld_broker_subscribe(ld_node_broker(run.node), LD_EVENT_NODE_FAILURE, on_node_failure, &run);
@@ -201,5 +205,6 @@ int ld_app_run_node(int argc, char **argv) {
   uv_run(&run.loop, UV_RUN_DEFAULT);
   uv_loop_close(&run.loop);
   LD_INFO("main", "Node stopped");
+  tell_failure(&run);
   return run.failed ? LD_EXIT_USAGE : LD_EXIT_OK;
 }
