@@ -159,9 +159,33 @@ static void server_text(const char *flag, const char *address_flag, const char *
              address_flag, flag);
 }
 
+/* The secure WebSocket's key or certificate: the one that cannot be read, else both. */
+static void tls_text(const ld_node_config_t *cfg, const ld_node_failure_t *f, char *out,
+                     size_t cap) {
+  const char *flag = NULL, *path = NULL;
+  if (access(cfg->ws.key_path, R_OK) != 0) {
+    flag = "--websocket-secure-key-path";
+    path = cfg->ws.key_path;
+  } else if (access(cfg->ws.cert_path, R_OK) != 0) {
+    flag = "--websocket-secure-cert-path";
+    path = cfg->ws.cert_path;
+  }
+  if (flag != NULL)
+    snprintf(out, cap, "%s=%s: cannot read it: %s; give the path of a PEM file this user may read",
+             flag, path, strerror(errno));
+  else
+    snprintf(out, cap,
+             "--websocket-secure-key-path, --websocket-secure-cert-path (%s): not a "
+             "usable key and certificate (%s); give a PEM private key and the PEM "
+             "certificate made for it",
+             f->what, ld_strerror(f->err));
+}
+
 static void rln_text(const ld_node_failure_t *f, char *out, size_t cap) {
   const char *hint =
-      strstr(f->what, "circuit-dir") != NULL
+      strstr(f->what, "rln-relay-dynamic") != NULL
+          ? "run with --rln-relay-dynamic=false and --rln-relay-static-group-file=<file>"
+      : strstr(f->what, "circuit-dir") != NULL
           ? "point --rln-relay-circuit-dir at the folder holding rln_final.zkey and graph.bin"
       : strstr(f->what, "membership-index") != NULL
           ? "give --rln-relay-membership-index, the index of this node's member in the group file"
@@ -191,10 +215,7 @@ void ld_app_node_failure_text(const ld_node_config_t *cfg, const ld_node_failure
   } else if (strcmp(f->part, "metrics") == 0) {
     server_text("--metrics-server-port", "--metrics-server-address", f->what, f->err, out, cap);
   } else if (strcmp(f->part, "websocket-tls") == 0) {
-    snprintf(out, cap,
-             "--websocket-secure-key-path, --websocket-secure-cert-path (%s): %s; give "
-             "a readable PEM key and certificate",
-             f->what, ld_strerror(f->err));
+    tls_text(cfg, f, out, cap);
   } else if (strcmp(f->part, "archive") == 0) {
     archive_text(cfg, f, out, cap);
   } else if (strcmp(f->part, "retention") == 0) {

@@ -123,10 +123,15 @@ static void on_signal(uv_signal_t *handle, int signum) {
 
 /* Keeps what failed in the node and what to change (hints.c), for the last line the program
  * prints once the node has stopped (the node and its record are gone by then). */
-static void keep_failure(node_run_t *run) {
+static void keep_failure(node_run_t *run, int err) {
   const ld_node_failure_t *f = run->node != NULL ? ld_node_failure(run->node) : NULL;
   if (f != NULL)
     ld_app_node_failure_text(ld_node_config(run->node), f, run->failure, sizeof run->failure);
+  else if (err != 0)
+    snprintf(run->failure, sizeof run->failure,
+             "the node did not start: %s (%s); the log lines above name the part that failed, "
+             "and --log-level=DEBUG shows more",
+             ld_strerror(err), ld_errname(err));
 }
 
 static void tell_failure(const node_run_t *run) {
@@ -143,7 +148,7 @@ static void on_node_failure(int kind, const void *payload, void *user_data) {
     return;
   run->stopping = run->failed = true;
   LD_ERROR("main", "Stopping the node: the %s failed: %s", ev->part, ev->why);
-  keep_failure(run);
+  keep_failure(run, ev->err);
   stop_node(run);
 }
 
@@ -189,7 +194,7 @@ int ld_app_run_node(int argc, char **argv) {
     err = LD_ERR_IO;
   if (run.node == NULL || err != 0 || (err = ld_node_start(run.node)) != 0) {
     LD_ERROR("main", "Failed to start the node: %s (%s)", ld_strerror(err), ld_errname(err));
-    keep_failure(&run);
+    keep_failure(&run, err);
     run.stopping = true;
     if (run.node != NULL)
       ld_node_stop(run.node, on_node_stopped, &run);

@@ -307,8 +307,30 @@ static void missing_rln_files_are_named(void **state) {
                           "--rln-relay-membership-index=0", arg_dir, NULL},
          1, none,
          "point --rln-relay-circuit-dir at the folder holding rln_final.zkey and graph.bin", NULL);
+  expect((const char *[]){NODE_ARGS, "--tcp-port=0", "--rln-relay=true", "--rln-relay-dynamic=true",
+                          NULL},
+         1, "rln-relay-dynamic",
+         "run with --rln-relay-dynamic=false and --rln-relay-static-group-file=<file>", NULL);
   unlink(group);
   unlink(cred);
+}
+
+static void unreadable_tls_files_are_named(void **state) {
+  (void)state;
+  char none[128], key[160], cert[160];
+  snprintf(none, sizeof none, "%s/absent.pem", g_dir);
+  snprintf(key, sizeof key, "--websocket-secure-key-path=%s", none);
+  const char *junk = write_file("junk.pem", "not a key\n");
+  snprintf(cert, sizeof cert, "--websocket-secure-cert-path=%s", junk);
+  expect((const char *[]){NODE_ARGS, "--tcp-port=0", "--websocket-secure-support=true", key, cert,
+                          NULL},
+         1, key, "No such file or directory", "give the path of a PEM file this user may read",
+         NULL);
+  snprintf(key, sizeof key, "--websocket-secure-key-path=%s", junk);
+  expect((const char *[]){NODE_ARGS, "--tcp-port=0", "--websocket-secure-support=true", key, cert,
+                          NULL},
+         1, junk, "give a PEM private key and the PEM certificate made for it", NULL);
+  unlink(junk);
 }
 
 /* ---- the sub-commands --------------------------------------------------------------------------
@@ -426,6 +448,7 @@ int main(void) {
       ERROR_TEST(ports_in_use_name_the_flag_to_change),
       ERROR_TEST(archive_paths_say_what_to_fix),
       ERROR_TEST(missing_rln_files_are_named),
+      ERROR_TEST(unreadable_tls_files_are_named),
       ERROR_TEST(peers_that_cannot_serve_say_what_to_do),
       ERROR_TEST(dns_commands_say_what_to_do),
   };
