@@ -62,7 +62,7 @@ void ld_app_option_hint(const ld_node_option_t *opt, char *out, size_t cap) {
  */
 
 void ld_app_mask_url(const char *url, char *out, size_t cap) {
-  const char *scheme = strstr(url, "://");
+  const char *scheme = strncmp(url, "postgres", 8) == 0 ? strstr(url, "://") : NULL;
   const char *at = scheme != NULL ? strchr(scheme + 3, '@') : NULL;
   const char *colon = at != NULL ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
   if (colon == NULL) {

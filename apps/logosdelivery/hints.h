@@ -38,7 +38,8 @@ const char *ld_app_service_flag(const char *command, int lightpush, int filter);
 const char *ld_app_service_hint(unsigned status, int err, const char *desc, const char *flag,
                                 char *buf, size_t cap);
 
-/* `url` with the password of its user info replaced by "***" (for postgres:// URLs). */
+/* `url` with the password of its user info replaced by "***" when it is a postgres:// or
+ * postgresql:// URL; other URLs (sqlite:// paths) as they are. */
 void ld_app_mask_url(const char *url, char *out, size_t cap);
 
 #endif
