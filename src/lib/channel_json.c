@@ -6,7 +6,9 @@
 
 #include "base/base64.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "channels/channel_store.h"
+#include "channels/channels_rest.h"
 #include "lib/channel_json.h"
 #include "lib/context.h"
 #include "node/config.h"
@@ -86,11 +88,16 @@ int ld_lib_channels_start(ld_lib_ctx_t *ctx, ld_channels_t **out, char *why, siz
   if (*out == NULL)
     return ld_error_fmt(why, why_cap, rc, "failed to create the reliable channel manager: %s",
                         ld_strerror(rc));
+  /* With the node's REST server on, /channels/v1 serves this manager (channels_rest.h). */
+  rc = ld_channels_rest_attach(*out, ld_lib_ctx_messaging(ctx));
+  if (rc != 0)
+    LD_WARN("lib", "reliable channels REST endpoints not mounted: %s", ld_strerror(rc));
   return 0;
 }
 
 void ld_lib_channels_stop(ld_lib_ctx_t *ctx, ld_channels_t *c) {
-  (void)ctx;
+  if (c != NULL && ld_lib_ctx_messaging(ctx) != NULL)
+    ld_channels_rest_detach(c, ld_lib_ctx_messaging(ctx));
   ld_channels_free(c);
 }
 
