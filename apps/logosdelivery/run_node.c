@@ -8,6 +8,9 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "channels/channel_store.h"
+#include "channels/channels.h"
+#include "channels/channels_rest.h"
 #include "logosdelivery/app.h"
 #include "logosdelivery/hints.h"
 #include "logosdelivery/node_options.h"
@@ -64,6 +67,7 @@ typedef struct node_run {
   uv_signal_t sigint, sigterm;
   ld_node_t *node;
   ld_messaging_t *messaging; /* with --rest: the client behind /messaging/v1 */
+  ld_channels_t *channels;   /* with --rest --channels: the manager behind /channels/v1 */
   bool stopping;
   bool failed;        /* a part the node needs failed after start */
   char failure[2048]; /* what failed and what to do, printed last (hints.c); "" when unknown */
@@ -82,6 +86,11 @@ static void on_messaging_freed(void *user_data) {
 
 /* The messaging client goes first (its REST paths with it), then the node. */
 static void stop_node(node_run_t *run) {
+  if (run->channels != NULL) {
+    ld_channels_rest_detach(run->channels, run->messaging);
+    ld_channels_free(run->channels);
+    run->channels = NULL;
+  }
   ld_messaging_t *m = run->messaging;
   run->messaging = NULL;
   if (m != NULL)
@@ -110,6 +119,30 @@ static void start_messaging(node_run_t *run) {
   run->messaging = ld_messaging_new(run->node, &mc, &err);
   if (run->messaging == NULL)
     LD_WARN("main", "Messaging API not available: %s", ld_strerror(err));
+}
+
+/* With --channels, the Reliable Channels layer above the messaging client, served on REST as
+ * /channels/v1 (channels/channels_rest.h); its state in <--local-storage-path>/channels.sqlite3
+ * when that is set, in memory otherwise. A layer that cannot start is logged and the node runs
+ * without it (the paths then answer 404). */
+static void start_channels(node_run_t *run) {
+  const ld_node_config_t *cfg = ld_node_config(run->node);
+  if (!cfg->channels || run->messaging == NULL)
+    return;
+  ld_channels_config_t cc;
+  ld_channels_config_default(&cc);
+  if (cfg->local_storage_path[0] != '\0')
+    snprintf(cc.state_path, sizeof cc.state_path, "%s/%s", cfg->local_storage_path,
+             LD_CHANNEL_STORE_FILE);
+  int err = 0;
+  run->channels = ld_channels_new(&run->loop, run->messaging, &cc, &err);
+  if (run->channels != NULL &&
+      (err = ld_channels_rest_attach(run->channels, run->messaging)) != 0) {
+    ld_channels_free(run->channels);
+    run->channels = NULL;
+  }
+  if (run->channels == NULL)
+    LD_WARN("main", "Reliable channels not available: %s", ld_strerror(err));
 }
 
 static void on_signal(uv_signal_t *handle, int signum) {
@@ -205,6 +238,7 @@ int ld_app_run_node(int argc, char **argv) {
   }
   ld_broker_subscribe(ld_node_broker(run.node), LD_EVENT_NODE_FAILURE, on_node_failure, &run);
   start_messaging(&run);
+  start_channels(&run);
   log_startup_time(run.node);
   LD_INFO("main", "Node setup complete");
   uv_run(&run.loop, UV_RUN_DEFAULT);

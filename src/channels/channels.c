@@ -10,6 +10,7 @@
 #include "base/hashmap.h"
 #include "base/hex.h"
 #include "base/log.h"
+#include "channels/channel_fetch.h"
 #include "channels/channel_store.h"
 #include "channels/channels.h"
 #include "channels/segment.h"
@@ -75,6 +76,8 @@ struct ld_channels {
   int64_t handles[3];
   size_t open_handles; /* channels whose timer is not closed yet, + 1 for the manager */
   bool freeing;
+  /* the store fallback of repair (channel_fetch.h), created on first use */
+  struct ld_channel_fetch *fetch;
 };
 
 typedef struct ch_crypto {
@@ -599,6 +602,10 @@ static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
   case LD_SDS_EV_SEND_FAILED:
     on_acked(ch, ev, true);
     break;
+  case LD_SDS_EV_FETCH:
+    ld_channel_fetch_hint(&ch->mgr->fetch, ch->mgr, ch->mgr->messaging, ch->id, ev->hint,
+                          ev->hint_len);
+    break;
   case LD_SDS_EV_LOST:
     LD_WARN(TOPIC, "channel %s: dependency %s declared lost", ch->id, ev->message_id);
     break;
@@ -712,6 +719,14 @@ static void on_messaging_received(int kind, const void *payload, void *ud) {
   }
 }
 
+void ld_channels_receive_fetched(ld_channels_t *c, const char *pubsub_topic,
+                                 const uint8_t hash[LD_WAKU_HASH_LEN],
+                                 const ld_waku_message_t *msg) {
+  ld_messaging_received_event_t ev = {.pubsub_topic = pubsub_topic, .msg = msg};
+  memcpy(ev.hash, hash, LD_WAKU_HASH_LEN);
+  on_messaging_received(LD_EVENT_MESSAGING_RECEIVED, &ev, c);
+}
+
 /* ---- manager -------------------------------------------------------------------------------- */
 
 ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_channels_config_t *cfg,
@@ -817,6 +832,8 @@ void ld_channels_free(ld_channels_t *c) {
   if (c == NULL)
     return;
   c->freeing = true;
+  ld_channel_fetch_free(c->fetch);
+  c->fetch = NULL;
   for (int l = 0; l < 2; l++) {
     rl_item_t *q = l == 0 ? c->rl_head : c->rl_bg_head;
     while (q != NULL) {

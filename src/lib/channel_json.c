@@ -6,7 +6,9 @@
 
 #include "base/base64.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "channels/channel_store.h"
+#include "channels/channels_rest.h"
 #include "lib/channel_json.h"
 #include "lib/context.h"
 #include "node/config.h"
@@ -18,6 +20,7 @@
 #define MIN_SEGMENT_SIZE 128
 #define MAX_EPOCH_SEC 86400
 #define MAX_PER_EPOCH 1000000
+#define MAX_REPAIR_MS 3600000
 
 /* ---- configuration -------------------------------------------------------------------------- */
 
@@ -25,6 +28,37 @@ static int out_of_range(char *why, size_t cap, const char *key, int64_t v, int64
   return ld_error_fmt(why, cap, LD_ERR_INVALID_ARG,
                       "channelsOverrides '%s' is %lld, expected %lld..%lld", key, (long long)v,
                       (long long)lo, (long long)hi);
+}
+
+/* Our extension keys: the SDS-R window (a store fetch follows once it has passed) and the idle
+ * sync interval (0: no periodic sync). */
+static int apply_sds_timing(const ld_lib_channels_config_t *in, ld_channels_config_t *out,
+                            char *why, size_t why_cap) {
+  if (in->has_repair_t_min) {
+    if (in->repair_t_min_ms < 1 || in->repair_t_min_ms > MAX_REPAIR_MS)
+      return out_of_range(why, why_cap, "sdsRepairTMinMs", in->repair_t_min_ms, 1, MAX_REPAIR_MS);
+    out->sds.repair_t_min_ms = (uint64_t)in->repair_t_min_ms;
+  }
+  if (in->has_repair_t_max) {
+    if (in->repair_t_max_ms < 2 || in->repair_t_max_ms > MAX_REPAIR_MS)
+      return out_of_range(why, why_cap, "sdsRepairTMaxMs", in->repair_t_max_ms, 2, MAX_REPAIR_MS);
+    out->sds.repair_t_max_ms = (uint64_t)in->repair_t_max_ms;
+  }
+  if (out->sds.repair_t_min_ms >= out->sds.repair_t_max_ms)
+    return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG,
+                        "channelsOverrides 'sdsRepairTMinMs' (%llu) must be below "
+                        "'sdsRepairTMaxMs' (%llu)",
+                        (unsigned long long)out->sds.repair_t_min_ms,
+                        (unsigned long long)out->sds.repair_t_max_ms);
+  if (in->has_repair_t_min || in->has_repair_t_max)
+    out->sds.fetch_delay_ms = out->sds.repair_t_max_ms + out->sds.repair_t_min_ms;
+  if (in->has_sync_interval) {
+    if (in->sync_interval_ms < 0 || in->sync_interval_ms > MAX_REPAIR_MS)
+      return out_of_range(why, why_cap, "sdsSyncIntervalMs", in->sync_interval_ms, 0,
+                          MAX_REPAIR_MS);
+    out->sds.sync_interval_ms = (uint64_t)in->sync_interval_ms;
+  }
+  return 0;
 }
 
 int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_config_t *out, char *why,
@@ -70,6 +104,9 @@ int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_confi
                           MAX_PER_EPOCH);
     out->rate_limit_per_epoch = (uint64_t)in->rate_messages_per_epoch;
   }
+  int rc = apply_sds_timing(in, out, why, why_cap);
+  if (rc != 0)
+    return rc;
   if (ld_sds_config_check(&out->sds) != 0)
     return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG, "inconsistent channelsOverrides");
   return 0;
@@ -86,11 +123,16 @@ int ld_lib_channels_start(ld_lib_ctx_t *ctx, ld_channels_t **out, char *why, siz
   if (*out == NULL)
     return ld_error_fmt(why, why_cap, rc, "failed to create the reliable channel manager: %s",
                         ld_strerror(rc));
+  /* With the node's REST server on, /channels/v1 serves this manager (channels_rest.h). */
+  rc = ld_channels_rest_attach(*out, ld_lib_ctx_messaging(ctx));
+  if (rc != 0)
+    LD_WARN("lib", "reliable channels REST endpoints not mounted: %s", ld_strerror(rc));
   return 0;
 }
 
 void ld_lib_channels_stop(ld_lib_ctx_t *ctx, ld_channels_t *c) {
-  (void)ctx;
+  if (c != NULL && ld_lib_ctx_messaging(ctx) != NULL)
+    ld_channels_rest_detach(c, ld_lib_ctx_messaging(ctx));
   ld_channels_free(c);
 }
 

@@ -379,13 +379,19 @@ enum {
   CH_RATE,
   CH_EPOCH,
   CH_MESSAGES,
+  CH_REPAIR_T_MIN, /* our extension */
+  CH_REPAIR_T_MAX,
+  CH_SYNC_INTERVAL,
   CH_COUNT,
 };
 
+// clang-format off
 static const char *const k_channel_fields[CH_COUNT] = {
     "segmentationEnableReedSolomon", "segmentationSegmentSizeBytes", "sdsAcknowledgementTimeoutMs",
     "sdsMaxRetransmissions",         "sdsCausalHistorySize",         "rateLimitEnabled",
-    "rateLimitEpochPeriodSec",       "rateLimitMessagesPerEpoch"};
+    "rateLimitEpochPeriodSec",       "rateLimitMessagesPerEpoch",
+    "sdsRepairTMinMs",               "sdsRepairTMaxMs",              "sdsSyncIntervalMs"};
+// clang-format on
 
 static int channel_flag(ld_lib_channels_config_t *c, int which, const char *text, char *why,
                         size_t whylen) {
@@ -420,6 +426,15 @@ static int channel_number(ld_lib_channels_config_t *c, int which, const char *te
     break;
   case CH_EPOCH:
     c->has_rate_epoch = true, c->rate_epoch_sec = v;
+    break;
+  case CH_REPAIR_T_MIN:
+    c->has_repair_t_min = true, c->repair_t_min_ms = v;
+    break;
+  case CH_REPAIR_T_MAX:
+    c->has_repair_t_max = true, c->repair_t_max_ms = v;
+    break;
+  case CH_SYNC_INTERVAL:
+    c->has_sync_interval = true, c->sync_interval_ms = v;
     break;
   default:
     c->has_rate_messages = true, c->rate_messages_per_epoch = v;

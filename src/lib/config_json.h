@@ -34,6 +34,10 @@ typedef struct ld_lib_channels_config {
   bool has_rate_limit, rate_limit;
   bool has_rate_epoch, has_rate_messages;
   int64_t rate_epoch_sec, rate_messages_per_epoch;
+  /* our extension: the SDS-R window and the idle sync interval (sdsRepairTMinMs,
+   * sdsRepairTMaxMs, sdsSyncIntervalMs) */
+  bool has_repair_t_min, has_repair_t_max, has_sync_interval;
+  int64_t repair_t_min_ms, repair_t_max_ms, sync_interval_ms;
 } ld_lib_channels_config_t;
 
 typedef struct ld_lib_config {

@@ -261,6 +261,9 @@ typedef struct ld_node_config {
    * --rln-relay-static-group-file, --rln-relay-cred-path, --rln-relay-membership-index,
    * --rln-relay-user-message-limit, --rln-relay-epoch-sec, --rln-relay-circuit-dir */
   ld_node_rln_config_t rln;
+  /* --channels: the node program runs the Reliable Channels layer above its Messaging API client
+   * and serves it on REST as /channels/v1 (with --rest); state in --local-storage-path */
+  bool channels;
 
   /* Options that were set but have no effect yet (ld_node_config_add_inert): their names, static
    * strings, in the order first recorded. The node logs them once when it starts. */

@@ -781,6 +781,9 @@ static const entry_t k_entries[] = {
     CFG_TEXT("rlnRelayCircuitDir", "rln-relay-circuit-dir", LD_NODE_OPT_STRING, "string",
              ld_node_config_set_rln_circuit_dir, "",
              "folder with the RLN-v2 rln_final.zkey and graph.bin (needed to publish)"),
+    /* Reliable Channels in the node program (our addition) */
+    CFG_BOOL("channels", "channels", channels, "false", NULL,
+             "node program: Reliable Channels on REST /channels/v1 (with --rest)"),
 };
 
 #define N_ENTRIES (sizeof k_entries / sizeof k_entries[0])

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "rest/channels_routes.h"
 #include "rest/server_groups.h"
 #include "rest/server_internal.h"
 
@@ -233,6 +234,7 @@ static int install(ld_rest_server_t *srv) {
   rc = rc ? rc : ld_rest_install_lightpush(srv);
   rc = rc ? rc : ld_rest_install_filter(srv);
   rc = rc ? rc : ld_rest_install_messaging_unavailable(srv);
+  rc = rc ? rc : ld_rest_install_channels_unavailable(srv);
   rc = rc ? rc : ld_rest_install_status(srv);
   return rc ? rc : ld_rest_install_store(srv);
 }

@@ -34,6 +34,8 @@
  *   The Messaging API paths (/messaging/v1/…, /message, /messages, /subscribe, /unsubscribe,
  *   /subscriptions) come and go with a messaging client (messaging/messaging_rest.h,
  *   rest/server_groups.h); without one they answer 404.
+ *   The Reliable Channels paths (/channels/v1/…) come and go with a channel manager
+ *   (rest/channels_routes.h, channels/channels_rest.h); without one they answer 404.
  *   Hashes and cursors are written "0x"-hex (nwaku's to0xHex) and read as hex (a "0x" prefix
  *   optional; standard base64 is accepted too); payloads are base64.
  *   The service endpoints wait at most ld_rest_context_t.service_timeout_ms for the node and

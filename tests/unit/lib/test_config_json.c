@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "base/error.h"
+#include "lib/channel_json.h"
 #include "lib/config_json.h"
 #include "node/options.h"
 
@@ -544,9 +545,34 @@ static void available_configs_list_every_option(void **state) {
   free(text);
 }
 
+/* Our extension keys: the SDS-R window (with the store fetch right after it) and the sync
+ * interval, with their ranges. */
+static void channel_timing_extension(void **state) {
+  (void)state;
+  parse_ok("{\"channelsOverrides\":{\"sdsRepairTMinMs\":200,\"sdsRepairTMaxMs\":900,"
+           "\"sdsSyncIntervalMs\":0}}");
+  ld_channels_config_t out;
+  char why[256] = "";
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  assert_int_equal(out.sds.repair_t_min_ms, 200);
+  assert_int_equal(out.sds.repair_t_max_ms, 900);
+  assert_int_equal(out.sds.fetch_delay_ms, 1100);
+  assert_int_equal(out.sds.sync_interval_ms, 0);
+  parse_ok("{\"channelsOverrides\":{\"sdsRepairTMinMs\":200000}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
+                   LD_ERR_INVALID_ARG);
+  assert_string_equal(why, "channelsOverrides 'sdsRepairTMinMs' (200000) must be below "
+                           "'sdsRepairTMaxMs' (120000)");
+  parse_ok("{\"channelsOverrides\":{\"sdsSyncIntervalMs\":-1}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
+                   LD_ERR_INVALID_ARG);
+  assert_string_equal(why, "channelsOverrides 'sdsSyncIntervalMs' is -1, expected 0..3600000");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(flat_example_of_the_spec),
+      cmocka_unit_test(channel_timing_extension),
       cmocka_unit_test(flat_defaults_are_the_kernels),
       cmocka_unit_test(ports_zero_and_shift),
       cmocka_unit_test(keys_are_case_insensitive_by_field_or_cli_name),

@@ -170,6 +170,7 @@ static const char *const k_spec[][2] = {
     {"localStoragePath", "local-storage-path"},
     {"rlnRelayStaticGroupFile", "rln-relay-static-group-file"},
     {"rlnRelayCircuitDir", "rln-relay-circuit-dir"},
+    {"channels", "channels"},
 };
 #define N_SPEC (sizeof k_spec / sizeof k_spec[0])
 
@@ -287,6 +288,7 @@ static const sample_t k_samples[] = {
     {"protected-shard", "3:" G_COMPRESSED, "3:zz"},
     {"preset", "twn", NULL},
     {"entry-layer", "Messaging", "app"},
+    {"channels", "true", "x"},
     {"mode", "edge", "fleet"},
     {"cluster-id", "65535", "65536"},
     {"agent-string", "me/1.0", NULL},
