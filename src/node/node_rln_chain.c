@@ -31,8 +31,9 @@ struct node_rln_chain {
   bool has_root;
   ld_fr_t root;
   uint64_t members;
-  uint64_t failures;
-  unsigned open; /* the timer and the client, until closed */
+  uint64_t failures;  /* in a row */
+  char last_why[128]; /* the reason of the last failure logged */
+  unsigned open;      /* the timer and the client, until closed */
   void (*closed)(void *user);
   void *closed_user;
 };
@@ -46,9 +47,12 @@ static void start_calls(node_rln_chain_t *ch);
 
 static void fail(node_rln_chain_t *ch, const char *what, const char *why) {
   ch->busy = false;
-  if (ch->failures++ % 12 == 0) /* the first failure, then one a minute */
-    LD_WARN(TOPIC, "on-chain group: %s via %s failed: %s (%" PRIu64 " failures)", what,
-            ch->urls[ch->current], why, ch->failures);
+  /* each new reason, and a repeated one once a minute */
+  if (strncmp(ch->last_why, why, sizeof ch->last_why - 1) != 0 || ch->failures % 12 == 0)
+    LD_WARN(TOPIC, "on-chain group: %s via %s failed: %s (%" PRIu64 " failures in a row)", what,
+            ch->urls[ch->current], why, ch->failures + 1);
+  snprintf(ch->last_why, sizeof ch->last_why, "%s", why);
+  ch->failures++;
   if (ch->cfg.n_urls > 1) { /* the next endpoint for the next poll */
     ld_eth_rpc_t *old = ch->rpc;
     ch->current = (ch->current + 1) % ch->cfg.n_urls;
@@ -155,6 +159,7 @@ static void on_root(node_rln_chain_t *ch, const uint8_t *data, size_t len) {
   if (ch->failures != 0 && ch->has_root)
     LD_INFO(TOPIC, "on-chain group: %s answers again", ch->urls[ch->current]);
   ch->failures = 0;
+  ch->last_why[0] = '\0';
   if (ch->has_root && ld_fr_equal(&root, &ch->root)) {
     ch->busy = false;
     return;
