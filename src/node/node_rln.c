@@ -401,6 +401,13 @@ static void collect_verify_time(ld_metrics_emitter_t *e, void *user_data) {
     ld_metrics_emit_histogram(e, NULL, NULL, NULL, 0, s->verifications, s->verify_seconds_sum);
 }
 
+/* The on-chain group's member count (nextFreeIndex at the last poll), as nwaku's gauge. */
+static void collect_memberships(ld_metrics_emitter_t *e, void *user_data) {
+  const ld_node_t *node = user_data;
+  if (node->rln != NULL && node->rln->chain != NULL)
+    ld_metrics_emit(e, NULL, (double)ld_node_rln_chain_members(node->rln->chain));
+}
+
 int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg) {
   if (node->rln == NULL)
     return 0;
@@ -423,6 +430,8 @@ int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg) {
        LD_METRIC_COUNTER, false, collect_verifications},
       {"waku_rln_proof_verification_duration_seconds", "time taken to verify a proof",
        LD_METRIC_HISTOGRAM, false, collect_verify_time},
+      {"waku_rln_number_registered_memberships", "number of registered and active rln memberships",
+       LD_METRIC_GAUGE, false, collect_memberships},
   };
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
     int rc = ld_metrics_add_collector(reg, families[i].name, families[i].type, families[i].help,

@@ -197,6 +197,7 @@ test('a member crosses, a non-member is rejected, a new member is accepted after
     // E registers while B runs; B takes its root at the next poll.
     await register(e.idCommitment, LIMIT);
     await b.proc.waitMatch(/on-chain group: 2 members/, { timeoutMs: WAIT_MS });
+    assert.equal(await metric(metricsUrl, 'waku_rln_number_registered_memberships'), 2);
     const ne = await startNode(onchainArgs({ cred: e }), 'E', b);
     await publishWhenReady(ne, 'from new member E');
     await b.rest.waitMessage('pubsub', TOPIC, (m) => m.payload.toString() === 'from new member E',
