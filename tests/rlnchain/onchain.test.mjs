@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { missing, nodePath, Proc, stopAll } from '../interop/lib/cpeer.mjs';
-import { startRelayNode } from '../interop/lib/relaynode.mjs';
+import { restMessageJson, startRelayNode } from '../interop/lib/relaynode.mjs';
 import { compile, link } from './compile.mjs';
 
 const require = createRequire(import.meta.url);
@@ -119,12 +119,14 @@ function startNode(extraArgs, name, staticNode) {
 const message = (text) => ({ payload: Buffer.from(text), contentTopic: CONTENT_TOPIC });
 
 /** Publishes through `node`'s REST API until it is taken (it needs a relay peer and, for RLN, its
- * Merkle proof); resolves with the text of the last refusal when it never is. */
+ * Merkle proof); fails with the last refusal when it never is. The node proves before it answers:
+ * on a loaded machine that takes a while, so each request may take up to WAIT_MS. */
 async function publishWhenReady(node, text) {
   const deadline = Date.now() + WAIT_MS;
+  const path = `/relay/v1/messages/${encodeURIComponent(TOPIC)}`;
   let last;
   while (Date.now() < deadline) {
-    last = await node.rest.publish(TOPIC, message(text));
+    last = await node.rest.request('POST', path, restMessageJson(message(text)), { timeoutMs: WAIT_MS });
     if (last.status >= 200 && last.status < 300) return;
     await delay(250);
   }
