@@ -32,8 +32,8 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/logos-messaging/logos-deli
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON) # shlibs and the ldconfig trigger
 # loaded at run time: libmicrohttpd for REST and metrics, libsqlite3 for the store's default
-# archive, libpq for a postgres:// archive
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libmicrohttpd12, libsqlite3-0")
+# archive, libpq for a postgres:// archive, libcurl for the on-chain RLN group
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libmicrohttpd12, libsqlite3-0, libcurl4")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libpq5")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${CMAKE_SOURCE_DIR}/packaging/debian/postinst ${CMAKE_SOURCE_DIR}/packaging/debian/prerm

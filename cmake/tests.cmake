@@ -110,6 +110,18 @@ foreach(src ${LD_INTEROP_TESTS})
                        ENVIRONMENT "${LD_INTEROP_ENV}")
 endforeach()
 
+# tests/rlnchain/*.test.mjs: the on-chain RLN group against a local chain (ganache) and a contract
+# compiled by solc, both from npm in their own package (tests/rlnchain/package.json).
+file(GLOB LD_RLNCHAIN_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/rlnchain/*.test.mjs)
+foreach(src ${LD_RLNCHAIN_TESTS})
+  get_filename_component(name ${src} NAME)
+  string(REGEX REPLACE "\\.test\\.mjs$" "" name ${name})
+  add_test(NAME interop/rlnchain-${name} COMMAND ${LD_NODE} --test ${src}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/rlnchain)
+  set_tests_properties(interop/rlnchain-${name} PROPERTIES LABELS interop TIMEOUT 900
+                       ENVIRONMENT "${LD_INTEROP_ENV}")
+endforeach()
+
 add_test(NAME style/clang-format COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-format.sh
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/clang-format PROPERTIES LABELS style)

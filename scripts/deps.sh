@@ -9,7 +9,7 @@ packages=(
   libuv1-dev libsodium-dev libsecp256k1-dev libssl-dev
   libprotobuf-c-dev protobuf-c-compiler libjansson-dev libmicrohttpd-dev
   libcmocka-dev libwslay-dev libsqlite3-dev libpq-dev postgresql nettle-dev
-  libgmp-dev
+  libgmp-dev libcurl4-openssl-dev
   libc-ares-dev dnsmasq-base libminiupnpc-dev libnatpmp-dev miniupnpd nftables iproute2
   chromium
   dpkg-dev groff-base systemd curl

@@ -44,6 +44,7 @@ start_postgres
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLD_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)"
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/rlnchain && npm ci --no-audit --no-fund --loglevel=error)
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

@@ -46,6 +46,10 @@ static void print_usage(void) {
          "  logosdelivery dns-resolve <enrtree://KEY@DOMAIN>\n"
          "      [--dns-discovery-name-server IP[:PORT]]...\n"
          "                                              sync a tree, print its records\n"
+         "  logosdelivery generateRlnKeystore --rln-relay-cred-path F\n"
+         "      [--rln-relay-cred-password P] [--rln-relay-membership-index N] [...]\n"
+         "                                              file a new RLN identity in nwaku's\n"
+         "                                              keystore; print its commitments\n"
          "  logosdelivery --version\n\n"
          "  `<command> --help` lists a command's flags.\n\n"
          "exit codes of send, subscribe and query (canary: 0-6):\n"
@@ -100,5 +104,7 @@ int ld_app_main(int argc, char **argv) {
     return ld_app_dns_tree(argc - 2, argv + 2);
   if (argc > 1 && strcmp(argv[1], "dns-resolve") == 0)
     return ld_app_dns_resolve(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "generateRlnKeystore") == 0)
+    return ld_app_rln_keystore(argc - 2, argv + 2);
   return ld_app_run_node(argc - 1, argv + 1);
 }

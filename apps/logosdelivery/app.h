@@ -49,6 +49,10 @@ int ld_app_discv5(int argc, char **argv);
  * records as JSON lines, then {"event":"done",…}; LD_CANARY_EXIT_OTHER when the tree fails. */
 int ld_app_dns_tree(int argc, char **argv);
 int ld_app_dns_resolve(int argc, char **argv);
+/* generateRlnKeystore (rln_keystore.c): files a new RLN identity (or --identity-secret) in
+ * nwaku's keystore at --rln-relay-cred-path under --rln-relay-cred-password and prints its
+ * commitments as JSON. LD_EXIT_USAGE, LD_CANARY_EXIT_OTHER. */
+int ld_app_rln_keystore(int argc, char **argv);
 
 /* The flag tables of canary and discv5 for their documentation (man page, shell completion): up
  * to `cap` entries into `out`, whose targets point to storage never read. Return the count. */

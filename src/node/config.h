@@ -156,6 +156,8 @@ typedef enum ld_node_reliability_mode {
  * and witness graph (circuit_dir/rln_final.zkey, circuit_dir/graph.bin) for that. */
 #define LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT 1
 #define LD_NODE_RLN_DEFAULT_EPOCH_SEC 1
+#define LD_NODE_RLN_MAX_ETH_CLIENTS 4
+#define LD_NODE_RLN_DEFAULT_ETH_CLIENT "http://localhost:8540/"
 typedef struct ld_node_rln_config {
   bool enabled; /* --rln-relay */
   bool dynamic; /* --rln-relay-dynamic: the on-chain group (not in this build) */
@@ -166,6 +168,13 @@ typedef struct ld_node_rln_config {
   uint64_t membership_index;
   uint64_t user_message_limit; /* 0: LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT */
   uint64_t epoch_sec;          /* 0: LD_NODE_RLN_DEFAULT_EPOCH_SEC */
+  /* nwaku's keystore (cred_path) and the on-chain group (node_rln_chain.c) */
+  char cred_password[256]; /* --rln-relay-cred-password */
+  char eth_clients[LD_NODE_RLN_MAX_ETH_CLIENTS]
+                  [LD_NODE_PATH_MAX]; /* --rln-relay-eth-client-address */
+  size_t n_eth_clients;               /* 0: LD_NODE_RLN_DEFAULT_ETH_CLIENT */
+  char eth_contract[64];              /* --rln-relay-eth-contract-address: 0x and 40 hex digits */
+  uint64_t chain_id;                  /* --rln-relay-chain-id; 0: the endpoint's */
 } ld_node_rln_config_t;
 
 typedef struct ld_node_config {
@@ -366,6 +375,16 @@ int ld_node_config_set_rln_membership_index(ld_node_config_t *cfg, int64_t n, ch
 int ld_node_config_set_rln_user_message_limit(ld_node_config_t *cfg, int64_t n, char *err,
                                               size_t errlen);
 int ld_node_config_set_rln_epoch_sec(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);
+/* --rln-relay-cred-password (< 256 bytes), --rln-relay-eth-client-address (an http:// or
+ * https:// URL, at most LD_NODE_RLN_MAX_ETH_CLIENTS), --rln-relay-eth-contract-address (0x and
+ * 40 hex digits), --rln-relay-chain-id. LD_ERR_INVALID_ARG, LD_ERR_TOO_LARGE, LD_ERR_LIMIT. */
+int ld_node_config_set_rln_cred_password(ld_node_config_t *cfg, const char *text, char *err,
+                                         size_t errlen);
+int ld_node_config_add_rln_eth_client(ld_node_config_t *cfg, const char *text, char *err,
+                                      size_t errlen);
+int ld_node_config_set_rln_contract(ld_node_config_t *cfg, const char *text, char *err,
+                                    size_t errlen);
+int ld_node_config_set_rln_chain_id(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);
 
 /* 0..100000 peers from one IP address (0 = no limit). LD_ERR_INVALID_ARG. */
 int ld_node_config_set_colocation_limit(ld_node_config_t *cfg, int64_t n, char *err, size_t errlen);

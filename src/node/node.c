@@ -465,6 +465,7 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
   ld_node_dns_stop(node);
   ld_node_nat_stop(node);
   ld_node_services_stop(node);
+  ld_node_rln_stop(node);
 }
 
 /* ---- accessors ------------------------------------------------------------------------------- */

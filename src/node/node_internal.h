@@ -239,6 +239,8 @@ void ld_node_pending_done(void *node);
 typedef struct node_rln node_rln_t;
 int ld_node_rln_mount(ld_node_t *node);
 void ld_node_rln_free(ld_node_t *node);
+/* Stops following the on-chain group (counts in node->pending while its handles close). */
+void ld_node_rln_stop(ld_node_t *node);
 int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_message_t *out,
                         uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED]);
 /* nwaku's RLN metric families (waku_rln_messages_total, waku_rln_spam_messages_total,

@@ -21,8 +21,10 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "node/node_internal.h"
+#include "node/node_rln.h"
 #include "waku/rln/group_file.h"
 #include "waku/rln/hooks.h"
+#include "waku/rln/keystore.h"
 #include "waku/rln/publish.h"
 #include "zk/merkle.h"
 
@@ -39,6 +41,10 @@ struct node_rln {
   ld_rln_prover_t *prover;
   ld_rln_member_t member;
   ld_rln_nonce_t nonce;
+  /* the on-chain group (node_rln_chain.c), when not a static group */
+  node_rln_chain_t *chain;
+  ld_fr_t rate_commitment; /* our leaf */
+  bool member_ready;       /* member.merkle holds a proof the contract gave for a known root */
 };
 
 static int load_group(node_rln_t *r, const char *path, char *err, size_t errlen) {
@@ -61,17 +67,55 @@ static int load_group(node_rln_t *r, const char *path, char *err, size_t errlen)
   return rc;
 }
 
-static int load_identity(const char *path, ld_fr_t *secret, char *err, size_t errlen) {
-  json_error_t jerr;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-  if (root == NULL)
-    return ld_error_fmt(err, errlen, LD_ERR_IO, "rln-relay-cred-path %s: %s", path, jerr.text);
-  int rc = ld_rln_identity_from_json(root, secret);
-  json_decref(root);
+/* Our identity from --rln-relay-cred-path: nwaku's keystore, opened with
+ * --rln-relay-cred-password, or our simple {"identitySecret": …}. A keystore also names the
+ * membership index and the user message limit. */
+static int identity_from_keystore(const json_t *root, const ld_node_rln_config_t *c,
+                                  node_rln_identity_t *id, char *err, size_t errlen) {
+  char chain[24] = "";
+  if (c->chain_id != 0)
+    snprintf(chain, sizeof chain, "%llu", (unsigned long long)c->chain_id);
+  ld_rln_keystore_query_t q = {chain, c->eth_contract,
+                               c->has_membership_index ? c->membership_index : 0};
+  ld_rln_credential_t cred;
+  char why[256] = "";
+  int rc = ld_rln_keystore_open(root, c->cred_password, &q, &cred, why, sizeof why);
+  if (rc == LD_ERR_DECRYPT)
+    return ld_error_fmt(err, errlen, rc,
+                        "rln-relay-cred-password does not open the keystore %s (wrong password)",
+                        c->cred_path);
   if (rc != 0)
-    return ld_error_fmt(err, errlen, LD_ERR_MALFORMED,
-                        "rln-relay-cred-path %s: no \"identitySecret\" 0x-hex field element", path);
+    return ld_error_fmt(err, errlen, rc, "rln-relay-cred-path %s: %s", c->cred_path, why);
+  ld_fr_from_bytes(&id->secret, cred.id_secret_hash);
+  id->has_index = true;
+  id->index = cred.tree_index;
+  id->user_message_limit = cred.user_message_limit;
+  explicit_bzero(&cred, sizeof cred);
   return 0;
+}
+
+int ld_node_rln_load_identity(const ld_node_rln_config_t *c, node_rln_identity_t *id, char *err,
+                              size_t errlen) {
+  memset(id, 0, sizeof *id);
+  json_error_t jerr;
+  json_t *root = json_load_file(c->cred_path, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL)
+    return ld_error_fmt(err, errlen, LD_ERR_IO, "rln-relay-cred-path %s: %s", c->cred_path,
+                        jerr.text);
+  int rc = 0;
+  if (ld_rln_keystore_detect(root))
+    rc = identity_from_keystore(root, c, id, err, errlen);
+  else if (ld_rln_identity_from_json(root, &id->secret) != 0)
+    rc = ld_error_fmt(err, errlen, LD_ERR_MALFORMED,
+                      "rln-relay-cred-path %s: neither nwaku's keystore nor an "
+                      "\"identitySecret\" 0x-hex field element",
+                      c->cred_path);
+  json_decref(root);
+  if (rc == 0 && c->has_membership_index) { /* the flag wins, as nwaku's query names it */
+    id->has_index = true;
+    id->index = c->membership_index;
+  }
+  return rc;
 }
 
 static int load_prover(node_rln_t *r, const char *dir, char *err, size_t errlen) {
@@ -89,21 +133,26 @@ static int load_prover(node_rln_t *r, const char *dir, char *err, size_t errlen)
 
 /* Our membership: the identity must be the member listed at the index. */
 static int load_member(node_rln_t *r, const ld_node_rln_config_t *c, char *err, size_t errlen) {
-  if (!c->has_membership_index)
-    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
-                        "rln-relay-cred-path needs rln-relay-membership-index");
-  if (c->membership_index >= ld_merkle_next_index(r->tree))
-    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
-                        "rln-relay-membership-index %llu: the static group has %llu members",
-                        (unsigned long long)c->membership_index,
-                        (unsigned long long)ld_merkle_next_index(r->tree));
-  int rc = load_identity(c->cred_path, &r->member.identity_secret, err, errlen);
+  node_rln_identity_t id;
+  int rc = ld_node_rln_load_identity(c, &id, err, errlen);
   if (rc != 0)
     return rc;
-  ld_fr_t id, rate, leaf;
-  ld_rln_id_commitment(&id, &r->member.identity_secret);
-  ld_rln_rate_commitment(&rate, &id, r->user_message_limit);
-  ld_merkle_get(r->tree, c->membership_index, &leaf);
+  r->member.identity_secret = id.secret;
+  explicit_bzero(&id.secret, sizeof id.secret);
+  if (id.user_message_limit != 0)
+    r->user_message_limit = id.user_message_limit;
+  if (!id.has_index)
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "rln-relay-cred-path needs rln-relay-membership-index");
+  if (id.index >= ld_merkle_next_index(r->tree))
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "rln-relay-membership-index %llu: the static group has %llu members",
+                        (unsigned long long)id.index,
+                        (unsigned long long)ld_merkle_next_index(r->tree));
+  ld_fr_t idc, rate, leaf;
+  ld_rln_id_commitment(&idc, &r->member.identity_secret);
+  ld_rln_rate_commitment(&rate, &idc, r->user_message_limit);
+  ld_merkle_get(r->tree, id.index, &leaf);
   uint8_t a[32], b[32];
   ld_fr_to_bytes(a, &rate);
   ld_fr_to_bytes(b, &leaf);
@@ -111,22 +160,105 @@ static int load_member(node_rln_t *r, const ld_node_rln_config_t *c, char *err, 
     return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
                         "rln-relay-cred-path: our identity with user message limit %llu is not "
                         "member %llu of the static group",
-                        (unsigned long long)r->user_message_limit,
-                        (unsigned long long)c->membership_index);
+                        (unsigned long long)r->user_message_limit, (unsigned long long)id.index);
   r->member.user_message_limit = r->user_message_limit;
-  rc = ld_merkle_proof(r->tree, c->membership_index, &r->member.merkle);
+  rc = ld_merkle_proof(r->tree, id.index, &r->member.merkle);
   if (rc == 0)
     rc = load_prover(r, c->circuit_dir, err, errlen);
   ld_rln_nonce_init(&r->nonce, r->user_message_limit);
   return rc;
 }
 
-static int build(node_rln_t *r, const ld_node_config_t *cfg, char *err, size_t errlen) {
+/* ---- the on-chain group ------------------------------------------------------------------- */
+
+static void on_chain_root(void *user, const ld_fr_t *root) {
+  node_rln_t *r = user;
+  ld_rln_validator_add_root(r->validator, root);
+}
+
+/* The contract's Merkle proof of our leaf is used only when it leads to the root it came with:
+ * an endpoint that lies about it cannot make us publish proofs no one accepts. */
+static void on_chain_proof(void *user, const ld_fr_t *root, const ld_merkle_proof_t *proof) {
+  node_rln_t *r = user;
+  ld_fr_t got;
+  ld_merkle_root_from_proof(&r->rate_commitment, proof, &got);
+  if (!ld_fr_equal(&got, root)) {
+    LD_WARN(TOPIC, "on-chain group: the contract's Merkle proof of our membership does not lead "
+                   "to its root (wrong index or user message limit?); not publishing");
+    r->member_ready = false;
+    return;
+  }
+  r->member.merkle = *proof;
+  r->member_ready = true;
+}
+
+static int onchain_member(node_rln_t *r, const ld_node_rln_config_t *c, node_rln_chain_config_t *cc,
+                          char *err, size_t errlen) {
+  node_rln_identity_t id;
+  int rc = ld_node_rln_load_identity(c, &id, err, errlen);
+  if (rc != 0)
+    return rc;
+  if (!id.has_index)
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "rln-relay-cred-path needs rln-relay-membership-index");
+  r->member.identity_secret = id.secret;
+  explicit_bzero(&id.secret, sizeof id.secret);
+  if (id.user_message_limit != 0)
+    r->user_message_limit = id.user_message_limit;
+  r->member.user_message_limit = r->user_message_limit;
+  ld_rln_id_commitment(&cc->id_commitment, &r->member.identity_secret);
+  ld_rln_rate_commitment(&r->rate_commitment, &cc->id_commitment, r->user_message_limit);
+  cc->member = true;
+  cc->member_index = id.index;
+  ld_rln_nonce_init(&r->nonce, r->user_message_limit);
+  return load_prover(r, c->circuit_dir, err, errlen);
+}
+
+static int build_onchain(node_rln_t *r, uv_loop_t *loop, const ld_node_rln_config_t *c, char *err,
+                         size_t errlen) {
+  if (c->eth_contract[0] == '\0')
+    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
+                        "the on-chain group needs rln-relay-eth-contract-address (or "
+                        "rln-relay-dynamic=false with rln-relay-static-group-file)");
+  node_rln_chain_config_t cc = {.loop = loop,
+                                .contract = c->eth_contract,
+                                .chain_id = c->chain_id,
+                                .on_root = on_chain_root,
+                                .on_proof = on_chain_proof,
+                                .user = r};
+  for (size_t i = 0; i < c->n_eth_clients; i++)
+    cc.urls[cc.n_urls++] = c->eth_clients[i];
+  if (cc.n_urls == 0)
+    cc.urls[cc.n_urls++] = LD_NODE_RLN_DEFAULT_ETH_CLIENT;
+  int rc = ld_rln_verifier_new(&r->verifier);
+  if (rc == 0)
+    rc = ld_rln_validator_new(&r->validator, r->verifier, r->epoch_sec);
+  if (rc == 0 && c->cred_path[0] != '\0')
+    rc = onchain_member(r, c, &cc, err, errlen);
+  if (rc == 0)
+    rc = ld_node_rln_chain_start(&r->chain, &cc);
+  if (rc != 0 && err[0] == '\0')
+    ld_error_fmt(err, errlen, rc, "on-chain group: %s", ld_strerror(rc));
+  return rc;
+}
+
+/* The on-chain group unless rln-relay-dynamic=false names a static group (nwaku has only the
+ * on-chain group). */
+static bool wants_onchain(const ld_node_rln_config_t *c) {
+  return c->dynamic || c->static_group_file[0] == '\0';
+}
+
+static int build(node_rln_t *r, const ld_node_config_t *cfg, uv_loop_t *loop, char *err,
+                 size_t errlen) {
   const ld_node_rln_config_t *c = &cfg->rln;
-  if (c->dynamic)
-    return ld_error_fmt(err, errlen, LD_ERR_UNSUPPORTED,
-                        "rln-relay-dynamic: the on-chain group is not in this build; use "
-                        "rln-relay-dynamic=false with rln-relay-static-group-file");
+  if (wants_onchain(c)) {
+    if (!cfg->relay)
+      return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "rln-relay needs relay");
+    r->epoch_sec = c->epoch_sec != 0 ? c->epoch_sec : LD_NODE_RLN_DEFAULT_EPOCH_SEC;
+    r->user_message_limit =
+        c->user_message_limit != 0 ? c->user_message_limit : LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT;
+    return build_onchain(r, loop, c, err, errlen);
+  }
   if (c->static_group_file[0] == '\0')
     return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
                         "rln-relay needs rln-relay-static-group-file");
@@ -153,6 +285,7 @@ static int build(node_rln_t *r, const ld_node_config_t *cfg, char *err, size_t e
 static void free_rln(node_rln_t *r) {
   if (r == NULL)
     return;
+  ld_node_rln_chain_stop(r->chain, NULL, NULL);
   ld_rln_prover_free(r->prover);
   ld_rln_validator_free(r->validator);
   ld_rln_verifier_free(r->verifier);
@@ -168,7 +301,7 @@ int ld_node_rln_mount(ld_node_t *node) {
   if (r == NULL)
     return LD_ERR_NOMEM;
   char err[512] = "";
-  int rc = build(r, &node->cfg, err, sizeof err);
+  int rc = build(r, &node->cfg, node->loop, err, sizeof err);
   if (rc == 0) {
     r->hook.validator = r->validator;
     int id = ld_relay_add_validator(node->relay, ld_rln_relay_validate, &r->hook);
@@ -181,10 +314,24 @@ int ld_node_rln_mount(ld_node_t *node) {
     return rc;
   }
   node->rln = r;
+  if (r->chain != NULL) {
+    LD_INFO(TOPIC, "RLN-relay mounted: on-chain group at %s, epoch %llu s%s",
+            node->cfg.rln.eth_contract, (unsigned long long)r->epoch_sec,
+            r->prover != NULL ? ", publishing with proofs" : ", validating only");
+    return 0;
+  }
   LD_INFO(TOPIC, "RLN-relay mounted: static group of %llu members, epoch %llu s%s",
           (unsigned long long)ld_merkle_next_index(r->tree), (unsigned long long)r->epoch_sec,
           r->prover != NULL ? ", publishing with proofs" : ", validating only");
   return 0;
+}
+
+void ld_node_rln_stop(ld_node_t *node) {
+  if (node->rln == NULL || node->rln->chain == NULL)
+    return;
+  node->pending++;
+  ld_node_rln_chain_stop(node->rln->chain, ld_node_pending_done, node);
+  node->rln->chain = NULL;
 }
 
 void ld_node_rln_free(ld_node_t *node) {
@@ -198,7 +345,7 @@ int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_me
   node_rln_t *r = node->rln;
   if (r == NULL)
     return 0;
-  if (r->prover == NULL)
+  if (r->prover == NULL || (r->chain != NULL && !r->member_ready))
     return LD_ERR_STATE;
   if (out->timestamp == 0)
     out->timestamp = (int64_t)ld_wall_ns();
@@ -255,6 +402,13 @@ static void collect_verify_time(ld_metrics_emitter_t *e, void *user_data) {
     ld_metrics_emit_histogram(e, NULL, NULL, NULL, 0, s->verifications, s->verify_seconds_sum);
 }
 
+/* The on-chain group's member count (nextFreeIndex at the last poll), as nwaku's gauge. */
+static void collect_memberships(ld_metrics_emitter_t *e, void *user_data) {
+  const ld_node_t *node = user_data;
+  if (node->rln != NULL && node->rln->chain != NULL)
+    ld_metrics_emit(e, NULL, (double)ld_node_rln_chain_members(node->rln->chain));
+}
+
 int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg) {
   if (node->rln == NULL)
     return 0;
@@ -277,6 +431,8 @@ int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg) {
        LD_METRIC_COUNTER, false, collect_verifications},
       {"waku_rln_proof_verification_duration_seconds", "time taken to verify a proof",
        LD_METRIC_HISTOGRAM, false, collect_verify_time},
+      {"waku_rln_number_registered_memberships", "number of registered and active rln memberships",
+       LD_METRIC_GAUGE, false, collect_memberships},
   };
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
     int rc = ld_metrics_add_collector(reg, families[i].name, families[i].type, families[i].help,

@@ -226,18 +226,6 @@ static bool has_blank(const char *text) {
 }
 
 /* http(s)://[user:pass@]host[:port][/path][?query]: an HTTP JSON-RPC endpoint. */
-static int check_eth_url(const char *text, char *err, size_t errlen) {
-  if (ascii_prefix(text, "ws://") || ascii_prefix(text, "wss://"))
-    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG,
-                        "'%s': WebSocket RPC URLs are not supported, use an HTTP URL", text);
-  const char *host = ascii_prefix(text, "http://")    ? text + 7
-                     : ascii_prefix(text, "https://") ? text + 8
-                                                      : NULL;
-  if (host == NULL || host[0] == '\0' || host[0] == '/' || host[0] == ':' || has_blank(text))
-    return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not an HTTP RPC URL", text);
-  return 0;
-}
-
 static int check_enr(const char *text, char *err, size_t errlen) {
   if (!ascii_prefix(text, "enr:") || text[4] == '\0' || has_blank(text))
     return ld_error_fmt(err, errlen, LD_ERR_INVALID_ARG, "'%s' is not an ENR (enr:…)", text);
@@ -530,16 +518,17 @@ static const entry_t k_entries[] = {
      .apply = apply_log_format},
     CFG_TEXT("rlnRelayCredPath", "rln-relay-cred-path", LD_NODE_OPT_STRING, "string",
              ld_node_config_set_rln_cred_path, "",
-             "file keeping our RLN identity: JSON {\"identitySecret\": \"0x<hex>\"}"),
-    INERT_LIST("ethClientUrls", "rln-relay-eth-client-address", "seq[EthRpcUrl]",
-               "[\"http://localhost:8540/\"]", check_eth_url,
-               "HTTP(S) Ethereum JSON-RPC endpoint for RLN; repeatable"),
-    INERT_STR("rlnRelayEthContractAddress", "rln-relay-eth-contract-address", "string", "", NULL,
-              "RLN membership contract address"),
-    INERT_INT("rlnRelayChainId", "rln-relay-chain-id", "uint", 0, I64_MAX, "0",
-              "chain ID of the RLN contract (0: ask the RPC endpoint)"),
-    INERT_STR("rlnRelayCredPassword", "rln-relay-cred-password", "string", "", NULL,
-              "password protecting the RLN credentials file"),
+             "nwaku's RLN keystore, or JSON {\"identitySecret\": \"0x<hex>\"}"),
+    CFG_TEXT("ethClientUrls", "rln-relay-eth-client-address", LD_NODE_OPT_LIST, "seq[EthRpcUrl]",
+             ld_node_config_add_rln_eth_client, "[\"http://localhost:8540/\"]",
+             "HTTP(S) Ethereum JSON-RPC endpoint for RLN; repeatable"),
+    CFG_TEXT("rlnRelayEthContractAddress", "rln-relay-eth-contract-address", LD_NODE_OPT_STRING,
+             "string", ld_node_config_set_rln_contract, "", "RLN membership contract address"),
+    CFG_NUM("rlnRelayChainId", "rln-relay-chain-id", "uint", ld_node_config_set_rln_chain_id, 0,
+            I64_MAX, "0", NULL, "chain ID of the RLN contract (0: ask the RPC endpoint)"),
+    CFG_TEXT("rlnRelayCredPassword", "rln-relay-cred-password", LD_NODE_OPT_STRING, "string",
+             ld_node_config_set_rln_cred_password, "",
+             "password protecting the RLN keystore (--rln-relay-cred-path)"),
     INERT_STR("rlnRelayEthPrivateKey", "rln-relay-eth-private-key", "string", "", NULL,
               "Ethereum key paying for RLN transactions"),
     CFG_NUM("rlnRelayUserMessageLimit", "rln-relay-user-message-limit", "Opt[uint64]",
@@ -622,7 +611,7 @@ static const entry_t k_entries[] = {
             ld_node_config_set_rln_membership_index, 0, I64_MAX, "none", NULL,
             "index of our RLN membership in the group"),
     CFG_BOOL("rlnRelayDynamic", "rln-relay-dynamic", rln.dynamic, "none(false)", NULL,
-             "RLN with on-chain group management (not in this build: false)"),
+             "RLN with the on-chain group (the default without rln-relay-static-group-file)"),
     INERT_LIST("entryNodes", "entry-node", "seq[string]", "[]", check_entry_node,
                "entry node: enrtree:// URL, enr: record or multiaddr; repeatable"),
     CFG_TEXT("staticnodes", "staticnode", LD_NODE_OPT_LIST, "seq[string]",

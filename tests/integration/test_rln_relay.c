@@ -307,7 +307,7 @@ static void rln_group_across_three_nodes(void **state) {
 }
 
 /* A node refuses to start with credentials that are not the member at the index, and with the
- * on-chain group. */
+ * on-chain group but no contract address. */
 static void bad_rln_settings_refused(void **state) {
   (void)state;
   make_group();
@@ -323,7 +323,7 @@ static void bad_rln_settings_refused(void **state) {
   cfg->rln.dynamic = true;
   n = ld_node_new(&g_loop, cfg, &rc);
   assert_non_null(n);
-  assert_int_equal(ld_node_start(n), LD_ERR_UNSUPPORTED);
+  assert_int_equal(ld_node_start(n), LD_ERR_INVALID_ARG);
   nh_stop(&g_loop, n, WAIT_MS);
   free(cfg);
   ld_merkle_free(g_tree);

@@ -366,12 +366,14 @@ static void every_kernel_option_is_a_flag(void **state) {
   assert_int_equal(c->num_shards_in_network, 8);
   assert_int_equal(c->n_shards, 8);
   assert_true(c->relay); /* --mode is the library's; the program keeps its flags */
-  const char *names[] = {"quic-port", "mode", "rln-relay-eth-client-address", "store-resume",
-                         "rln-relay"};
+  const char *names[] = {"quic-port", "mode", "store-resume", "rln-relay"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!inert(c, names[i]))
       fail_msg("%s not recorded as without effect", names[i]);
   assert_false(inert(c, "preset"));
+  assert_false(inert(c, "rln-relay-eth-client-address")); /* the on-chain RLN group reads it */
+  assert_int_equal(c->rln.n_eth_clients, 1);
+  assert_string_equal(c->rln.eth_clients[0], "http://rpc.example:8545");
   assert_false(inert(c, "store-sync")); /* store-sync takes effect */
   assert_false(inert(c, "nat"));        /* so does --nat */
   assert_int_equal(c->nat, LD_NODE_NAT_EXTIP);

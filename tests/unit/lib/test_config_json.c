@@ -362,7 +362,8 @@ static void structured_messaging_fields(void **state) {
            "\"storeMessageDbUrl\":\"memory://\",\"storeMessageRetentionPolicy\":\"capacity:5\","
            "\"storeMaxNumDbConnections\":3,\"logLevel\":\"trace\",\"logFormat\":\"JSON\","
            "\"nodeKey\":\"0000000000000000000000000000000000000000000000000000000000000001\","
-           "\"reliabilityEnabled\":false,\"rlnContractAddress\":\"0xabc\","
+           "\"reliabilityEnabled\":false,\"rlnContractAddress\":"
+           "\"0xB9cd878C90E49F797B4431fBF4fb333108CB90e6\","
            "\"storenode\":\"/ip4/127.0.0.1/tcp/1/p2p/" PEER "\"},"
            "\"channelsOverrides\":{\"segmentationEnableReedSolomon\":true,"
            "\"rateLimitEnabled\":\"false\",\"rateLimitEpochPeriodSec\":\"10\","
@@ -382,7 +383,8 @@ static void structured_messaging_fields(void **state) {
   assert_int_equal(g_cfg->log_level, LD_LOG_TRACE);
   assert_int_equal(g_cfg->log_format, LD_LOG_FORMAT_JSON);
   assert_false(g_cfg->messaging.reliability);
-  assert_true(inert("rln-relay") && inert("rln-relay-eth-contract-address"));
+  assert_true(inert("rln-relay"));                       /* the preset's RLN is not applied */
+  assert_false(inert("rln-relay-eth-contract-address")); /* the on-chain group reads it */
   const ld_lib_channels_config_t *ch = &g_cfg->channels;
   assert_true(ch->has_segmentation_rs && ch->segmentation_rs);
   assert_true(ch->has_rate_limit && !ch->rate_limit);
