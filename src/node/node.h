@@ -130,7 +130,8 @@ int ld_node_unsubscribe(ld_node_t *node, const char *pubsub_topic);
  * LD_ERR_TOO_LARGE, LD_ERR_BAD_SIGNATURE (protected shard), LD_ERR_INVALID_ARG (another refusal
  * by the outgoing checks), and the errors of ld_relay_publish.
  * With --rln-relay the message is first proved on libuv's thread pool, so that the loop keeps
- * serving meanwhile: the call returns 0 once the message is checked and queued, and it is
+ * serving meanwhile: the call returns once the message is checked and queued (the number of
+ * relay peers on the topic, which the message will be sent to), and it is
  * published when its proof is ready, after the node's earlier messages (a failure then is
  * logged). Its own errors come at once: LD_ERR_STATE (no credentials, or the node stops),
  * LD_ERR_LIMIT (this epoch's message ids are used up: nwaku's NonceLimitReached). */

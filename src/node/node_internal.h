@@ -257,7 +257,8 @@ int ld_node_rln_claim(ld_node_t *node, ld_waku_message_t *msg, ld_node_rln_claim
 /* node_rln_publish.c: publishing with RLN proofs made on libuv's thread pool, so that the loop
  * keeps serving while a proof is computed (a third of a second). Publish checks the message (RLN
  * claim, relay's outgoing checks with a proof of the final size), writes its hash and queues it:
- * 0, or the error at once (LD_ERR_STATE, LD_ERR_LIMIT, LD_ERR_NOMEM, or the outgoing check's
+ * the number of relay peers on the topic (what the publish will reach, 0: none yet), or the
+ * error at once (LD_ERR_STATE, LD_ERR_LIMIT, LD_ERR_NOMEM, or the outgoing check's
  * reason in *reason when not NULL, with LD_ERR_TOO_LARGE / LD_ERR_BAD_SIGNATURE /
  * LD_ERR_INVALID_ARG). The queued messages are proved one at a time and published in the order
  * they were queued, each as soon as its proof is ready; a failure then is logged. Stop drops

@@ -192,7 +192,9 @@ int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku
   q->tail = job;
   q->waiting++;
   start_next(q);
-  return 0;
+  /* the relay peers it will go to, as ld_relay_publish counts them: 0 is nwaku's
+   * NoPeersToPublish for the C library, "not propagated" for the Messaging API */
+  return (int)ld_gs_service_topic_peers(node->gs, pubsub_topic, NULL, 0);
 }
 
 size_t ld_node_rln_pending(const ld_node_t *node) {
