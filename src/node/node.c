@@ -71,6 +71,7 @@ static void free_parts(ld_node_t *node) {
   ld_node_services_free(node);
   ld_node_discv5_free(node);
   ld_relay_free(node->relay);
+  ld_node_rln_publish_free(node);
   ld_node_rln_free(node);
   ld_gs_service_free(node->gs);
   ld_metadata_free(node->metadata);
@@ -465,6 +466,7 @@ void ld_node_stop(ld_node_t *node, void (*done)(void *user_data), void *user_dat
   ld_node_dns_stop(node);
   ld_node_nat_stop(node);
   ld_node_services_stop(node);
+  ld_node_rln_publish_stop(node);
   ld_node_rln_stop(node);
 }
 
@@ -542,7 +544,7 @@ int ld_node_unsubscribe(ld_node_t *node, const char *pubsub_topic) {
   return rc == LD_ERR_NOT_FOUND ? 0 : rc;
 }
 
-static int outgoing_error(ld_relay_reason_t reason) {
+int ld_node_outgoing_error(ld_relay_reason_t reason) {
   switch (reason) {
   case LD_RELAY_OK:
     return 0;
@@ -573,10 +575,8 @@ int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_mes
       return rc;
     pubsub_topic = topic;
   }
-  ld_waku_message_t with_proof;
-  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
-  int rc = ld_node_rln_prepare(node, msg, &with_proof, proof);
-  if (rc == 0)
-    rc = outgoing_error(ld_relay_check_outgoing(node->relay, pubsub_topic, &with_proof));
-  return rc != 0 ? rc : ld_relay_publish(node->relay, pubsub_topic, &with_proof, hash);
+  if (node->rln != NULL) /* RLN-relay: proved off the loop, then published */
+    return ld_node_rln_publish(node, pubsub_topic, msg, hash, NULL);
+  int rc = ld_node_outgoing_error(ld_relay_check_outgoing(node->relay, pubsub_topic, msg));
+  return rc != 0 ? rc : ld_relay_publish(node->relay, pubsub_topic, msg, hash);
 }

@@ -142,11 +142,19 @@ int ld_node_unsubscribe(ld_node_t *node, const char *pubsub_topic);
  * sent to (0: nobody yet) and stores its deterministic hash in `hash` (may be NULL). Errors:
  * LD_ERR_UNSUPPORTED (relay not mounted, or autosharding off with a NULL topic),
  * LD_ERR_TOO_LARGE, LD_ERR_BAD_SIGNATURE (protected shard), LD_ERR_INVALID_ARG (another refusal
- * by the outgoing checks), and the errors of ld_relay_publish. */
+ * by the outgoing checks), and the errors of ld_relay_publish.
+ * With --rln-relay the message is first proved on libuv's thread pool, so that the loop keeps
+ * serving meanwhile: the call returns once the message is checked and queued (the number of
+ * relay peers on the topic, which the message will be sent to), and it is
+ * published when its proof is ready, after the node's earlier messages (a failure then is
+ * logged). Its own errors come at once: LD_ERR_STATE (no credentials, or the node stops),
+ * LD_ERR_LIMIT (this epoch's message ids are used up: nwaku's NonceLimitReached). */
 int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                     uint8_t hash[LD_WAKU_HASH_LEN]);
 
 /* RLN-relay's validator statistics (waku/rln/validator.h), NULL without --rln-relay. */
 const ld_rln_validator_stats_t *ld_node_rln_stats(const ld_node_t *node);
+/* Our messages waiting for their RLN proof or being proved (0 without --rln-relay). */
+size_t ld_node_rln_pending(const ld_node_t *node);
 
 #endif

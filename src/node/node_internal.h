@@ -22,6 +22,7 @@
 #include "waku/nrs/nrs.h"
 #include "waku/sync/service.h"
 #include "waku/rln/proof.h"
+#include "waku/rln/publish.h"
 
 /* ENRs of other peers the node keeps (peer exchange answers from them). */
 #define LD_NODE_ENR_CACHE 1000
@@ -126,6 +127,8 @@ struct ld_node {
   void (*stopped)(void *user_data);
   void *stopped_data;
 
+  /* node_rln_publish.c: our messages waiting for their RLN proofs, or NULL */
+  struct node_rln_queue *rln_queue;
   ld_node_failure_t failure; /* node_failure.c: the first part that failed, part "" when none */
 };
 
@@ -243,6 +246,37 @@ void ld_node_rln_free(ld_node_t *node);
 void ld_node_rln_stop(ld_node_t *node);
 int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_message_t *out,
                         uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED]);
+/* What proving one of our messages needs, taken on the loop: the prover (immutable, usable from
+ * any thread), a copy of our membership, the epoch length and the message id the nonce manager
+ * handed out for the message's epoch. */
+typedef struct ld_node_rln_claim {
+  const ld_rln_prover_t *prover;
+  ld_rln_member_t member;
+  uint64_t epoch_sec;
+  uint64_t message_id;
+} ld_node_rln_claim_t;
+/* Sets a missing timestamp of `msg` and claims the next message id of its epoch: 0 with
+ * out->prover NULL without RLN-relay (publish as is), 0 with the claim filled, LD_ERR_STATE
+ * without credentials, LD_ERR_LIMIT when the epoch's ids are used up. The caller wipes
+ * out->member after use. */
+int ld_node_rln_claim(ld_node_t *node, ld_waku_message_t *msg, ld_node_rln_claim_t *out);
+
+/* node_rln_publish.c: publishing with RLN proofs made on libuv's thread pool, so that the loop
+ * keeps serving while a proof is computed (a third of a second). Publish checks the message (RLN
+ * claim, relay's outgoing checks with a proof of the final size), writes its hash and queues it:
+ * the number of relay peers on the topic (what the publish will reach, 0: none yet), or the
+ * error at once (LD_ERR_STATE, LD_ERR_LIMIT, LD_ERR_NOMEM, or the outgoing check's
+ * reason in *reason when not NULL, with LD_ERR_TOO_LARGE / LD_ERR_BAD_SIGNATURE /
+ * LD_ERR_INVALID_ARG). The queued messages are proved one at a time and published in the order
+ * they were queued, each as soon as its proof is ready; a failure then is logged. Stop drops
+ * what is still queued and waits for the proof under way (counts in node->pending); free
+ * releases the queue. Pending counts the messages queued or being proved. */
+int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                        uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason);
+void ld_node_rln_publish_stop(ld_node_t *node);
+void ld_node_rln_publish_free(ld_node_t *node);
+/* The relay outgoing check's reason as an error code (node.c). */
+int ld_node_outgoing_error(ld_relay_reason_t reason);
 /* nwaku's RLN metric families (waku_rln_messages_total, waku_rln_spam_messages_total,
  * waku_rln_invalid_messages_total{type}, waku_rln_valid_messages_total,
  * waku_rln_proof_verification_total, waku_rln_proof_verification_duration_seconds) collected from

@@ -11,7 +11,8 @@
  * the node publishes (ld_node_publish, REST relay publish) then gets a RateLimitProof with the
  * next message id of the nonce manager for the message's epoch; the circuit's files come from
  * --rln-relay-circuit-dir. A node without credentials validates and refuses to publish, as nwaku
- * does. The proof is made on the loop's thread (about a third of a second). */
+ * does. ld_node_publish and REST relay publish prove off the loop's thread (ld_node_rln_claim here,
+ * the queue in node_rln_publish.c); ld_node_rln_prepare proves on the caller's thread. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +365,25 @@ int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_me
 
 const ld_rln_validator_stats_t *ld_node_rln_stats(const ld_node_t *node) {
   return node->rln != NULL ? ld_rln_validator_stats(node->rln->validator) : NULL;
+}
+
+int ld_node_rln_claim(ld_node_t *node, ld_waku_message_t *msg, ld_node_rln_claim_t *out) {
+  node_rln_t *r = node->rln;
+  out->prover = NULL;
+  if (r == NULL)
+    return 0;
+  if (r->prover == NULL)
+    return LD_ERR_STATE;
+  if (msg->timestamp == 0)
+    msg->timestamp = (int64_t)ld_wall_ns();
+  int rc =
+      ld_rln_nonce_next(&r->nonce, ld_rln_epoch_of(msg->timestamp, r->epoch_sec), &out->message_id);
+  if (rc != 0)
+    return rc;
+  out->prover = r->prover;
+  out->member = r->member;
+  out->epoch_sec = r->epoch_sec;
+  return 0;
 }
 
 /* ---- metrics ----------------------------------------------------------------------------------

@@ -42,23 +42,23 @@ static bool rest_subscribed(void *ud, const char *topic) {
 static int rest_publish(void *ud, const char *topic, const ld_waku_message_t *msg, char *why,
                         size_t cap) {
   ld_node_t *node = ud;
-  ld_waku_message_t with_proof;
-  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
-  int rc = ld_node_rln_prepare(node, msg, &with_proof, proof);
-  if (rc != 0) {
-    why_text(why, cap,
-             rc == LD_ERR_LIMIT   ? "RLN: message limit of this epoch reached"
-             : rc == LD_ERR_STATE ? "RLN: no membership credentials to prove with"
-                                  : ld_strerror(rc));
+  if (node->rln != NULL) { /* RLN-relay: proved off the loop, then published */
+    ld_relay_reason_t reason = LD_RELAY_OK;
+    int rc = ld_node_rln_publish(node, topic, msg, NULL, &reason);
+    if (rc != 0)
+      why_text(why, cap,
+               rc == LD_ERR_LIMIT      ? "RLN: message limit of this epoch reached"
+               : rc == LD_ERR_STATE    ? "RLN: no membership credentials to prove with"
+               : reason != LD_RELAY_OK ? ld_relay_reason_name(reason)
+                                       : ld_strerror(rc));
     return rc;
   }
-  msg = &with_proof;
   ld_relay_reason_t reason = ld_relay_check_outgoing(node->relay, topic, msg);
   if (reason != LD_RELAY_OK) {
     why_text(why, cap, ld_relay_reason_name(reason));
     return reason == LD_RELAY_TOO_LARGE ? LD_ERR_TOO_LARGE : LD_ERR_INVALID_ARG;
   }
-  rc = ld_relay_publish(node->relay, topic, msg, NULL);
+  int rc = ld_relay_publish(node->relay, topic, msg, NULL);
   if (rc < 0)
     why_text(why, cap, ld_strerror(rc));
   return rc;

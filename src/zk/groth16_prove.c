@@ -1,6 +1,7 @@
 /* Groth16 proof generation (snarkjs' algorithm over a zkey). */
 #include "zk/groth16_prove.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 struct ld_groth16_prover {
   ld_zkey_t *zk;
   ld_fr_domain_t *domain;
+  unsigned threads; /* 1, or 2: the MSMs split over a second thread */
 };
 
 int ld_groth16_prover_new(ld_groth16_prover_t **out, ld_zkey_t *zk) {
@@ -22,6 +24,7 @@ int ld_groth16_prover_new(ld_groth16_prover_t **out, ld_zkey_t *zk) {
     return LD_ERR_NOMEM;
   }
   p->zk = zk;
+  p->threads = 1;
   int rc = ld_fr_domain_new(&p->domain, zk->domain_log2);
   if (rc != 0) {
     ld_groth16_prover_free(p);
@@ -42,6 +45,10 @@ void ld_groth16_prover_free(ld_groth16_prover_t *p) {
 
 const ld_zkey_t *ld_groth16_prover_key(const ld_groth16_prover_t *p) {
   return p->zk;
+}
+
+void ld_groth16_prover_set_threads(ld_groth16_prover_t *p, unsigned threads) {
+  p->threads = threads >= 2 ? 2 : 1;
 }
 
 /* rows[i] = sum over the matrix's entries in row i of value * w[wire]. */
@@ -93,19 +100,35 @@ static void g1_add_mul(ld_g1_t *acc, const ld_g1_affine_t *base, const ld_fr_t *
   ld_g1_add(acc, acc, &t);
 }
 
-/* The three G1 MSMs over the witness and the one over h, and B in G2. */
+/* The MSMs of A (G1) and B (G2) over the witness: about half of a proof's MSM work. */
+typedef struct ab_msms {
+  const ld_zkey_t *zk;
+  const ld_fr_t *w;
+  ld_g1_t *a;
+  ld_g2_t *b2;
+  int rc;
+} ab_msms_t;
+
+static void *run_ab_msms(void *arg) {
+  ab_msms_t *j = arg;
+  j->rc = ld_g2_msm_pippenger(j->b2, j->zk->b2, j->w, j->zk->num_wires);
+  if (j->rc == 0) {
+    j->rc = ld_g1_msm_pippenger(j->a, j->zk->a, j->w, j->zk->num_wires);
+  }
+  return NULL;
+}
+
+/* The three G1 MSMs over the witness and the one over h, and B in G2: with two threads, A and B
+ * on a second thread while this one does B1, C and H. */
 static int commitments(const ld_groth16_prover_t *p, const ld_fr_t *w, const ld_fr_t *h, ld_g1_t *a,
                        ld_g1_t *b1, ld_g2_t *b2, ld_g1_t *c) {
   const ld_zkey_t *zk = p->zk;
   size_t priv = (size_t)zk->num_public + 1;
+  ab_msms_t ab = {zk, w, a, b2, 0};
+  pthread_t side;
+  int threaded = p->threads >= 2 && pthread_create(&side, NULL, run_ab_msms, &ab) == 0;
   ld_g1_t hc;
-  int rc = ld_g1_msm_pippenger(a, zk->a, w, zk->num_wires);
-  if (rc == 0) {
-    rc = ld_g1_msm_pippenger(b1, zk->b1, w, zk->num_wires);
-  }
-  if (rc == 0) {
-    rc = ld_g2_msm_pippenger(b2, zk->b2, w, zk->num_wires);
-  }
+  int rc = ld_g1_msm_pippenger(b1, zk->b1, w, zk->num_wires);
   if (rc == 0) {
     rc = ld_g1_msm_pippenger(c, zk->c, w + priv, zk->num_wires - priv);
   }
@@ -115,7 +138,12 @@ static int commitments(const ld_groth16_prover_t *p, const ld_fr_t *w, const ld_
   if (rc == 0) {
     ld_g1_add(c, c, &hc);
   }
-  return rc;
+  if (threaded) {
+    pthread_join(side, NULL);
+  } else {
+    run_ab_msms(&ab);
+  }
+  return rc != 0 ? rc : ab.rc;
 }
 
 int ld_groth16_prove_rs(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n, const ld_fr_t *r,

@@ -25,6 +25,10 @@ typedef struct ld_groth16_prover ld_groth16_prover_t;
 int ld_groth16_prover_new(ld_groth16_prover_t **out, ld_zkey_t *zk);
 void ld_groth16_prover_free(ld_groth16_prover_t *p);
 const ld_zkey_t *ld_groth16_prover_key(const ld_groth16_prover_t *p);
+/* 1 (the default): a proof runs on the caller's thread alone. 2: its MSMs are split over the
+ * caller's thread and a second one started for each proof (A and B there, B1, C and H here).
+ * Set it before sharing the prover between threads. */
+void ld_groth16_prover_set_threads(ld_groth16_prover_t *p, unsigned threads);
 
 /* Proves for the full witness `w` (zk->num_wires elements, w[0] = 1) with blinding scalars r
  * and s. LD_ERR_INVALID_ARG when n differs from the key's wire count or w[0] != 1,

@@ -143,8 +143,8 @@ static inline void mont_mul_c(uint64_t r[4], const uint64_t a[4], const uint64_t
 #ifdef LD_MONT_X86
 /* The same CIOS with mulx and two carry chains (adcx, adox): the multiplication by b[i] and the
  * reduction interleave as in gnark-crypto's generated amd64 code. Needs BMI2 and ADX. */
-static inline void mont_mul_adx(uint64_t r[4], const uint64_t x[4], const uint64_t y[4],
-                                const ld_mont_t *f) {
+static inline __attribute__((always_inline)) void
+mont_mul_adx(uint64_t r[4], const uint64_t x[4], const uint64_t y[4], const ld_mont_t *f) {
   uint64_t t0, t1, t2, t3, a, ax, bx;
   const uint64_t *q = f->m;
   uint64_t np = f->nprime;
@@ -202,15 +202,16 @@ static inline void mont_mul_adx(uint64_t r[4], const uint64_t x[4], const uint64
 #undef MULSTEP
       : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [a] "=&r"(a),
         [ax] "=&r"(ax), [bx] "=&r"(bx)
-      : [x] "r"(x), [y] "r"(y), [q] "r"(q), [np] "m"(np)
-      : "rdx", "cc", "memory");
+      : [x] "r"(x), [y] "r"(y), [q] "r"(q), [np] "rm"(np), "m"(*(const uint64_t(*)[4])x),
+        "m"(*(const uint64_t(*)[4])y), "m"(*(const uint64_t(*)[4])q)
+      : "rdx", "cc");
   const uint64_t t[4] = {t0, t1, t2, t3};
   mont_reduce_once(r, t, f);
 }
 #endif
 
-static inline void mont_mul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4],
-                            const ld_mont_t *f) {
+static inline __attribute__((always_inline)) void
+mont_mul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4], const ld_mont_t *f) {
 #ifdef LD_MONT_X86
   if (__builtin_expect(ld_mont_have_adx, 1)) {
     mont_mul_adx(r, a, b, f);

@@ -51,6 +51,21 @@ static void msm_signed_digits(int32_t *out, const uint64_t k[4], unsigned c, uns
   }
 }
 
+/* The signed digits of the live points' scalars, window-major: out[w * m + j] is window w's
+ * digit of scalars[live[j]]. */
+static void msm_scalar_digits(int32_t *out, const ld_fr_t *scalars, const uint32_t *live, size_t m,
+                              unsigned c, unsigned windows) {
+  int32_t d[256];
+  for (size_t j = 0; j < m; j++) {
+    uint64_t k[4];
+    ld_fr_to_limbs(k, &scalars[live[j]]);
+    msm_signed_digits(d, k, c, windows);
+    for (unsigned w = 0; w < windows; w++) {
+      out[(size_t)w * m + j] = d[w];
+    }
+  }
+}
+
 /* A window's working memory (entries, den and prod typed by the instance). */
 typedef struct msm_scratch {
   uint32_t *start, *len;

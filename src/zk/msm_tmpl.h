@@ -62,23 +62,48 @@ static void MSM_(pair_add)(MSM_A *r, const MSM_A *a, const MSM_A *b, const MSM_F
   r->infinity = 0;
 }
 
-/* In place: den[i] = 1 / den[i] (all non-zero), prod as scratch. */
+/* In place: den[i] = 1 / den[i] (all non-zero), prod as scratch. Montgomery's trick over four
+ * interleaved lanes (i mod 4), so that the running products form four independent chains of
+ * multiplications instead of one; the lanes' four totals are inverted with one inversion. */
 static void MSM_(batch_invert)(MSM_F *den, MSM_F *prod, size_t n) {
   if (n == 0) {
     return;
   }
-  prod[0] = den[0];
-  for (size_t i = 1; i < n; i++) {
-    MSM_F_(mul)(&prod[i], &prod[i - 1], &den[i]);
+  enum { LANES = 4 };
+  size_t lanes = n < LANES ? n : LANES;
+  for (size_t i = 0; i < lanes; i++) {
+    prod[i] = den[i];
   }
-  MSM_F inv, t;
-  MSM_F_(inv)(&inv, &prod[n - 1]);
-  for (size_t i = n; i-- > 1;) {
-    MSM_F_(mul)(&t, &inv, &prod[i - 1]);
-    MSM_F_(mul)(&inv, &inv, &den[i]);
-    den[i] = t;
+  for (size_t i = lanes; i < n; i++) {
+    MSM_F_(mul)(&prod[i], &prod[i - lanes], &den[i]);
   }
-  den[0] = inv;
+  /* total[l] = the product of lane l; inv[l] = 1 / total[l] from one inversion of their
+   * product. */
+  MSM_F total[LANES], acc[LANES], inv[LANES], all, t;
+  for (size_t l = 0; l < lanes; l++) {
+    total[l] = prod[n - 1 - ((n - 1 - l) % lanes)];
+  }
+  acc[0] = total[0];
+  for (size_t l = 1; l < lanes; l++) {
+    MSM_F_(mul)(&acc[l], &acc[l - 1], &total[l]);
+  }
+  MSM_F_(inv)(&all, &acc[lanes - 1]);
+  for (size_t l = lanes; l-- > 1;) {
+    MSM_F_(mul)(&inv[l], &all, &acc[l - 1]);
+    MSM_F_(mul)(&all, &all, &total[l]);
+  }
+  inv[0] = all;
+  /* Walking back, inv[i mod lanes] is 1 / prod[i] when step i begins. */
+  for (size_t i = n; i-- > 0;) {
+    size_t l = i % lanes;
+    if (i >= lanes) {
+      MSM_F_(mul)(&t, &inv[l], &prod[i - lanes]);
+      MSM_F_(mul)(&inv[l], &inv[l], &den[i]);
+      den[i] = t;
+    } else {
+      den[i] = inv[l];
+    }
+  }
 }
 
 /* Sums each bucket's entries (entries[start[b] .. start[b] + len[b])) into its first entry. */
@@ -112,13 +137,13 @@ static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t *l
 }
 
 /* Sums window w's points into its buckets (entries sorted by bucket), then weights the buckets:
- * acc = sum_j (j + 1) bucket_j. */
-static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const int32_t *digits, size_t n,
-                             unsigned w, unsigned windows, size_t half, msm_scratch_t *s) {
+ * acc = sum_j (j + 1) bucket_j. `digits` holds this window's digit of every live point. */
+static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const uint32_t *live,
+                             const int32_t *digits, size_t m, size_t half, msm_scratch_t *s) {
   memset(s->len, 0, half * sizeof *s->len);
-  for (size_t i = 0; i < n; i++) {
-    int32_t d = digits[i * windows + w];
-    if (d != 0 && !points[i].infinity) {
+  for (size_t j = 0; j < m; j++) {
+    int32_t d = digits[j];
+    if (d != 0) {
       s->len[(size_t)abs(d) - 1]++;
     }
   }
@@ -128,12 +153,12 @@ static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const int32_t *dig
     s->len[b] = 0;
   }
   MSM_A *entries = s->entries;
-  for (size_t i = 0; i < n; i++) {
-    int32_t d = digits[i * windows + w];
-    if (d != 0 && !points[i].infinity) {
+  for (size_t j = 0; j < m; j++) {
+    int32_t d = digits[j];
+    if (d != 0) {
       size_t b = (size_t)abs(d) - 1;
       MSM_A *e = &entries[s->start[b] + s->len[b]++];
-      *e = points[i];
+      *e = points[live[j]];
       if (d < 0) {
         MSM_F_(neg)(&e->y, &e->y);
       }
@@ -151,37 +176,56 @@ static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const int32_t *dig
   }
 }
 
+/* The points that contribute: neither at infinity nor under a zero scalar. Their indices to
+ * live; returns their count. */
+static size_t MSM_(live_points)(uint32_t *live, const MSM_A *points, const ld_fr_t *scalars,
+                                size_t n) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!points[i].infinity && !ld_fr_is_zero(&scalars[i])) {
+      live[m++] = (uint32_t)i;
+    }
+  }
+  return m;
+}
+
 int MSM_NAME(MSM_P *r, const MSM_A *points, const ld_fr_t *scalars, size_t n) {
   MSM_CURVE_(set_infinity)(r);
   if (n == 0) {
     return 0;
   }
-  unsigned c = msm_window_bits(n);
+  uint32_t *live = malloc(n * sizeof *live);
+  if (live == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  size_t m = MSM_(live_points)(live, points, scalars, n);
+  if (m == 0) {
+    free(live);
+    return 0;
+  }
+  unsigned c = msm_window_bits(m);
   unsigned windows = (255 + c - 1) / c;
   size_t half = (size_t)1 << (c - 1);
-  int32_t *digits = malloc(n * windows * sizeof *digits);
-  MSM_A *entries = malloc(n * sizeof *entries);
-  MSM_F *den = malloc((n / 2 + 1) * sizeof *den), *prod = malloc((n / 2 + 1) * sizeof *prod);
+  int32_t *digits = malloc(m * windows * sizeof *digits); /* window-major: digits[w * m + j] */
+  MSM_A *entries = malloc(m * sizeof *entries);
+  MSM_F *den = malloc((m / 2 + 1) * sizeof *den), *prod = malloc((m / 2 + 1) * sizeof *prod);
   msm_scratch_t s = {calloc(half + 1, sizeof *s.start), calloc(half, sizeof *s.len), entries, den,
                      prod};
   int rc = LD_ERR_NOMEM;
   if (digits != NULL && entries != NULL && den != NULL && prod != NULL && s.start != NULL &&
       s.len != NULL) {
-    for (size_t i = 0; i < n; i++) {
-      uint64_t k[4];
-      ld_fr_to_limbs(k, &scalars[i]);
-      msm_signed_digits(&digits[i * windows], k, c, windows);
-    }
+    msm_scalar_digits(digits, scalars, live, m, c, windows);
     for (unsigned w = windows; w-- > 0;) {
       for (unsigned d = 0; d < c && !MSM_CURVE_(is_infinity)(r); d++) {
         MSM_CURVE_(dbl)(r, r);
       }
       MSM_P acc;
-      MSM_(window_sum)(&acc, points, digits, n, w, windows, half, &s);
+      MSM_(window_sum)(&acc, points, live, &digits[(size_t)w * m], m, half, &s);
       MSM_CURVE_(add)(r, r, &acc);
     }
     rc = 0;
   }
+  free(live);
   free(digits);
   free(entries);
   free(den);

@@ -135,6 +135,10 @@ void ld_rln_prover_free(ld_rln_prover_t *p) {
   free(p);
 }
 
+void ld_rln_prover_set_threads(ld_rln_prover_t *p, unsigned threads) {
+  ld_groth16_prover_set_threads(p->groth16, threads);
+}
+
 size_t ld_rln_prover_num_wires(const ld_rln_prover_t *p) {
   return ld_witness_graph_num_wires(p->graph);
 }

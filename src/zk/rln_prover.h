@@ -27,6 +27,10 @@ int ld_rln_prover_new_from_files(ld_rln_prover_t **out, const char *zkey_path,
                                  const char *graph_path);
 void ld_rln_prover_free(ld_rln_prover_t *p);
 
+/* As ld_groth16_prover_set_threads: 1 (the default) or 2 threads per proof. Set it before
+ * sharing the prover. */
+void ld_rln_prover_set_threads(ld_rln_prover_t *p, unsigned threads);
+
 /* Number of wires of the circuit's witness. */
 size_t ld_rln_prover_num_wires(const ld_rln_prover_t *p);
 /* The circuit's full witness for `w` (ld_rln_prover_num_wires elements, wire 0 = 1, wires 1..5

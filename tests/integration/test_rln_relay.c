@@ -92,9 +92,9 @@ static void random_secret(ld_fr_t *out) {
   ld_fr_from_bytes_reduce(out, b);
 }
 
-/* The group: 100 random identities with a limit of LIMIT, written as the group file; member
+/* The group: 100 random identities with a limit of `limit`, written as the group file; member
  * OURS's secret as the credentials file. */
-static void make_group(void) {
+static void make_group_with_limit(uint64_t limit) {
   snprintf(g_dir, sizeof g_dir, "/tmp/ld-rln-XXXXXX");
   assert_non_null(mkdtemp(g_dir));
   snprintf(g_group_path, sizeof g_group_path, "%s/group.json", g_dir);
@@ -107,7 +107,7 @@ static void make_group(void) {
     random_secret(&g_secrets[i]);
     ld_fr_t id, rate;
     ld_rln_id_commitment(&id, &g_secrets[i]);
-    ld_rln_rate_commitment(&rate, &id, LIMIT);
+    ld_rln_rate_commitment(&rate, &id, limit);
     assert_int_equal(ld_merkle_set(g_tree, (uint64_t)i, &rate), 0);
     if (i > 0)
       fputc(',', f);
@@ -121,6 +121,10 @@ static void make_group(void) {
   write_hex_be(f, &g_secrets[OURS]);
   fputs("}\n", f);
   fclose(f);
+}
+
+static void make_group(void) {
+  make_group_with_limit(LIMIT);
 }
 
 static ld_node_config_t *rln_config(bool member) {
@@ -306,6 +310,82 @@ static void rln_group_across_three_nodes(void **state) {
   rmdir(g_dir);
 }
 
+/* Proofs are made off the loop: while A proves its queued messages (a third of a second of CPU
+ * each in a release build, seconds under the sanitizers), its loop answers REST requests (the
+ * publish itself and a health check come back while a proof is still pending), and B gets the
+ * messages in the order they were published. The nonce manager still refuses at once; a message
+ * still being proved when A stops is dropped cleanly. Two messages at most wait in the queue, so
+ * that none is older than the validators' 20 s clock gap when it goes out on a slow machine. */
+static void publish_proves_off_the_loop(void **state) {
+  (void)state;
+  enum { ASYNC_LIMIT = 3 };
+  make_group_with_limit(ASYNC_LIMIT);
+  got_t at_b = {0};
+  char err[256];
+  ld_node_t *b =
+      nh_start_subscribed(&g_loop, rln_config(false), LD_EVENT_MESSAGE, on_message, &at_b);
+  ld_node_config_t *ca = rln_config(true);
+  assert_int_equal(ld_node_config_set_rln_user_message_limit(ca, ASYNC_LIMIT, err, sizeof err), 0);
+  assert_int_equal(ld_node_config_set_rest(ca, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
+  nh_add_static(ca, b);
+  ld_node_t *a = nh_start(&g_loop, ca);
+  NH_WAIT_FOR(&g_loop, mesh(a) == 1 && mesh(b) == 1, WAIT_MS);
+  assert_int_equal(ld_node_rln_pending(a), 0);
+
+  /* ld_node_publish queues the message with its hash known at once */
+  ld_waku_message_t m;
+  init_message(&m, "async-1", (int64_t)ld_wall_ns());
+  uint8_t hash[LD_WAKU_HASH_LEN], want[LD_WAKU_HASH_LEN];
+  assert_int_equal(ld_node_publish(a, TOPIC, &m, hash), 1); /* B, the one relay peer */
+  assert_int_equal(ld_waku_message_hash(TOPIC, &m, want), 0);
+  assert_memory_equal(hash, want, sizeof hash);
+  assert_int_equal(ld_node_rln_pending(a), 1); /* queued, not yet proved */
+  /* REST publish: answered before its proof is done, and a health check meanwhile */
+  char body[256];
+  snprintf(body, sizeof body, "{\"payload\":\"YXN5bmMtMg==\",\"contentTopic\":\"%s\"}",
+           CONTENT_TOPIC); /* "async-2", stamped by the node */
+  http_response_t r;
+  assert_int_equal(
+      http_request_on_loop(&g_loop, ld_node_rest_port(a), "POST", "/relay/v1/messages/" TOPIC_URL,
+                           "Content-Type: application/json\r\n", body, strlen(body), &r),
+      0);
+  assert_int_equal(r.status, 200);
+  http_response_free(&r);
+  assert_true(ld_node_rln_pending(a) >= 1);
+  assert_int_equal(
+      http_request_on_loop(&g_loop, ld_node_rest_port(a), "GET", "/health", NULL, NULL, 0, &r), 0);
+  http_response_free(&r);
+  assert_true(ld_node_rln_pending(a) >= 1);
+  assert_false(got_payload(&at_b, "async-2"));
+
+  NH_WAIT_FOR(&g_loop, at_b.n == 2, WAIT_MS);
+  assert_int_equal(ld_node_rln_pending(a), 0);
+  assert_string_equal(at_b.payloads[0], "async-1");
+  assert_string_equal(at_b.payloads[1], "async-2");
+  /* the nonce manager's limit is reported at once: one id is left in this epoch (all three when
+   * the epoch changed meanwhile), then LD_ERR_LIMIT while the accepted ones are still queued */
+  int64_t t = (int64_t)ld_wall_ns();
+  char text[16];
+  int rc = 0;
+  size_t accepted = 0;
+  while (accepted <= ASYNC_LIMIT) {
+    snprintf(text, sizeof text, "async-%zu", 3 + accepted);
+    init_message(&m, text, t);
+    if ((rc = ld_node_publish(a, TOPIC, &m, NULL)) < 0)
+      break;
+    accepted++;
+  }
+  assert_int_equal(rc, LD_ERR_LIMIT);
+  assert_true(accepted >= 1 && accepted <= ASYNC_LIMIT);
+  assert_int_equal(ld_node_rln_pending(a), accepted);
+  nh_stop(&g_loop, a, WAIT_MS); /* with async-3 being proved: dropped cleanly */
+  nh_stop(&g_loop, b, WAIT_MS);
+  ld_merkle_free(g_tree);
+  unlink(g_group_path);
+  unlink(g_cred_path);
+  rmdir(g_dir);
+}
+
 /* A node refuses to start with credentials that are not the member at the index, and with the
  * on-chain group but no contract address. */
 static void bad_rln_settings_refused(void **state) {
@@ -336,6 +416,7 @@ int main(void) {
   uv_loop_init(&g_loop);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rln_group_across_three_nodes),
+      cmocka_unit_test(publish_proves_off_the_loop),
       cmocka_unit_test(bad_rln_settings_refused),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,234 @@
+/* Publishing with RLN proofs off the loop's thread.
+ *
+ * A proof takes about a third of a second of CPU: made on the loop, it would stall every
+ * connection, timer and REST request of the node for that long. Instead ld_node_rln_publish does
+ * on the loop what can fail at once (the nonce manager's claim, relay's outgoing checks with a
+ * proof of its final size, the hash), copies the message and queues it. The queue runs one proof
+ * at a time on libuv's thread pool (uv_queue_work) with the immutable prover and a copy of our
+ * membership; back on the loop the message gets its proof and is published, and the next queued
+ * message is proved. So a sender's messages go out in the order they were published, each as
+ * soon as its proof is ready. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "node/node_internal.h"
+
+#define TOPIC "rln"
+
+typedef struct prove_job {
+  struct prove_job *next;
+  struct node_rln_queue *queue;
+  uv_work_t work;
+  char *pubsub_topic;
+  ld_waku_message_t msg; /* owned copy, without a proof */
+  ld_node_rln_claim_t claim;
+  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
+  size_t proof_len;
+  int rc; /* of the proof */
+} prove_job_t;
+
+typedef struct node_rln_queue {
+  ld_node_t *node;
+  prove_job_t *head, *tail; /* waiting for the thread pool */
+  prove_job_t *running;     /* being proved, or NULL */
+  size_t waiting;
+  bool stopping; /* the node stops: the running job's end calls ld_node_pending_done */
+} node_rln_queue_t;
+
+/* The length of every encoded RateLimitProof (seven fixed-size fields), for the size check
+ * before the proof exists. */
+static size_t proof_encoded_len(void) {
+  ld_rln_rate_limit_proof_t zero;
+  uint8_t buf[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
+  memset(&zero, 0, sizeof zero);
+  return ld_rln_rate_limit_proof_encode(&zero, buf);
+}
+
+static void free_job(prove_job_t *job) {
+  explicit_bzero(&job->claim.member, sizeof job->claim.member);
+  ld_waku_message_clear(&job->msg);
+  free(job->pubsub_topic);
+  free(job);
+}
+
+/* ---- on the thread pool ----------------------------------------------------------------------
+ */
+
+static void prove_work(uv_work_t *w) {
+  prove_job_t *job = w->data;
+  const ld_node_rln_claim_t *c = &job->claim;
+  job->rc = ld_rln_attach_proof(c->prover, &c->member, &job->msg, c->epoch_sec, c->message_id, NULL,
+                                job->proof, &job->proof_len);
+  explicit_bzero(&job->claim.member, sizeof job->claim.member);
+}
+
+/* ---- on the loop -----------------------------------------------------------------------------
+ */
+
+static void prove_done(uv_work_t *w, int status);
+
+static void start_next(node_rln_queue_t *q) {
+  if (q->running != NULL || q->head == NULL || q->stopping)
+    return;
+  prove_job_t *job = q->head;
+  q->head = job->next;
+  if (q->head == NULL)
+    q->tail = NULL;
+  q->waiting--;
+  job->next = NULL;
+  q->running = job;
+  job->work.data = job;
+  int rc = uv_queue_work(q->node->loop, &job->work, prove_work, prove_done);
+  if (rc != 0) { /* only for a NULL callback: never, but not silently */
+    LD_ERROR(TOPIC, "RLN proof not started: %s", uv_strerror(rc));
+    q->running = NULL;
+    free_job(job);
+    start_next(q);
+  }
+}
+
+static void publish_proved(node_rln_queue_t *q, prove_job_t *job) {
+  if (job->rc != 0) {
+    LD_WARN(TOPIC, "RLN proof failed, message not published on %s: %s", job->pubsub_topic,
+            ld_strerror(job->rc));
+    return;
+  }
+  ld_relay_t *relay = q->node->relay;
+  job->msg.proof = job->proof;
+  job->msg.proof_len = job->proof_len;
+  int rc = ld_node_outgoing_error(ld_relay_check_outgoing(relay, job->pubsub_topic, &job->msg));
+  if (rc == 0)
+    rc = ld_relay_publish(relay, job->pubsub_topic, &job->msg, NULL);
+  if (rc < 0)
+    LD_WARN(TOPIC, "Proved message not published on %s: %s", job->pubsub_topic, ld_strerror(rc));
+  job->msg.proof = NULL;
+  job->msg.proof_len = 0;
+}
+
+static void prove_done(uv_work_t *w, int status) {
+  prove_job_t *job = w->data;
+  node_rln_queue_t *q = job->queue;
+  q->running = NULL;
+  if (q->stopping) {
+    free_job(job);
+    ld_node_pending_done(q->node);
+    return;
+  }
+  if (status != 0)
+    job->rc = status == UV_ECANCELED ? LD_ERR_CANCELED : LD_ERR_INTERNAL;
+  publish_proved(q, job);
+  free_job(job);
+  start_next(q);
+}
+
+static node_rln_queue_t *queue_of(ld_node_t *node) {
+  if (node->rln_queue == NULL) {
+    node->rln_queue = calloc(1, sizeof *node->rln_queue);
+    if (node->rln_queue != NULL)
+      node->rln_queue->node = node;
+  }
+  return node->rln_queue;
+}
+
+/* A job for `msg` (timestamp set, no proof) with its claim; NULL when out of memory. */
+static prove_job_t *new_job(node_rln_queue_t *q, const char *pubsub_topic,
+                            const ld_waku_message_t *msg, const ld_node_rln_claim_t *claim) {
+  prove_job_t *job = calloc(1, sizeof *job);
+  if (job == NULL)
+    return NULL;
+  job->queue = q;
+  ld_waku_message_init(&job->msg);
+  job->pubsub_topic = strdup(pubsub_topic);
+  if (job->pubsub_topic == NULL || ld_waku_message_copy(&job->msg, msg) != 0) {
+    free_job(job);
+    return NULL;
+  }
+  job->claim = *claim;
+  return job;
+}
+
+int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                        uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason) {
+  if (reason != NULL)
+    *reason = LD_RELAY_OK;
+  node_rln_queue_t *q = queue_of(node);
+  if (q == NULL)
+    return LD_ERR_NOMEM;
+  if (q->stopping)
+    return LD_ERR_STATE;
+  ld_waku_message_t m = *msg;
+  m.proof = NULL;
+  m.proof_len = 0;
+  ld_node_rln_claim_t claim;
+  int rc = ld_node_rln_claim(node, &m, &claim);
+  if (rc != 0 || claim.prover == NULL) /* the claim sets a missing timestamp */
+    return rc != 0 ? rc : LD_ERR_STATE;
+  /* relay's outgoing checks on the message as it will go out: any proof has the same size */
+  uint8_t placeholder[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED] = {0};
+  m.proof = placeholder;
+  m.proof_len = proof_encoded_len();
+  ld_relay_reason_t why = ld_relay_check_outgoing(node->relay, pubsub_topic, &m);
+  m.proof = NULL;
+  m.proof_len = 0;
+  prove_job_t *job = NULL;
+  if (why != LD_RELAY_OK) {
+    if (reason != NULL)
+      *reason = why;
+    rc = ld_node_outgoing_error(why);
+  } else if (hash != NULL) {
+    rc = ld_waku_message_hash(pubsub_topic, &m, hash);
+  }
+  if (rc == 0 && (job = new_job(q, pubsub_topic, &m, &claim)) == NULL)
+    rc = LD_ERR_NOMEM;
+  explicit_bzero(&claim.member, sizeof claim.member);
+  if (rc != 0)
+    return rc;
+  if (q->tail != NULL)
+    q->tail->next = job;
+  else
+    q->head = job;
+  q->tail = job;
+  q->waiting++;
+  start_next(q);
+  /* the relay peers it will go to, as ld_relay_publish counts them: 0 is nwaku's
+   * NoPeersToPublish for the C library, "not propagated" for the Messaging API */
+  return (int)ld_gs_service_topic_peers(node->gs, pubsub_topic, NULL, 0);
+}
+
+size_t ld_node_rln_pending(const ld_node_t *node) {
+  const node_rln_queue_t *q = node->rln_queue;
+  return q == NULL ? 0 : q->waiting + (q->running != NULL ? 1 : 0);
+}
+
+void ld_node_rln_publish_stop(ld_node_t *node) {
+  node_rln_queue_t *q = node->rln_queue;
+  if (q == NULL || q->stopping)
+    return;
+  q->stopping = true;
+  if (q->waiting > 0)
+    LD_WARN(TOPIC, "Stopping: %zu messages waiting for their RLN proof not published", q->waiting);
+  while (q->head != NULL) {
+    prove_job_t *job = q->head;
+    q->head = job->next;
+    free_job(job);
+  }
+  q->tail = NULL;
+  q->waiting = 0;
+  if (q->running != NULL)
+    node->pending++; /* the running proof's end calls ld_node_pending_done */
+}
+
+void ld_node_rln_publish_free(ld_node_t *node) {
+  node_rln_queue_t *q = node->rln_queue;
+  if (q == NULL)
+    return;
+  while (q->head != NULL) {
+    prove_job_t *job = q->head;
+    q->head = job->next;
+    free_job(job);
+  }
+  free(q);
+  node->rln_queue = NULL;
+}
