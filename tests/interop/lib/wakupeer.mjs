@@ -498,6 +498,7 @@ export class WakuRelayPeer extends RelayPeerBase {
         message: fields,
         hash: wakuHash(msg.pubsubTopic, fields),
         coreHash: msg.hashStr,
+        rateLimitProof: msg.proto.rateLimitProof ?? undefined,
         at: Date.now(),
       });
     });
