@@ -506,7 +506,9 @@ export class WakuRelayPeer extends RelayPeerBase {
 
   /**
    * Publishes a message through @waku/relay. msg: {payload, contentTopic?, timestamp? (bigint ns,
-   * whole milliseconds), meta?, ephemeral?, pubsubTopic? (static sharding)}. Resolves with
+   * whole milliseconds), meta?, ephemeral?, pubsubTopic? (static sharding), rateLimitProof? (the
+   * RateLimitProof fields as @waku/proto names them, carried in field 21 as @waku/rln's encoder
+   * adds them)}. Resolves with
    * {hash, pubsubTopic, message, recipients (peer IDs), wire (the bytes sent)}.
    */
   async publish(msg) {
@@ -520,7 +522,7 @@ export class WakuRelayPeer extends RelayPeerBase {
       metaSetter: meta == null ? undefined : () => meta,
     });
     const timestamp = new Date(Number((msg.timestamp ?? nowNs()) / 1_000_000n));
-    const message = { payload: msg.payload, timestamp };
+    const message = { payload: msg.payload, timestamp, rateLimitProof: msg.rateLimitProof };
     const proto = await encoder.toProtoObj(message);
     const wire = await encoder.toWire(message);
     const result = await this.relay.send(encoder, message);
