@@ -38,6 +38,10 @@ const P_MEMBER = 2;
 const LIMIT = 4;
 const EPOCH_SEC = 1_000_000_000n;
 const RLN_ID = (() => { const b = new Uint8Array(32); b.set(new TextEncoder().encode('rln/waku-rln-relay/v2.0.0')); return b; })();
+// Our node makes its proofs on its loop thread (about 0.3 s, but seconds in the sanitizer build
+// on a loaded machine), during which it answers no ping: the js peers here keep their connections
+// through that (js-libp2p's connection monitor would abort one whose ping fails).
+const MONITOR = { abortConnectionOnPingFailure: false };
 const beHex = (v) => `0x${v.toString(16).padStart(64, '0')}`;
 const enc = new TextEncoder();
 const signalOf = (payload, ts) => concat(payload, enc.encode(CT), u64le(ts));
@@ -94,8 +98,8 @@ describe('RLN-relay: js-waku relay peers with zerokit and our node', { skip: SKI
         `--rln-relay-epoch-sec=${EPOCH_SEC}`, `--rln-relay-circuit-dir=${fixtureDir()}`],
     });
     zk = await createZerokit();
-    p = await createRelayPeer({ listen: false, clusterId: CLUSTER, shard: 0, contentTopics: [CT] });
-    q = await createRelayPeer({ listen: false, clusterId: CLUSTER, shard: 0, contentTopics: [CT] });
+    p = await createRelayPeer({ listen: false, clusterId: CLUSTER, shard: 0, contentTopics: [CT], connectionMonitor: MONITOR });
+    q = await createRelayPeer({ listen: false, clusterId: CLUSTER, shard: 0, contentTopics: [CT], connectionMonitor: MONITOR });
     await p.dial(node.addr);
     await q.dial(node.addr);
     await p.waitMesh(node.peerId, topic);
@@ -108,11 +112,13 @@ describe('RLN-relay: js-waku relay peers with zerokit and our node', { skip: SKI
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** A message of member P_MEMBER with `messageId`, proved by zerokit; timestamp in whole ms. */
+  /** A message of member P_MEMBER with `messageId`, proved by zerokit; timestamp in whole ms, 10 s
+   * ahead, so that it is within the node's 20 s clock gap of the time it arrives however long
+   * zerokit's wasm takes to prove (0 to 30 s). */
   function proved(label, messageId) {
     counter += 1;
     const payload = enc.encode(`${label} #${counter}`);
-    const ts = BigInt(Date.now()) * 1_000_000n;
+    const ts = BigInt(Date.now() + 10_000) * 1_000_000n;
     const epoch = le32(ts / 1_000_000_000n / EPOCH_SEC);
     const others = new Map(members);
     others.delete(P_MEMBER);
@@ -142,7 +148,8 @@ describe('RLN-relay: js-waku relay peers with zerokit and our node', { skip: SKI
       const payload = enc.encode('from our node');
       const ts = BigInt(Date.now()) * 1_000_000n;
       const r = await node.rest.request('POST', `/relay/v1/messages/${encodeURIComponent(topic)}`,
-        { payload: Buffer.from(payload).toString('base64'), contentTopic: CT, timestamp: Number(ts) });
+        { payload: Buffer.from(payload).toString('base64'), contentTopic: CT, timestamp: Number(ts) },
+        { timeoutMs: 120_000 });
       assert.equal(r.status, 200, r.text);
       const ours = await q.waitFor(['message'], () => q.received.find((x) => Buffer.from(x.message.payload).equals(Buffer.from(payload))),
         30_000, 'our node\'s message at Q');

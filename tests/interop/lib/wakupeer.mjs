@@ -274,6 +274,7 @@ function baseConfig(opts, privateKey) {
     streamMuxers: muxers.map((m) => MUXERS[m]()),
     connectionGater: { denyDialMultiaddr: async (ma) => !allowRemote && !isLoopback(ma) },
     connectionManager: { allow: LOOPBACK_CIDRS, maxConnections },
+    ...(opts.connectionMonitor ? { connectionMonitor: opts.connectionMonitor } : {}),
     start: false,
   };
 }
@@ -433,6 +434,8 @@ class RelayPeerBase {
  *   metadata: false leaves out /vac/waku/metadata/1.0.0 (default true, for clusterId)
  *   muxers: default ['mplex'] (js-waku's own default); listen, key ('secp256k1'|'ed25519')
  *   ipColocationThreshold, publishToZeroPeers, gossip (more gossipsub options)
+ *   connectionMonitor: js-libp2p's connection monitor options (it pings every 10 s and aborts the
+ *     connection when a ping fails)
  *   userAgent: the agent string identify sends (default 'js-waku')
  */
 export async function createRelayPeer(opts) {
