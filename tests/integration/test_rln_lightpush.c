@@ -113,10 +113,14 @@ static bool push_done(void *ud) {
 static push_res_t push(ld_switch_t *c, ld_conn_t *conn, const ld_waku_message_t *m, bool legacy) {
   push_res_t p;
   memset(&p, 0, sizeof p);
+  /* S proves on its loop, which this process shares: seconds in the sanitizer build under load,
+   * more than the client's default deadline */
+  ld_lightpush_push_opts_t opts = {.timeout_ms = WAIT_MS};
   if (legacy)
-    assert_int_equal(ld_lightpush_legacy_client_push(c, conn, TOPIC, m, on_legacy, &p), 0);
+    assert_int_equal(
+        ld_lightpush_legacy_client_push_ex(c, conn, TOPIC, m, &opts, on_legacy, &p, NULL), 0);
   else
-    assert_int_equal(ld_lightpush_client_push(c, conn, TOPIC, m, on_push, &p), 0);
+    assert_int_equal(ld_lightpush_client_push_ex(c, conn, TOPIC, m, &opts, on_push, &p, NULL), 0);
   assert_true(sh_run_until(&g_loop, push_done, &p, WAIT_MS));
   return p;
 }
