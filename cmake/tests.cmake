@@ -211,3 +211,11 @@ if(Python3_Interpreter_FOUND)
                    --duration 60 --partition 15)
   set_tests_properties(churn/short PROPERTIES LABELS integration TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
+
+# integration/rln_lightpush, integration/store_sync, integration/nrs: RLN-relay nodes and messages
+# proved with the circuit's files.
+foreach(t integration/rln_lightpush integration/store_sync integration/nrs)
+  if(TEST ${t})
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+  endif()
+endforeach()

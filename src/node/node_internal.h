@@ -277,6 +277,25 @@ void ld_node_rln_publish_stop(ld_node_t *node);
 void ld_node_rln_publish_free(ld_node_t *node);
 /* The relay outgoing check's reason as an error code (node.c). */
 int ld_node_outgoing_error(ld_relay_reason_t reason);
+/* ld_node_rln_prepare with nwaku's appendRLNProof error text in `why` (why_len bytes, NULL: no
+ * text): "could not get new message id to generate an rln proof: NonceLimitReached: …" for
+ * LD_ERR_LIMIT, "could not generate rln-v2 proof: identity credentials are not set" for
+ * LD_ERR_STATE, "could not generate rln-v2 proof: <error>" otherwise. The validator: NULL
+ * without RLN-relay (loop thread only, as the node). */
+int ld_node_rln_attach(ld_node_t *node, const ld_waku_message_t *in, ld_waku_message_t *out,
+                       uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], char *why,
+                       size_t why_len);
+ld_rln_validator_t *ld_node_rln_validator(const ld_node_t *node);
+/* The RLN hook of store-sync's and the reliability service's transfer ingress (ingress.h check
+ * 7): with RLN-relay mounted, ld_rln_sync_accept on the node's validator (a transferred message
+ * passes the same proof checks as one arriving by relay, without the clock gap and nullifier
+ * log an old message cannot meet); without it NULL (accept). */
+void ld_node_sync_rln_hook(const ld_node_t *node, ld_sync_rln_fn *fn, void **ctx);
+/* node_lightpush.c: the lightpush service's publish callback (ld_lightpush_publish_fn, ctx the
+ * node): with RLN-relay mounted, proofs for light clients' messages and relay's RLN validation
+ * before publishing, as nwaku; without it, ld_lightpush_relay_publish on the node's relay. */
+int ld_node_lightpush_publish(void *ctx, const char *pubsub_topic, const ld_waku_message_t *msg,
+                              char *why, size_t why_len);
 /* nwaku's RLN metric families (waku_rln_messages_total, waku_rln_spam_messages_total,
  * waku_rln_invalid_messages_total{type}, waku_rln_valid_messages_total,
  * waku_rln_proof_verification_total, waku_rln_proof_verification_duration_seconds) collected from

@@ -69,6 +69,7 @@ int ld_node_nrs_mount(ld_node_t *node) {
   nc.cluster_id = c->cluster_id;
   nc.protected_shards = ps;
   nc.n_protected_shards = c->n_protected_shards;
+  ld_node_sync_rln_hook(node, &nc.rln, &nc.rln_ctx); /* RLN-relay's proof check on transfers */
   nc.deliver = deliver;
   nc.deliver_user = node;
   int err = 0;

@@ -291,7 +291,8 @@ static void free_rln(node_rln_t *r) {
   ld_rln_validator_free(r->validator);
   ld_rln_verifier_free(r->verifier);
   ld_merkle_free(r->tree);
-  explicit_bzero(&r->member, sizeof r->member);
+  explicit_bzero(
+      r, sizeof *r); /* the member's secret (all of r: GCC 12 -O2 misjudges the member's size) */
   free(r);
 }
 
@@ -342,12 +343,40 @@ void ld_node_rln_free(ld_node_t *node) {
 
 int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_message_t *out,
                         uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED]) {
+  return ld_node_rln_attach(node, in, out, proof, NULL, 0);
+}
+
+/* nwaku's appendRLNProof texts. */
+static int attach_failed(int rc, const node_rln_t *r, uint64_t requested, char *why,
+                         size_t why_len) {
+  if (why == NULL || why_len == 0)
+    return rc;
+  if (rc == LD_ERR_STATE)
+    snprintf(why, why_len, "could not generate rln-v2 proof: identity credentials are not set");
+  else if (rc == LD_ERR_LIMIT)
+    snprintf(why, why_len,
+             "could not get new message id to generate an rln proof: NonceLimitReached: Nonce "
+             "limit reached. Please wait for the next epoch. requested nonce: %llu & nonceLimit: "
+             "%llu",
+             (unsigned long long)requested, (unsigned long long)r->user_message_limit);
+  else if (rc == LD_ERR_INVALID_ARG)
+    snprintf(why, why_len,
+             "could not get new message id to generate an rln proof: the message's epoch is "
+             "past (its timestamp is too old)");
+  else
+    snprintf(why, why_len, "could not generate rln-v2 proof: %s", ld_strerror(rc));
+  return rc;
+}
+
+int ld_node_rln_attach(ld_node_t *node, const ld_waku_message_t *in, ld_waku_message_t *out,
+                       uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], char *why,
+                       size_t why_len) {
   *out = *in;
   node_rln_t *r = node->rln;
   if (r == NULL)
     return 0;
   if (r->prover == NULL || (r->chain != NULL && !r->member_ready))
-    return LD_ERR_STATE;
+    return attach_failed(LD_ERR_STATE, r, 0, why, why_len);
   if (out->timestamp == 0)
     out->timestamp = (int64_t)ld_wall_ns();
   uint64_t message_id = 0;
@@ -357,10 +386,19 @@ int ld_node_rln_prepare(ld_node_t *node, const ld_waku_message_t *in, ld_waku_me
     rc = ld_rln_attach_proof(r->prover, &r->member, out, r->epoch_sec, message_id, NULL, proof,
                              &len);
   if (rc != 0)
-    return rc;
+    return attach_failed(rc, r, message_id, why, why_len);
   out->proof = proof;
   out->proof_len = len;
   return 0;
+}
+
+ld_rln_validator_t *ld_node_rln_validator(const ld_node_t *node) {
+  return node->rln != NULL ? node->rln->validator : NULL;
+}
+
+void ld_node_sync_rln_hook(const ld_node_t *node, ld_sync_rln_fn *fn, void **ctx) {
+  *fn = node->rln != NULL ? ld_rln_sync_accept : NULL;
+  *ctx = node->rln != NULL ? node->rln->validator : NULL;
 }
 
 const ld_rln_validator_stats_t *ld_node_rln_stats(const ld_node_t *node) {
@@ -372,7 +410,7 @@ int ld_node_rln_claim(ld_node_t *node, ld_waku_message_t *msg, ld_node_rln_claim
   out->prover = NULL;
   if (r == NULL)
     return 0;
-  if (r->prover == NULL)
+  if (r->prover == NULL || (r->chain != NULL && !r->member_ready))
     return LD_ERR_STATE;
   if (msg->timestamp == 0)
     msg->timestamp = (int64_t)ld_wall_ns();

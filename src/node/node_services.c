@@ -236,6 +236,7 @@ static int mount_store_sync(ld_node_t *node) {
   sc.cluster_id = c->cluster_id;
   sc.protected_shards = ps;
   sc.n_protected_shards = c->n_protected_shards;
+  ld_node_sync_rln_hook(node, &sc.rln, &sc.rln_ctx); /* RLN-relay's proof check on transfers */
   sc.read_timeout_ms = c->store_sync_read_timeout_ms;
   sc.session_timeout_ms = c->store_sync_session_timeout_ms;
   ld_store_sync_backend_t backend = {store_backend_query, sync_backend_insert, sync_backend_list,
@@ -253,8 +254,8 @@ static int mount_store_sync(ld_node_t *node) {
 static int mount_lightpush(ld_node_t *node) {
   ld_lightpush_server_config_t lc;
   ld_lightpush_server_config_default(&lc);
-  lc.publish = ld_lightpush_relay_publish;
-  lc.publish_ctx = node->relay;
+  lc.publish = ld_node_lightpush_publish; /* relay publish, with RLN proofs (node_lightpush.c) */
+  lc.publish_ctx = node;
   lc.static_sharding = node->cfg.num_shards_in_network == 0;
   lc.cluster_id = node->cfg.cluster_id;
   lc.num_shards = node->cfg.num_shards_in_network > 0 ? node->cfg.num_shards_in_network : 1;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "crypto/crypto.h"
 #include "zk/pairing.h"
 
 /* Far above any circuit this library verifies (RLN-v2 has 5). */
@@ -25,6 +26,9 @@ struct ld_groth16_vk {
   fixed_base_t *tables; /* n_public: for ic[1..] */
   ld_fp12_t alpha_beta;
   ld_g2_prepared_t neg_gamma, neg_delta;
+  /* for batches: e(alpha, beta) enters the product as e(-R alpha, beta) */
+  ld_g1_affine_t alpha;
+  ld_g2_prepared_t beta;
 };
 
 int ld_groth16_proof_decode(ld_groth16_proof_t *out, const uint8_t in[LD_GROTH16_PROOF_BYTES]) {
@@ -237,6 +241,8 @@ static int vk_fill(ld_groth16_vk_t *vk, json_t *root) {
     return rc;
   }
   ld_pairing(&vk->alpha_beta, &alpha, &beta);
+  vk->alpha = alpha;
+  ld_g2_prepare(&vk->beta, &beta);
   prepare_negated(&vk->neg_gamma, &gamma);
   prepare_negated(&vk->neg_delta, &delta);
   vk->tables = calloc(vk->n_public ? vk->n_public : 1, sizeof *vk->tables);
@@ -299,4 +305,158 @@ int ld_groth16_verify(const ld_groth16_vk_t *vk, const ld_groth16_proof_t *proof
   free(b);
   ld_pairing_final_exp(&f, &f);
   return ld_fp12_equal(&f, &vk->alpha_beta) ? 0 : LD_ERR_BAD_PROOF;
+}
+
+/* ---- batches -------------------------------------------------------------------------------- */
+
+/* The randomiser r_i: 128 random bits as limbs and as a field element (never zero). */
+typedef struct {
+  uint64_t k[2];
+  ld_fr_t fr;
+} randomiser_t;
+
+static void draw_randomisers(randomiser_t *r, size_t count) {
+  ld_fr_t two64;
+  ld_fr_from_u64(&two64, 1ull << 32);
+  ld_fr_sqr(&two64, &two64);
+  for (size_t i = 0; i < count; i++) {
+    ld_random_bytes(r[i].k, sizeof r[i].k);
+    r[i].k[0] |= 1;
+    ld_fr_t lo, hi;
+    ld_fr_from_u64(&lo, r[i].k[0]);
+    ld_fr_from_u64(&hi, r[i].k[1]);
+    ld_fr_mul(&hi, &hi, &two64);
+    ld_fr_add(&r[i].fr, &lo, &hi);
+  }
+}
+
+/* sum_i r_i (IC[0] + sum_j x_ij IC[j+1]) = R IC[0] + sum_j (sum_i r_i x_ij) IC[j+1], and -R. */
+static void combined_inputs(ld_g1_affine_t *out, ld_fr_t *neg_r, const ld_groth16_vk_t *vk,
+                            const randomiser_t *r, const ld_fr_t *inputs, size_t count) {
+  ld_fr_t sums[MAX_PUBLIC], total;
+  ld_fr_set_zero(&total);
+  for (size_t j = 0; j < vk->n_public; j++) {
+    ld_fr_set_zero(&sums[j]);
+  }
+  for (size_t i = 0; i < count; i++) {
+    ld_fr_add(&total, &total, &r[i].fr);
+    for (size_t j = 0; j < vk->n_public; j++) {
+      ld_fr_t t;
+      ld_fr_mul(&t, &r[i].fr, &inputs[i * vk->n_public + j]);
+      ld_fr_add(&sums[j], &sums[j], &t);
+    }
+  }
+  ld_g1_t acc, ic0;
+  ld_g1_from_affine(&ic0, &vk->ic[0]);
+  ld_g1_mul_fr_vartime(&acc, &ic0, &total);
+  for (size_t j = 0; j < vk->n_public; j++) {
+    uint64_t k[4];
+    ld_fr_to_limbs(k, &sums[j]);
+    for (int w = 0; w < WINDOWS; w++) {
+      unsigned nib = (unsigned)(k[w / 16] >> (4 * (w % 16))) & 15;
+      if (nib) {
+        ld_g1_add_affine(&acc, &acc, &vk->tables[j].t[w][nib - 1]);
+      }
+    }
+  }
+  ld_g1_to_affine(out, &acc);
+  ld_fr_neg(neg_r, &total);
+}
+
+typedef struct {
+  randomiser_t *r;
+  ld_g1_t *jac;              /* r_i A_i, then sum r_i C_i and -R alpha */
+  ld_g1_affine_t *aff;       /* count + 3 */
+  ld_fp_t *scratch;          /* count + 2 */
+  ld_fr_t *r_fr;             /* count */
+  ld_g1_affine_t *c;         /* count */
+  ld_g2_prepared_t *b;       /* count */
+  const ld_g1_affine_t **ps; /* count + 3 */
+  const ld_g2_prepared_t **qs;
+} batch_t;
+
+static void batch_free(batch_t *b) {
+  free(b->r);
+  free(b->jac);
+  free(b->aff);
+  free(b->scratch);
+  free(b->r_fr);
+  free(b->c);
+  free(b->b);
+  free(b->ps);
+  free(b->qs);
+}
+
+static int batch_alloc(batch_t *b, size_t count) {
+  memset(b, 0, sizeof *b);
+  b->r = malloc(count * sizeof *b->r);
+  b->jac = malloc((count + 2) * sizeof *b->jac);
+  b->aff = malloc((count + 3) * sizeof *b->aff);
+  b->scratch = malloc((count + 2) * sizeof *b->scratch);
+  b->r_fr = malloc(count * sizeof *b->r_fr);
+  b->c = malloc(count * sizeof *b->c);
+  b->b = malloc(count * sizeof *b->b);
+  b->ps = malloc((count + 3) * sizeof *b->ps);
+  b->qs = malloc((count + 3) * sizeof *b->qs);
+  if (b->r == NULL || b->jac == NULL || b->aff == NULL || b->scratch == NULL || b->r_fr == NULL ||
+      b->c == NULL || b->b == NULL || b->ps == NULL || b->qs == NULL) {
+    batch_free(b);
+    return LD_ERR_NOMEM;
+  }
+  return 0;
+}
+
+/* One product of count + 3 pairings with random weights (see groth16.h). */
+static int verify_combined(const ld_groth16_vk_t *vk, const ld_groth16_proof_t *proofs,
+                           const ld_fr_t *inputs, size_t count, batch_t *b) {
+  draw_randomisers(b->r, count);
+  ld_fr_t neg_r;
+  combined_inputs(&b->aff[count], &neg_r, vk, b->r, inputs, count);
+  for (size_t i = 0; i < count; i++) {
+    ld_g1_t a;
+    ld_g1_from_affine(&a, &proofs[i].a);
+    ld_g1_mul_vartime(&b->jac[i], &a, b->r[i].k, 2);
+    b->r_fr[i] = b->r[i].fr;
+    b->c[i] = proofs[i].c;
+    ld_g2_prepare(&b->b[i], &proofs[i].b);
+  }
+  ld_g1_msm_vartime(&b->jac[count], b->c, b->r_fr, count);
+  ld_g1_t alpha;
+  ld_g1_from_affine(&alpha, &vk->alpha);
+  ld_g1_mul_fr_vartime(&b->jac[count + 1], &alpha, &neg_r);
+  /* affine: r_i A_i at 0..count-1, then sum r_i C_i and -R alpha after the combined inputs */
+  ld_g1_affine_t *tail = &b->aff[count + 1];
+  batch_to_affine(b->aff, b->jac, count, b->scratch);
+  batch_to_affine(tail, &b->jac[count], 2, b->scratch);
+  for (size_t i = 0; i < count; i++) {
+    b->ps[i] = &b->aff[i];
+    b->qs[i] = &b->b[i];
+  }
+  b->ps[count] = &b->aff[count];
+  b->qs[count] = &vk->neg_gamma;
+  b->ps[count + 1] = &tail[0];
+  b->qs[count + 1] = &vk->neg_delta;
+  b->ps[count + 2] = &tail[1];
+  b->qs[count + 2] = &vk->beta;
+  ld_fp12_t f;
+  ld_pairing_miller_loop_ptrs(&f, b->ps, b->qs, count + 3);
+  ld_pairing_final_exp(&f, &f);
+  return ld_fp12_is_one(&f) ? 0 : LD_ERR_BAD_PROOF;
+}
+
+int ld_groth16_verify_batch(const ld_groth16_vk_t *vk, const ld_groth16_proof_t *proofs,
+                            const ld_fr_t *inputs, size_t n, size_t count) {
+  if (n != vk->n_public) {
+    return LD_ERR_INVALID_ARG;
+  }
+  if (count <= 1) {
+    return count == 0 ? 0 : ld_groth16_verify(vk, proofs, inputs, n);
+  }
+  batch_t b;
+  int rc = batch_alloc(&b, count);
+  if (rc == 0) {
+    rc = verify_combined(vk, proofs, inputs, count, &b);
+    batch_free(&b);
+  }
+  return rc;
 }

@@ -117,3 +117,51 @@ int ld_rln_verify(const ld_rln_verifier_t *v, const uint8_t proof[LD_RLN_PROOF_B
                                              values->external_nullifier};
   return ld_groth16_verify(v->vk, &p, inputs, LD_RLN_NUM_PUBLIC);
 }
+
+static void public_inputs(ld_fr_t out[LD_RLN_NUM_PUBLIC], const ld_rln_proof_values_t *values) {
+  out[0] = values->y;
+  out[1] = values->root;
+  out[2] = values->nullifier;
+  out[3] = values->x;
+  out[4] = values->external_nullifier;
+}
+
+int ld_rln_verify_batch(const ld_rln_verifier_t *v, const uint8_t (*proofs)[LD_RLN_PROOF_BYTES],
+                        const ld_rln_proof_values_t *values, size_t count, int *results) {
+  ld_groth16_proof_t *decoded = calloc(count ? count : 1, sizeof *decoded);
+  ld_fr_t *inputs = calloc((count ? count : 1) * LD_RLN_NUM_PUBLIC, sizeof *inputs);
+  size_t *which = malloc((count ? count : 1) * sizeof *which);
+  if (decoded == NULL || inputs == NULL || which == NULL) {
+    free(decoded);
+    free(inputs);
+    free(which);
+    return LD_ERR_NOMEM;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < count; i++) {
+    results[i] = ld_groth16_proof_decode(&decoded[n], proofs[i]);
+    if (results[i] == 0) {
+      public_inputs(&inputs[n * LD_RLN_NUM_PUBLIC], &values[i]);
+      which[n++] = i;
+    }
+  }
+  int rc = ld_groth16_verify_batch(v->vk, decoded, inputs, LD_RLN_NUM_PUBLIC, n);
+  if (rc == LD_ERR_BAD_PROOF) {
+    for (size_t k = 0; k < n; k++) {
+      results[which[k]] =
+          ld_groth16_verify(v->vk, &decoded[k], &inputs[k * LD_RLN_NUM_PUBLIC], LD_RLN_NUM_PUBLIC);
+    }
+  }
+  free(decoded);
+  free(inputs);
+  free(which);
+  if (rc == LD_ERR_NOMEM) {
+    return rc;
+  }
+  for (size_t i = 0; i < count; i++) {
+    if (results[i] != 0) {
+      return LD_ERR_BAD_PROOF;
+    }
+  }
+  return 0;
+}

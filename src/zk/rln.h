@@ -91,4 +91,13 @@ void ld_rln_verifier_free(ld_rln_verifier_t *v);
 int ld_rln_verify(const ld_rln_verifier_t *v, const uint8_t proof[LD_RLN_PROOF_BYTES],
                   const ld_rln_proof_values_t *values);
 
+/* Verifies `count` proofs at once (ld_groth16_verify_batch; much cheaper per proof than
+ * ld_rln_verify when several are waiting). results[i] gets what ld_rln_verify would answer for
+ * proofs[i] and values[i]: a proof that does not decode gets its decoder's error and stays out of
+ * the batch; when the batch does not hold, the proofs are verified one by one to say which.
+ * Returns 0 when every proof holds, LD_ERR_BAD_PROOF when at least one does not, LD_ERR_NOMEM
+ * (results then unset). */
+int ld_rln_verify_batch(const ld_rln_verifier_t *v, const uint8_t (*proofs)[LD_RLN_PROOF_BYTES],
+                        const ld_rln_proof_values_t *values, size_t count, int *results);
+
 #endif

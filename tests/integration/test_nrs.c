@@ -15,7 +15,9 @@
  *   - a bare libp2p peer that pushes in NRS sessions a forged message (on a protected shard,
  *     signed by another key or unsigned), one older than the window, one far ahead, or one nobody
  *     asked for, is refused, disconnected and banned; a valid solicited push is delivered once
- *     (the control).
+ *     (the control);
+ *   - on a node with RLN-relay, a pushed message without a valid proof is refused as relay would
+ *     refuse it (and the peer cut off), one with a valid proof delivered.
  * The offline node is away for a minute (OUTAGE_MS); bench/nrs.c measures 1,000 messages then. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,6 +42,7 @@
 #include "node/node.h"
 #include "http_client.h"
 #include "node_harness.h"
+#include "rln_harness.h"
 #include "p2p/reqresp.h"
 #include "switch_harness.h"
 #include "waku/archive/archive.h"
@@ -768,6 +771,59 @@ static void a_solicited_push_is_delivered_once(void **state) {
   bare_close(&p);
 }
 
+/* ---- RLN-relay ------------------------------------------------------------------------------ */
+
+#define RLN_EPOCH_SEC 600
+static rh_group_t g_rln;
+
+static int rln_victim_setup(void **state) {
+  (void)state;
+  rh_group_make(&g_rln, 4, 1, 0);
+  ld_node_config_t *cfg = p2p_config(true, 2);
+  rh_configure(&g_rln, cfg, RLN_EPOCH_SEC, false);
+  start_node(&g_victim, cfg);
+  start_messaging(&g_victim, LD_MESSAGING_CORE);
+  WAIT_FOR(sync_ready(&g_victim));
+  return 0;
+}
+
+static int rln_victim_teardown(void **state) {
+  (void)state;
+  stop_peer(&g_victim);
+  rh_group_free(&g_rln);
+  return 0;
+}
+
+/* Listed and pushed without a proof: refused by the RLN check, cut off; then with a valid proof of
+ * member 1: delivered once. */
+static void rln_pushes_need_a_valid_proof(void **state) {
+  (void)state;
+  int64_t now = (int64_t)ld_wall_ns();
+  bare_t p;
+  bare_connect(&p, g_victim.node);
+  msg_t m;
+  make_msg(&m, "no proof", now - 30 * SEC, NULL);
+  list_in_session(&p, &m, now - 60 * SEC, now);
+  uint64_t before = rejected(LD_SYNC_INGRESS_RLN);
+  push_message(&p, &m);
+  assert_cut_off(&p, LD_SYNC_INGRESS_RLN, before);
+  bare_close(&p);
+
+  /* proved before connecting: the loop stands still while the proof is made (then its clock is
+   * brought up to date, so that timers started next do not count the stall) */
+  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
+  make_msg(&m, "proved", now - 30 * SEC, NULL);
+  rh_prove(&g_rln, &m.m, proof, 1, 0, RLN_EPOCH_SEC);
+  uv_update_time(&g_loop);
+  assert_int_equal(ld_waku_message_hash(PUBSUB, &m.m, m.hash), 0);
+  bare_connect(&p, g_victim.node);
+  list_in_session(&p, &m, now - 60 * SEC, now);
+  push_message(&p, &m);
+  WAIT_FOR(received_count(&g_victim, m.hash) == 1);
+  assert_int_equal(p.ev.disconnected, 0);
+  bare_close(&p);
+}
+
 int main(void) {
   uv_loop_init(&g_loop);
   const struct CMUnitTest core[] = {
@@ -785,8 +841,12 @@ int main(void) {
       cmocka_unit_test(an_unsolicited_push_is_cut_off),
       cmocka_unit_test(a_solicited_push_is_delivered_once),
   };
+  const struct CMUnitTest rln[] = {
+      cmocka_unit_test(rln_pushes_need_a_valid_proof),
+  };
   int rc = cmocka_run_group_tests_name("nrs", core, NULL, NULL);
   rc |= cmocka_run_group_tests_name("nrs bad peers", bad, victim_setup, victim_teardown);
+  rc |= cmocka_run_group_tests_name("nrs rln", rln, rln_victim_setup, rln_victim_teardown);
   uv_loop_close(&g_loop);
   return rc;
 }

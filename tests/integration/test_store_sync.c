@@ -14,6 +14,10 @@
  * signature, and one that pushes bytes that are no message: each is refused (the archive and the
  * item sets unchanged), disconnected and banned (a new session from it is refused).
  *
+ * RLN-relay: a store node with RLN-relay refuses a transferred message without a valid proof (none,
+ * or one made for another message) exactly as relay would, cutting the peer off, and stores a
+ * solicited one with a valid proof although it is minutes old (no clock-gap rule on transfers).
+ *
  * Bounded sessions: a peer that opens a session and goes silent is cut at the read deadline, one
  * that trickles bytes is cut at the session deadline, one that never stops answering is cut
  * after 32 payloads, and sessions beyond the cap (per peer and in total) are refused. */
@@ -37,6 +41,7 @@
 #include "metrics/metrics.h"
 #include "metrics/service_metrics.h"
 #include "node_harness.h"
+#include "rln_harness.h"
 #include "p2p/reqresp.h"
 #include "switch_harness.h"
 #include "waku/archive/archive.h"
@@ -861,6 +866,94 @@ static void sessions_beyond_the_caps_are_refused(void **state) {
   nh_stop(&g_loop, n, WAIT_MS);
 }
 
+/* ---- RLN-relay ----------------------------------------------------------------------------------
+ */
+
+#define RLN_MEMBERS 8
+#define RLN_EPOCH_SEC 600
+static rh_group_t g_rln;
+
+/* The victim of this group: a store-sync node with RLN-relay (validating only). */
+static int rln_victim_setup(void **state) {
+  (void)state;
+  rh_group_make(&g_rln, RLN_MEMBERS, 1, 0);
+  char url[160];
+  snprintf(url, sizeof url, "sqlite://%s/rln-victim.db", g_dir);
+  ld_node_config_t *cfg = store_config(url, 3600);
+  rh_configure(&g_rln, cfg, RLN_EPOCH_SEC, false);
+  g_victim = nh_start(&g_loop, cfg);
+  NH_WAIT_FOR(&g_loop, sync_ready(g_victim), WAIT_MS);
+  return 0;
+}
+
+static int rln_victim_teardown(void **state) {
+  (void)state;
+  nh_stop(&g_loop, g_victim, WAIT_MS);
+  rh_group_free(&g_rln);
+  return 0;
+}
+
+/* A message of member `index` with a valid proof, five minutes old. */
+static void proved_msg(msg_t *x, int i, uint64_t index, uint8_t *proof) {
+  make_msg(x, i, 0, (int64_t)ld_wall_ns() - 300 * SEC);
+  rh_prove(&g_rln, &x->m, proof, index, 0, RLN_EPOCH_SEC);
+  uv_update_time(&g_loop); /* the loop stood still while the proof was made */
+  assert_int_equal(ld_waku_message_hash(k_topics[0], &x->m, x->hash), 0);
+}
+
+/* Listed in a session, then pushed: a message without a proof, then one carrying the proof of
+ * another message (same epoch and member). */
+static void rln_pushes_without_a_valid_proof(void **state) {
+  (void)state;
+  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
+  msg_t valid;
+  proved_msg(&valid, 30, 1, proof);
+  for (int borrowed = 0; borrowed < 2; borrowed++) {
+    peer_t p;
+    peer_connect(&p, g_victim);
+    msg_t m;
+    make_msg(&m, 31 + borrowed, 0, valid.m.timestamp);
+    if (borrowed) {
+      m.m.proof = valid.m.proof;
+      m.m.proof_len = valid.m.proof_len;
+    }
+    int64_t now = (int64_t)ld_wall_ns();
+    const msg_t *list[] = {&m};
+    list_in_session(&p, list, 1, now - 600 * SEC, now - 60 * SEC);
+    uint64_t before = stats_of(g_victim).rejected[LD_SYNC_INGRESS_RLN];
+    uint64_t invalid = ld_node_rln_stats(g_victim)
+                           ->by_reason[borrowed ? LD_RLN_INVALID_PROOF : LD_RLN_TIMESTAMP_MISMATCH];
+    push_message(&p, &m);
+    assert_cut_off(&p, LD_SYNC_INGRESS_RLN, before, 0, 0);
+    /* the relay validator's verdict, counted under its reason */
+    assert_int_equal(ld_node_rln_stats(g_victim)
+                         ->by_reason[borrowed ? LD_RLN_INVALID_PROOF : LD_RLN_TIMESTAMP_MISMATCH],
+                     invalid + 1);
+    peer_close(&p);
+  }
+}
+
+/* The control: a solicited message with a valid proof (member 2's, five minutes old) is stored.
+ * Runs last: it changes the archive. */
+static void rln_a_solicited_push_with_a_valid_proof_is_stored(void **state) {
+  (void)state;
+  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
+  msg_t m;
+  proved_msg(&m, 40, 2, proof);
+  int64_t now = (int64_t)ld_wall_ns();
+  peer_t p;
+  peer_connect(&p, g_victim);
+  const msg_t *list[] = {&m};
+  list_in_session(&p, list, 1, now - 600 * SEC, now - 60 * SEC);
+  uint64_t valid = ld_node_rln_stats(g_victim)->valid;
+  push_message(&p, &m);
+  NH_WAIT_FOR(&g_loop, stats_of(g_victim).ingested == 1, WAIT_MS);
+  NH_WAIT_FOR(&g_loop, archive_count(g_victim) == 1, WAIT_MS);
+  assert_int_equal(ld_node_rln_stats(g_victim)->valid, valid + 1);
+  assert_int_equal(p.ev.disconnected, 0);
+  peer_close(&p);
+}
+
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "/tmp/ld-store-sync-XXXXXX");
   if (mkdtemp(g_dir) == NULL)
@@ -882,8 +975,13 @@ int main(void) {
       cmocka_unit_test(sessions_beyond_the_caps_are_refused),
       cmocka_unit_test(a_solicited_push_is_stored),
   };
+  const struct CMUnitTest rln[] = {
+      cmocka_unit_test(rln_pushes_without_a_valid_proof),
+      cmocka_unit_test(rln_a_solicited_push_with_a_valid_proof_is_stored),
+  };
   int failed = cmocka_run_group_tests_name("convergence", convergence, NULL, NULL);
   failed += cmocka_run_group_tests_name("bad peers", bad_peers, victim_setup, victim_teardown);
+  failed += cmocka_run_group_tests_name("rln", rln, rln_victim_setup, rln_victim_teardown);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   if (system(cmd) != 0)

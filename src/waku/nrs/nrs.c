@@ -191,6 +191,8 @@ static int make_sync(ld_nrs_t *n, const ld_nrs_config_t *cfg) {
   sc.cluster_id = n->cfg.cluster_id;
   sc.protected_shards = cfg->protected_shards;
   sc.n_protected_shards = n->cfg.n_protected_shards;
+  sc.rln = n->cfg.rln;
+  sc.rln_ctx = n->cfg.rln_ctx;
   sc.max_sessions = 4 * LD_NRS_DEFAULT_PEERS_PER_ROUND + 4;
   sc.read_timeout_ms = n->cfg.read_timeout_ms;
   sc.session_timeout_ms = n->cfg.session_timeout_ms;

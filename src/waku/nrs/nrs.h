@@ -83,6 +83,8 @@ typedef struct ld_nrs_config {
   uint16_t cluster_id;
   const ld_relay_protected_shard_t *protected_shards;
   size_t n_protected_shards;
+  ld_sync_rln_fn rln; /* RLN-relay's check of transferred messages; NULL: ld_sync_rln_accept */
+  void *rln_ctx;
   ld_nrs_deliver_fn deliver; /* required */
   void *deliver_user;
   /* wall clock, Unix ns; NULL: the system's (store-sync's clock too) */

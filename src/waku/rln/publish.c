@@ -49,19 +49,51 @@ int ld_rln_attach_proof(const ld_rln_prover_t *prover, const ld_rln_member_t *me
 }
 
 void ld_rln_nonce_init(ld_rln_nonce_t *n, uint64_t limit) {
+  memset(n, 0, sizeof *n);
   n->limit = limit;
-  n->epoch = 0;
-  n->next = 0;
+}
+
+/* The slot of `epoch`, made when new (the oldest epoch leaves a full window); -1 when the epoch
+ * is at or before one that left. */
+static int nonce_slot(ld_rln_nonce_t *n, uint64_t epoch) {
+  size_t oldest = 0;
+  for (size_t i = 0; i < n->n; i++) {
+    if (n->epoch[i] == epoch) {
+      return (int)i;
+    }
+    if (n->epoch[i] < n->epoch[oldest]) {
+      oldest = i;
+    }
+  }
+  if (n->forgot && epoch <= n->floor) {
+    return -1;
+  }
+  size_t slot = n->n;
+  if (n->n == LD_RLN_NONCE_EPOCHS) {
+    if (epoch < n->epoch[oldest]) {
+      return -1; /* would leave at once */
+    }
+    slot = oldest;
+    if (!n->forgot || n->epoch[oldest] > n->floor) {
+      n->floor = n->epoch[oldest];
+    }
+    n->forgot = true;
+  } else {
+    n->n++;
+  }
+  n->epoch[slot] = epoch;
+  n->next[slot] = 0;
+  return (int)slot;
 }
 
 int ld_rln_nonce_next(ld_rln_nonce_t *n, uint64_t epoch, uint64_t *message_id) {
-  if (epoch != n->epoch) {
-    n->epoch = epoch;
-    n->next = 0;
+  int slot = nonce_slot(n, epoch);
+  if (slot < 0) {
+    return LD_ERR_INVALID_ARG;
   }
-  if (n->next >= n->limit) {
-    return LD_ERR_LIMIT;
+  *message_id = n->next[slot];
+  if (n->next[slot] != UINT64_MAX) {
+    n->next[slot]++;
   }
-  *message_id = n->next++;
-  return 0;
+  return *message_id < n->limit ? 0 : LD_ERR_LIMIT;
 }

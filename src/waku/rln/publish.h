@@ -5,6 +5,7 @@
 #ifndef LD_WAKU_RLN_PUBLISH_H
 #define LD_WAKU_RLN_PUBLISH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,15 +29,27 @@ int ld_rln_attach_proof(const ld_rln_prover_t *prover, const ld_rln_member_t *me
                         const uint8_t *rln_identifier,
                         uint8_t out[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], size_t *out_len);
 
+/* The nonce manager keeps the epochs it handed ids out for in a small window, so that messages
+ * whose timestamps straddle an epoch change (a light client's clock a few seconds off) each get
+ * a fresh id of their own epoch: an id is never handed out twice for one epoch, since a second
+ * proof with the same (epoch, message id) is a double signal that reveals the member's secret.
+ * An epoch that fell out of the window (older than the LD_RLN_NONCE_EPOCHS newest) is refused. */
+#define LD_RLN_NONCE_EPOCHS 4
+
 typedef struct ld_rln_nonce {
   uint64_t limit;
-  uint64_t epoch;
-  uint64_t next;
+  size_t n;                            /* epochs in the window */
+  uint64_t epoch[LD_RLN_NONCE_EPOCHS]; /* epochs handed ids out for */
+  uint64_t next[LD_RLN_NONCE_EPOCHS];  /* their next id (may pass limit: requests counted) */
+  bool forgot;                         /* an epoch left the window: `floor` is set */
+  uint64_t floor;                      /* the newest epoch that left the window */
 } ld_rln_nonce_t;
 
 void ld_rln_nonce_init(ld_rln_nonce_t *n, uint64_t limit);
-/* The next message id for `epoch`: 0 after an epoch change. LD_ERR_LIMIT when the epoch's
- * `limit` ids are used up (nwaku's NonceLimitReached). */
+/* The next message id for `epoch` (0 for an epoch not seen before). LD_ERR_LIMIT when the
+ * epoch's `limit` ids are used up (nwaku's NonceLimitReached), with *message_id set to the id
+ * requested (limit, limit + 1, … as nwaku counts them); LD_ERR_INVALID_ARG for an epoch at or
+ * before one that left the window (its used ids are forgotten). */
 int ld_rln_nonce_next(ld_rln_nonce_t *n, uint64_t epoch, uint64_t *message_id);
 
 #endif

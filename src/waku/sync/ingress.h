@@ -15,7 +15,9 @@
  *   6. protected shard (--protected-shard): the message carries a valid signature by the
  *      shard's key (relay's check without its 5-minute window, which an old message cannot
  *      meet);
- *   7. RLN: the `rln` hook accepts it (ld_sync_rln_accept until RLN exists).
+ *   7. RLN: the `rln` hook accepts it (a node with RLN-relay checks the proof as relay does,
+ *      without the clock gap and nullifier log: waku/rln/hooks.h; without RLN-relay
+ *      ld_sync_rln_accept).
  *
  * Pure functions (the clock is a parameter); any thread. */
 #ifndef LD_WAKU_SYNC_INGRESS_H

@@ -274,6 +274,7 @@ function baseConfig(opts, privateKey) {
     streamMuxers: muxers.map((m) => MUXERS[m]()),
     connectionGater: { denyDialMultiaddr: async (ma) => !allowRemote && !isLoopback(ma) },
     connectionManager: { allow: LOOPBACK_CIDRS, maxConnections },
+    ...(opts.connectionMonitor ? { connectionMonitor: opts.connectionMonitor } : {}),
     start: false,
   };
 }
@@ -433,6 +434,8 @@ class RelayPeerBase {
  *   metadata: false leaves out /vac/waku/metadata/1.0.0 (default true, for clusterId)
  *   muxers: default ['mplex'] (js-waku's own default); listen, key ('secp256k1'|'ed25519')
  *   ipColocationThreshold, publishToZeroPeers, gossip (more gossipsub options)
+ *   connectionMonitor: js-libp2p's connection monitor options (it pings every 10 s and aborts the
+ *     connection when a ping fails)
  *   userAgent: the agent string identify sends (default 'js-waku')
  */
 export async function createRelayPeer(opts) {
@@ -498,6 +501,7 @@ export class WakuRelayPeer extends RelayPeerBase {
         message: fields,
         hash: wakuHash(msg.pubsubTopic, fields),
         coreHash: msg.hashStr,
+        rateLimitProof: msg.proto.rateLimitProof ?? undefined,
         at: Date.now(),
       });
     });
@@ -505,7 +509,9 @@ export class WakuRelayPeer extends RelayPeerBase {
 
   /**
    * Publishes a message through @waku/relay. msg: {payload, contentTopic?, timestamp? (bigint ns,
-   * whole milliseconds), meta?, ephemeral?, pubsubTopic? (static sharding)}. Resolves with
+   * whole milliseconds), meta?, ephemeral?, pubsubTopic? (static sharding), rateLimitProof? (the
+   * RateLimitProof fields as @waku/proto names them, carried in field 21 as @waku/rln's encoder
+   * adds them)}. Resolves with
    * {hash, pubsubTopic, message, recipients (peer IDs), wire (the bytes sent)}.
    */
   async publish(msg) {
@@ -519,7 +525,7 @@ export class WakuRelayPeer extends RelayPeerBase {
       metaSetter: meta == null ? undefined : () => meta,
     });
     const timestamp = new Date(Number((msg.timestamp ?? nowNs()) / 1_000_000n));
-    const message = { payload: msg.payload, timestamp };
+    const message = { payload: msg.payload, timestamp, rateLimitProof: msg.rateLimitProof };
     const proto = await encoder.toProtoObj(message);
     const wire = await encoder.toWire(message);
     const result = await this.relay.send(encoder, message);

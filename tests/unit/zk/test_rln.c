@@ -204,11 +204,61 @@ static void verifying_key_errors(void **state) {
   ld_rln_verifier_free(x);
 }
 
+/* Batches of zerokit's proofs: every proof good holds; one bad value, two proofs with their
+ * values swapped (errors that a sum without random weights would cancel) or bytes that are no
+ * proof are caught, and the one-by-one fallback names exactly the bad ones. */
+#define BATCH (3 * NVEC)
+static void batch_verification(void **state) {
+  (void)state;
+  static uint8_t proofs[BATCH][LD_RLN_PROOF_BYTES];
+  static ld_rln_proof_values_t values[BATCH];
+  int results[BATCH];
+  for (size_t i = 0; i < BATCH; i++) {
+    vector_t v;
+    load(&v, &rln_vectors[i % NVEC]);
+    memcpy(proofs[i], v.proof, LD_RLN_PROOF_BYTES);
+    assert_int_equal(ld_rln_proof_values_decode(&values[i], v.values), 0);
+  }
+  assert_int_equal(ld_rln_verify_batch(verifier, proofs, values, BATCH, results), 0);
+  for (size_t i = 0; i < BATCH; i++)
+    assert_int_equal(results[i], 0);
+  assert_int_equal(ld_rln_verify_batch(verifier, proofs, values, 0, results), 0);
+  ld_fr_t one;
+  ld_fr_set_one(&one);
+  for (size_t k = 0; k < NVEC; k++) {
+    ld_rln_proof_values_t saved = values[k];
+    ld_fr_add(&values[k].y, &values[k].y, &one);
+    assert_int_equal(ld_rln_verify_batch(verifier, proofs, values, NVEC, results),
+                     LD_ERR_BAD_PROOF);
+    for (size_t i = 0; i < NVEC; i++)
+      assert_int_equal(results[i], i == k ? LD_ERR_BAD_PROOF : 0);
+    values[k] = saved;
+  }
+  /* proofs 1 and 2 with each other's values */
+  ld_rln_proof_values_t t = values[1];
+  values[1] = values[2];
+  values[2] = t;
+  assert_int_equal(ld_rln_verify_batch(verifier, proofs, values, NVEC, results), LD_ERR_BAD_PROOF);
+  for (size_t i = 0; i < NVEC; i++)
+    assert_int_equal(results[i], i == 1 || i == 2 ? LD_ERR_BAD_PROOF : 0);
+  values[2] = values[1];
+  values[1] = t;
+  /* bytes that do not decode: the decoder's error, the rest still verified */
+  proofs[3][0] ^= 0xff;
+  assert_int_equal(ld_rln_verify_batch(verifier, proofs, values, NVEC, results), LD_ERR_BAD_PROOF);
+  for (size_t i = 0; i < NVEC; i++)
+    if (i == 3)
+      assert_true(results[i] != 0 && results[i] != LD_ERR_BAD_PROOF);
+    else
+      assert_int_equal(results[i], 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(values_match_zerokit),    cmocka_unit_test(accepts_zerokit_proofs),
       cmocka_unit_test(rejects_tampered_values), cmocka_unit_test(rejects_flipped_proof_bits),
       cmocka_unit_test(values_encoding),         cmocka_unit_test(verifying_key_errors),
+      cmocka_unit_test(batch_verification),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

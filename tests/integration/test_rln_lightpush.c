@@ -1,0 +1,260 @@
+/* Lightpush on an RLN-relay service node, as nwaku serves it: S (relay, lightpush, RLN-relay with
+ * the credentials of a member whose limit is 2) and R (relay, RLN-relay validating only) on one
+ * shard, static group of 20 members; a light client C (a bare switch with the C lightpush
+ * client) pushes to S.
+ *
+ *  - C's messages without a proof get one of S's: the first over v3, the second over legacy v2;
+ *    both reach R, whose validator found them valid (R's relay forwards nothing else).
+ *  - The third in the epoch: S's nonce is used up, v3 answers 504 OUT_OF_RLN_PROOF with nwaku's
+ *    text; v2 answers is_success false with the same text (the next requested nonce), which
+ *    js-waku maps to "Proof generation failed".
+ *  - A message that carries a proof of its own (another member's, made by the test) is passed on
+ *    as is: R gets it with that proof.
+ *  - A message carrying a proof made for another message is refused before relay:
+ *    420 "RLN validation failed" (v2: that info); R never gets it.
+ *  - T, an RLN-relay node without credentials serving lightpush, answers 504 "could not generate
+ *    rln-v2 proof: identity credentials are not set".
+ * The epoch is 10^9 s long, so that no epoch change can fall inside the test. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <uv.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "node/events.h"
+#include "node/node.h"
+#include "node_harness.h"
+#include "rln_harness.h"
+#include "switch_harness.h"
+#include "waku/lightpush/client.h"
+#include "waku/rln/proof.h"
+
+#define TOPIC "/waku/2/rs/0/0"
+#define CONTENT_TOPIC "/rln/1/lightpush/proto"
+#define MEMBERS 20
+#define LIMIT 2
+#define OURS 3
+#define OTHER 11
+#define EPOCH_SEC 1000000000ull
+#define WAIT_MS 60000
+
+#define NONCE_TEXT(n)                                                                              \
+  "could not get new message id to generate an rln proof: NonceLimitReached: Nonce limit "         \
+  "reached. Please wait for the next epoch. requested nonce: " #n " & nonceLimit: 2"
+
+static uv_loop_t g_loop;
+
+typedef struct got {
+  char payloads[16][32];
+  size_t proof_len[16];
+  size_t n;
+} got_t;
+
+static void on_message(int kind, const void *payload, void *ud) {
+  (void)kind;
+  const ld_fanout_message_t *m = payload;
+  got_t *g = ud;
+  if (m->own || g->n >= 16)
+    return;
+  size_t n = m->msg->payload_len < 31 ? m->msg->payload_len : 31;
+  memcpy(g->payloads[g->n], m->msg->payload, n);
+  g->payloads[g->n][n] = '\0';
+  g->proof_len[g->n] = m->msg->proof_len;
+  g->n++;
+}
+
+/* The proof length of the message `text` R got, or 0 when it did not get it. */
+static size_t got_with_proof(const got_t *g, const char *text) {
+  for (size_t i = 0; i < g->n; i++)
+    if (strcmp(g->payloads[i], text) == 0)
+      return g->proof_len[i];
+  return 0;
+}
+
+static bool got_payload(const got_t *g, const char *text) {
+  for (size_t i = 0; i < g->n; i++)
+    if (strcmp(g->payloads[i], text) == 0)
+      return true;
+  return false;
+}
+
+typedef struct push_res {
+  bool done, legacy_success;
+  uint32_t code, peers;
+  char desc[1024];
+} push_res_t;
+
+static void on_push(const ld_lightpush_result_t *r, void *ud) {
+  push_res_t *p = ud;
+  p->done = true;
+  p->code = r->status_code;
+  p->peers = r->relay_peer_count;
+  snprintf(p->desc, sizeof p->desc, "%s", r->status_desc != NULL ? r->status_desc : "");
+}
+
+static void on_legacy(const ld_lightpush_legacy_result_t *r, void *ud) {
+  push_res_t *p = ud;
+  p->done = true;
+  p->legacy_success = r->success;
+  snprintf(p->desc, sizeof p->desc, "%s", r->info);
+}
+
+static bool push_done(void *ud) {
+  return ((push_res_t *)ud)->done;
+}
+
+static push_res_t push(ld_switch_t *c, ld_conn_t *conn, const ld_waku_message_t *m, bool legacy) {
+  push_res_t p;
+  memset(&p, 0, sizeof p);
+  /* S proves on its loop, which this process shares: seconds in the sanitizer build under load,
+   * more than the client's default deadline */
+  ld_lightpush_push_opts_t opts = {.timeout_ms = WAIT_MS};
+  if (legacy)
+    assert_int_equal(
+        ld_lightpush_legacy_client_push_ex(c, conn, TOPIC, m, &opts, on_legacy, &p, NULL), 0);
+  else
+    assert_int_equal(ld_lightpush_client_push_ex(c, conn, TOPIC, m, &opts, on_push, &p, NULL), 0);
+  assert_true(sh_run_until(&g_loop, push_done, &p, WAIT_MS));
+  return p;
+}
+
+static void text_message(ld_waku_message_t *m, const char *text) {
+  ld_waku_message_init(m);
+  m->payload = (const uint8_t *)text;
+  m->payload_len = strlen(text);
+  m->content_topic = CONTENT_TOPIC;
+  m->content_topic_len = strlen(CONTENT_TOPIC);
+  m->timestamp = (int64_t)ld_wall_ns();
+}
+
+static size_t mesh(ld_node_t *n) {
+  return ld_gs_service_mesh_peers(ld_node_gossipsub(n), TOPIC, NULL, 0);
+}
+
+static ld_node_t *start_service(rh_group_t *g, bool member, ld_node_t *peer) {
+  ld_node_config_t *cfg = nh_config();
+  cfg->lightpush = true;
+  rh_configure(g, cfg, EPOCH_SEC, member);
+  if (peer != NULL)
+    nh_add_static(cfg, peer);
+  return nh_start(&g_loop, cfg);
+}
+
+static ld_conn_t *dial(ld_switch_t *c, ld_node_t *node) {
+  ld_multiaddr_t addr;
+  assert_int_equal(ld_node_listen_addrs(node, &addr, 1), 1);
+  int err = 0;
+  ld_conn_t *conn = sh_dial_wait(c, &g_loop, &addr, &err);
+  assert_non_null(conn);
+  return conn;
+}
+
+static void light_clients_get_proofs_attached(void **state) {
+  (void)state;
+  rh_group_t g;
+  rh_group_make(&g, MEMBERS, LIMIT, OURS);
+  got_t at_r = {0};
+  ld_node_config_t *cr = nh_config();
+  rh_configure(&g, cr, EPOCH_SEC, false);
+  ld_node_t *r = nh_start_subscribed(&g_loop, cr, LD_EVENT_MESSAGE, on_message, &at_r);
+  ld_node_t *s = start_service(&g, true, r);
+  NH_WAIT_FOR(&g_loop, mesh(s) == 1 && mesh(r) == 1, WAIT_MS);
+  const ld_rln_validator_stats_t *rs = ld_node_rln_stats(r);
+  assert_non_null(rs);
+  ld_switch_t *c = sh_switch_new(&g_loop, NULL);
+  ld_conn_t *to_s = dial(c, s);
+
+  /* proofs attached by S: v3, then legacy v2 */
+  ld_waku_message_t m;
+  text_message(&m, "light-1");
+  push_res_t p = push(c, to_s, &m, false);
+  assert_int_equal(p.code, 200);
+  assert_int_equal(p.peers, 1);
+  text_message(&m, "light-2");
+  p = push(c, to_s, &m, true);
+  assert_true(p.legacy_success);
+  assert_string_equal(p.desc, "OK");
+  NH_WAIT_FOR(&g_loop, got_payload(&at_r, "light-1") && got_payload(&at_r, "light-2"), WAIT_MS);
+  assert_true(got_with_proof(&at_r, "light-1") > 300);
+  assert_true(got_with_proof(&at_r, "light-2") > 300);
+  assert_int_equal(rs->valid, 2);
+
+  /* the limit of 2 is used up: 504 with nwaku's text, then the v2 answer */
+  text_message(&m, "light-3");
+  p = push(c, to_s, &m, false);
+  assert_int_equal(p.code, 504);
+  assert_string_equal(p.desc, NONCE_TEXT(2));
+  text_message(&m, "light-4");
+  p = push(c, to_s, &m, true);
+  assert_false(p.legacy_success);
+  assert_string_equal(p.desc, NONCE_TEXT(3));
+
+  /* a message with a proof of its own is passed on as is */
+  uint8_t own[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
+  text_message(&m, "own-proof");
+  rh_prove(&g, &m, own, OTHER, 0, EPOCH_SEC);
+  uv_update_time(&g_loop); /* the loop stood still while the proof was made */
+  p = push(c, to_s, &m, false);
+  assert_int_equal(p.code, 200);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_r, "own-proof"), WAIT_MS);
+  assert_int_equal(got_with_proof(&at_r, "own-proof"), m.proof_len);
+  assert_int_equal(rs->valid, 3);
+
+  /* that proof on another message: refused by S's validator, v3 and v2 */
+  ld_waku_message_t forged;
+  text_message(&forged, "forged");
+  forged.timestamp = m.timestamp;
+  forged.proof = m.proof;
+  forged.proof_len = m.proof_len;
+  p = push(c, to_s, &forged, false);
+  assert_int_equal(p.code, 420);
+  assert_string_equal(p.desc, "RLN validation failed");
+  p = push(c, to_s, &forged, true);
+  assert_false(p.legacy_success);
+  assert_string_equal(p.desc, "RLN validation failed");
+  /* a later valid message reaches R: the forged one was never sent */
+  uint8_t later[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
+  text_message(&m, "sentinel");
+  rh_prove(&g, &m, later, OTHER, 1, EPOCH_SEC);
+  uv_update_time(&g_loop);
+  p = push(c, to_s, &m, false);
+  assert_int_equal(p.code, 200);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_r, "sentinel"), WAIT_MS);
+  assert_false(got_payload(&at_r, "forged"));
+  assert_false(got_payload(&at_r, "light-3"));
+  assert_false(got_payload(&at_r, "light-4"));
+  assert_int_equal(rs->valid, 4);
+  for (int i = 1; i < LD_RLN_REASON_COUNT; i++)
+    assert_int_equal(rs->by_reason[i], 0);
+
+  /* a validating-only service node has no credentials to prove with */
+  ld_node_t *t = start_service(&g, false, r);
+  ld_conn_t *to_t = dial(c, t);
+  text_message(&m, "no-credentials");
+  p = push(c, to_t, &m, false);
+  assert_int_equal(p.code, 504);
+  assert_string_equal(p.desc, "could not generate rln-v2 proof: identity credentials are not set");
+
+  sh_switch_close(c, &g_loop);
+  nh_stop(&g_loop, t, WAIT_MS);
+  nh_stop(&g_loop, s, WAIT_MS);
+  nh_stop(&g_loop, r, WAIT_MS);
+  rh_group_free(&g);
+}
+
+int main(void) {
+  uv_loop_init(&g_loop);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(light_clients_get_proofs_attached),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  uv_loop_close(&g_loop);
+  return rc;
+}
