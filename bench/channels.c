@@ -102,15 +102,33 @@ static char g_ids[MAX_MESSAGES][24];
 static uint64_t g_send_us[MAX_MESSAGES], g_sent_us[MAX_MESSAGES], g_delivered_us[MAX_MESSAGES];
 static atomic_size_t g_issued;
 
+/* Request ID → message index: an open-addressing table over the IDs' first 16 hex digits
+ * (written by the reply callback, read by the event callback: both on A's worker thread). */
+#define ID_SLOTS (2 * MAX_MESSAGES + 1)
+static int32_t g_slot[ID_SLOTS];
+
+static size_t id_slot(const char *id) {
+  char head[17];
+  memcpy(head, id, 16);
+  head[16] = '\0';
+  return (size_t)(strtoull(head, NULL, 16) % ID_SLOTS);
+}
+
+static void id_index(size_t i) {
+  size_t h = id_slot(g_ids[i]);
+  while (g_slot[h] != 0)
+    h = (h + 1) % ID_SLOTS;
+  g_slot[h] = (int32_t)i + 1;
+}
+
 static void mark(const char *json, uint64_t *times) {
   const char *p = strstr(json, "\"requestId\":\"");
   if (p == NULL)
     return;
   p += 13;
-  size_t n = atomic_load(&g_issued);
-  for (size_t i = n; i-- > 0;) /* recent requests first */
-    if (strncmp(g_ids[i], p, 20) == 0) {
-      times[i] = now_us();
+  for (size_t h = id_slot(p); g_slot[h] != 0; h = (h + 1) % ID_SLOTS)
+    if (strncmp(g_ids[g_slot[h] - 1], p, 20) == 0) {
+      times[g_slot[h] - 1] = now_us();
       return;
     }
 }
@@ -121,9 +139,11 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
   if (ret != RET_OK || msg == NULL || strncmp(msg, "{\"eventType\":\"channel_message_", 30) != 0)
     return;
   const char *t = msg + 30;
-  if (strncmp(t, "received", 8) == 0)
-    atomic_fetch_add(&s->received, 1);
-  else if (strncmp(t, "sent", 4) == 0) {
+  if (strncmp(t, "received", 8) == 0) {
+    size_t k = atomic_fetch_add(&s->received, 1);
+    if (getenv("BENCH_TRACE") != NULL)
+      fprintf(stderr, "rx %zu %llu\n", k, (unsigned long long)(now_us() / 1000));
+  } else if (strncmp(t, "sent", 4) == 0) {
     atomic_fetch_add(&s->sent, 1);
     mark(msg, g_sent_us);
   } else if (strncmp(t, "delivered", 9) == 0) {
@@ -139,9 +159,10 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
 static void *start(const char *dir, const char *peer, stats_t *s, char *addr, size_t cap) {
   char config[2048];
   snprintf(config, sizeof config,
-           "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,"
-           "\"numShardsInNetwork\":1,\"logLevel\":\"ERROR\",\"localStoragePath\":\"%s\"%s%s%s}",
-           dir, peer != NULL ? ",\"staticnodes\":[\"" : "", peer != NULL ? peer : "",
+           "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"discv5UdpPort\":0,\"clusterId\":66,"
+           "\"numShardsInNetwork\":1,\"logLevel\":\"%s\",\"localStoragePath\":\"%s\"%s%s%s}",
+           getenv("BENCH_LOG") != NULL ? getenv("BENCH_LOG") : "ERROR", dir,
+           peer != NULL ? ",\"staticnodes\":[\"" : "", peer != NULL ? peer : "",
            peer != NULL ? "\"]" : "");
   reply_t r;
   reply_init(&r);
@@ -191,6 +212,38 @@ static void send_one(void *ctx, const char *json, char *id) {
     exit(1);
 }
 
+/* Pipelined sends: up to g_window calls in flight; each reply records its request ID. */
+static size_t g_window = 256;
+static atomic_size_t g_answered, g_refused;
+static char g_refusal[256];
+
+static void on_send_reply(int ret, const char *msg, size_t len, void *ud) {
+  size_t i = (size_t)(uintptr_t)ud;
+  if (ret == RET_OK && msg != NULL && len < sizeof g_ids[i]) {
+    memcpy(g_ids[i], msg, len);
+    g_ids[i][len] = '\0';
+    if (len >= 16)
+      id_index(i);
+    atomic_fetch_add(&g_issued, 1);
+  } else if (atomic_fetch_add(&g_refused, 1) == 0) {
+    snprintf(g_refusal, sizeof g_refusal, "%.*s", (int)len, msg != NULL ? msg : "");
+  }
+  atomic_fetch_add(&g_answered, 1);
+}
+
+static void send_all(void *ctx, const char *json) {
+  for (size_t i = 0; i < g_messages; i++) {
+    while (i - atomic_load(&g_answered) >= g_window)
+      usleep(50);
+    g_send_us[i] = now_us();
+    if (logosdelivery_channel_send(ctx, on_send_reply, (void *)(uintptr_t)i, "bench", json) !=
+        RET_OK)
+      exit(1);
+  }
+  while (atomic_load(&g_answered) < g_messages)
+    usleep(100);
+}
+
 static void wait_for(atomic_size_t *counter, size_t want, int seconds) {
   uint64_t deadline = now_us() + (uint64_t)seconds * 1000000u;
   while (atomic_load(counter) < want && now_us() < deadline)
@@ -221,7 +274,10 @@ int main(int argc, char **argv) {
       g_messages = (size_t)atol(argv[i + 1]);
     else if (strcmp(argv[i], "--size") == 0)
       g_size = (size_t)atol(argv[i + 1]);
+    else if (strcmp(argv[i], "--window") == 0)
+      g_window = (size_t)atol(argv[i + 1]);
   }
+  setvbuf(stdout, NULL, _IOLBF, 0);
   if (g_messages == 0 || g_messages > MAX_MESSAGES || g_size == 0 || g_size > 65536)
     return 2;
   char dir[] = "/tmp/ld_bench_channels_XXXXXX";
@@ -246,12 +302,9 @@ int main(int argc, char **argv) {
   strcpy(json, "{\"payload\":\"");
   memset(json + 12, 'A', b64_len);
   strcpy(json + 12 + b64_len, "\"}");
+  atomic_store(&g_issued, 0);
   uint64_t t0 = now_us();
-  for (size_t i = 0; i < g_messages; i++) {
-    g_send_us[i] = now_us();
-    send_one(a, json, g_ids[i]);
-    atomic_store(&g_issued, i + 1);
-  }
+  send_all(a, json);
   uint64_t t_sent = now_us();
   wait_for(&g_b.received, base_received + g_messages, 300);
   wait_for(&g_a.delivered, base_delivered + g_messages, 300);
@@ -259,7 +312,9 @@ int main(int argc, char **argv) {
   size_t rx = atomic_load(&g_b.received) - base_received;
   size_t acked = atomic_load(&g_a.delivered) - base_delivered;
   printf("throughput, %zu messages of %zu bytes, A -> B:\n", g_messages, g_size);
-  printf("  channel_send calls: %.0f /s\n", g_messages / ((t_sent - t0) / 1e6));
+  printf("  channel_send calls: %.0f /s (%zu in flight at most), %zu refused%s%s\n",
+         g_messages / ((t_sent - t0) / 1e6), g_window, atomic_load(&g_refused),
+         g_refusal[0] != '\0' ? ": " : "", g_refusal);
   printf("  received by B: %zu, %.0f msg/s (first send to last receipt)\n", rx,
          rx / ((t_rx - t0) / 1e6));
   printf("  acknowledged at A: %zu, %.0f msg/s (first send to last delivered event)\n", acked,
