@@ -1,7 +1,11 @@
 /* Reliable channels through the public C API: two contexts in one process on loopback, one
  * channel. Prints figures; nothing is asserted.
  *
- *   bench_channels [--messages 2000] [--size 100]
+ *   bench_channels [--messages 2000] [--size 100] [--window 256] [--rate 0]
+ *
+ * Sends are pipelined: up to --window channel_send calls in flight, at --rate per second (0: as
+ * fast as the calls are answered). BENCH_TRACE=1 prints each receipt's time at B, BENCH_LOG the
+ * contexts' log level (ERROR).
  *
  * 1. throughput: A sends --messages messages of --size bytes as fast as the API answers; figures:
  *    messages per second received by B, and acknowledged at A (channel_message_delivered), from
@@ -194,13 +198,22 @@ static void finish(void *ctx) {
   logosdelivery_destroy(ctx, on_reply, &r);
 }
 
+static uint64_t g_create_cpu_us; /* process CPU time of the last create_channel */
+
+static uint64_t cpu_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static uint64_t create_channel(void *ctx, const char *sender) {
   reply_t r;
   reply_init(&r);
-  uint64_t t0 = now_us();
+  uint64_t t0 = now_us(), c0 = cpu_us();
   logosdelivery_channel_create(ctx, on_reply, &r, "bench", TOPIC, sender);
   if (reply_wait(&r, NULL, 0) != RET_OK)
     exit(1);
+  g_create_cpu_us = cpu_us() - c0;
   return now_us() - t0;
 }
 
@@ -231,8 +244,16 @@ static void on_send_reply(int ret, const char *msg, size_t len, void *ud) {
   atomic_fetch_add(&g_answered, 1);
 }
 
+static size_t g_rate; /* sends per second; 0 = as fast as the window allows */
+
 static void send_all(void *ctx, const char *json) {
+  uint64_t start = now_us();
   for (size_t i = 0; i < g_messages; i++) {
+    if (g_rate > 0) {
+      uint64_t due = start + (uint64_t)i * 1000000u / g_rate;
+      while (now_us() < due)
+        usleep(100);
+    }
     while (i - atomic_load(&g_answered) >= g_window)
       usleep(50);
     g_send_us[i] = now_us();
@@ -276,6 +297,8 @@ int main(int argc, char **argv) {
       g_size = (size_t)atol(argv[i + 1]);
     else if (strcmp(argv[i], "--window") == 0)
       g_window = (size_t)atol(argv[i + 1]);
+    else if (strcmp(argv[i], "--rate") == 0)
+      g_rate = (size_t)atol(argv[i + 1]);
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (g_messages == 0 || g_messages > MAX_MESSAGES || g_size == 0 || g_size > 65536)
@@ -311,7 +334,10 @@ int main(int argc, char **argv) {
   uint64_t t_rx = atomic_load(&g_b.last_us), t_ack = atomic_load(&g_a.last_us);
   size_t rx = atomic_load(&g_b.received) - base_received;
   size_t acked = atomic_load(&g_a.delivered) - base_delivered;
-  printf("throughput, %zu messages of %zu bytes, A -> B:\n", g_messages, g_size);
+  printf("throughput, %zu messages of %zu bytes, A -> B%s:\n", g_messages, g_size,
+         g_rate > 0 ? " (paced)" : "");
+  if (g_rate > 0)
+    printf("  paced at %zu sends/s\n", g_rate);
   printf("  channel_send calls: %.0f /s (%zu in flight at most), %zu refused%s%s\n",
          g_messages / ((t_sent - t0) / 1e6), g_window, atomic_load(&g_refused),
          g_refusal[0] != '\0' ? ": " : "", g_refusal);
@@ -330,9 +356,9 @@ int main(int argc, char **argv) {
   long rss1 = rss_kib();
   uint64_t restore_us = create_channel(b, "bob");
   long rss2 = rss_kib();
-  printf("restart: channel_create restoring %zu logged messages took %.1f ms; RSS +%ld KiB for "
-         "the channel (context itself +%ld KiB)\n",
-         rx + 1, restore_us / 1000.0, rss2 - rss1, rss1 - rss0);
+  printf("restart: channel_create restoring %zu logged messages took %.1f ms (%.1f ms of process "
+         "CPU); RSS +%ld KiB for the channel (context itself +%ld KiB)\n",
+         rx + 1, restore_us / 1000.0, g_create_cpu_us / 1000.0, rss2 - rss1, rss1 - rss0);
   finish(b);
   finish(a);
   free(json);
