@@ -275,11 +275,9 @@ static void lossy(void) {
     lossy_drain(&n, now);
     now += 10;
   }
-  size_t payload_bytes = sent * g_payload, wire = 0, total_sends = 0;
-  for (int k = 1; k < 6; k++) {
+  size_t payload_bytes = sent * g_payload, wire = 0;
+  for (int k = 1; k < 6; k++)
     wire += n.bytes[k];
-    total_sends += n.count[k];
-  }
   size_t delivered = 0;
   for (int i = 0; i < LOSS_PEERS; i++)
     delivered += n.delivered[i];
