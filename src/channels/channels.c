@@ -615,7 +615,9 @@ static void on_acked(ch_channel_t *ch, const ld_sds_event_t *ev, bool failed) {
   ch_request_t *r = request_of(ch, ev->message_id);
   if (r == NULL)
     return;
-  ld_hashmap_remove(ch->by_seg, ev->message_id, strlen(ev->message_id));
+  /* The segment stays mapped to its request until the request is freed: an acknowledgement (a
+   * bloom filter's false positive) can come while the first transmission still waits in the rate
+   * limiter's FIFO, whose dispatch must still find the request to report it sent. */
   if (failed) {
     r->delivery_failed++;
     if (r->delivery_error[0] == '\0')
