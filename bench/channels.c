@@ -1,7 +1,11 @@
 /* Reliable channels through the public C API: two contexts in one process on loopback, one
  * channel. Prints figures; nothing is asserted.
  *
- *   bench_channels [--messages 2000] [--size 100]
+ *   bench_channels [--messages 2000] [--size 100] [--window 256] [--rate 0]
+ *
+ * Sends are pipelined: up to --window channel_send calls in flight, at --rate per second (0: as
+ * fast as the calls are answered). BENCH_TRACE=1 prints each receipt's time at B, BENCH_LOG the
+ * contexts' log level (ERROR).
  *
  * 1. throughput: A sends --messages messages of --size bytes as fast as the API answers; figures:
  *    messages per second received by B, and acknowledged at A (channel_message_delivered), from
@@ -102,15 +106,33 @@ static char g_ids[MAX_MESSAGES][24];
 static uint64_t g_send_us[MAX_MESSAGES], g_sent_us[MAX_MESSAGES], g_delivered_us[MAX_MESSAGES];
 static atomic_size_t g_issued;
 
+/* Request ID → message index: an open-addressing table over the IDs' first 16 hex digits
+ * (written by the reply callback, read by the event callback: both on A's worker thread). */
+#define ID_SLOTS (2 * MAX_MESSAGES + 1)
+static int32_t g_slot[ID_SLOTS];
+
+static size_t id_slot(const char *id) {
+  char head[17];
+  memcpy(head, id, 16);
+  head[16] = '\0';
+  return (size_t)(strtoull(head, NULL, 16) % ID_SLOTS);
+}
+
+static void id_index(size_t i) {
+  size_t h = id_slot(g_ids[i]);
+  while (g_slot[h] != 0)
+    h = (h + 1) % ID_SLOTS;
+  g_slot[h] = (int32_t)i + 1;
+}
+
 static void mark(const char *json, uint64_t *times) {
   const char *p = strstr(json, "\"requestId\":\"");
   if (p == NULL)
     return;
   p += 13;
-  size_t n = atomic_load(&g_issued);
-  for (size_t i = n; i-- > 0;) /* recent requests first */
-    if (strncmp(g_ids[i], p, 20) == 0) {
-      times[i] = now_us();
+  for (size_t h = id_slot(p); g_slot[h] != 0; h = (h + 1) % ID_SLOTS)
+    if (strncmp(g_ids[g_slot[h] - 1], p, 20) == 0) {
+      times[g_slot[h] - 1] = now_us();
       return;
     }
 }
@@ -121,9 +143,11 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
   if (ret != RET_OK || msg == NULL || strncmp(msg, "{\"eventType\":\"channel_message_", 30) != 0)
     return;
   const char *t = msg + 30;
-  if (strncmp(t, "received", 8) == 0)
-    atomic_fetch_add(&s->received, 1);
-  else if (strncmp(t, "sent", 4) == 0) {
+  if (strncmp(t, "received", 8) == 0) {
+    size_t k = atomic_fetch_add(&s->received, 1);
+    if (getenv("BENCH_TRACE") != NULL)
+      fprintf(stderr, "rx %zu %llu\n", k, (unsigned long long)(now_us() / 1000));
+  } else if (strncmp(t, "sent", 4) == 0) {
     atomic_fetch_add(&s->sent, 1);
     mark(msg, g_sent_us);
   } else if (strncmp(t, "delivered", 9) == 0) {
@@ -139,9 +163,10 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
 static void *start(const char *dir, const char *peer, stats_t *s, char *addr, size_t cap) {
   char config[2048];
   snprintf(config, sizeof config,
-           "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"clusterId\":66,"
-           "\"numShardsInNetwork\":1,\"logLevel\":\"ERROR\",\"localStoragePath\":\"%s\"%s%s%s}",
-           dir, peer != NULL ? ",\"staticnodes\":[\"" : "", peer != NULL ? peer : "",
+           "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"discv5UdpPort\":0,\"clusterId\":66,"
+           "\"numShardsInNetwork\":1,\"logLevel\":\"%s\",\"localStoragePath\":\"%s\"%s%s%s}",
+           getenv("BENCH_LOG") != NULL ? getenv("BENCH_LOG") : "ERROR", dir,
+           peer != NULL ? ",\"staticnodes\":[\"" : "", peer != NULL ? peer : "",
            peer != NULL ? "\"]" : "");
   reply_t r;
   reply_init(&r);
@@ -173,13 +198,22 @@ static void finish(void *ctx) {
   logosdelivery_destroy(ctx, on_reply, &r);
 }
 
+static uint64_t g_create_cpu_us; /* process CPU time of the last create_channel */
+
+static uint64_t cpu_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static uint64_t create_channel(void *ctx, const char *sender) {
   reply_t r;
   reply_init(&r);
-  uint64_t t0 = now_us();
+  uint64_t t0 = now_us(), c0 = cpu_us();
   logosdelivery_channel_create(ctx, on_reply, &r, "bench", TOPIC, sender);
   if (reply_wait(&r, NULL, 0) != RET_OK)
     exit(1);
+  g_create_cpu_us = cpu_us() - c0;
   return now_us() - t0;
 }
 
@@ -189,6 +223,46 @@ static void send_one(void *ctx, const char *json, char *id) {
   logosdelivery_channel_send(ctx, on_reply, &r, "bench", json);
   if (reply_wait(&r, id, 24) != RET_OK)
     exit(1);
+}
+
+/* Pipelined sends: up to g_window calls in flight; each reply records its request ID. */
+static size_t g_window = 256;
+static atomic_size_t g_answered, g_refused;
+static char g_refusal[256];
+
+static void on_send_reply(int ret, const char *msg, size_t len, void *ud) {
+  size_t i = (size_t)(uintptr_t)ud;
+  if (ret == RET_OK && msg != NULL && len < sizeof g_ids[i]) {
+    memcpy(g_ids[i], msg, len);
+    g_ids[i][len] = '\0';
+    if (len >= 16)
+      id_index(i);
+    atomic_fetch_add(&g_issued, 1);
+  } else if (atomic_fetch_add(&g_refused, 1) == 0) {
+    snprintf(g_refusal, sizeof g_refusal, "%.*s", (int)len, msg != NULL ? msg : "");
+  }
+  atomic_fetch_add(&g_answered, 1);
+}
+
+static size_t g_rate; /* sends per second; 0 = as fast as the window allows */
+
+static void send_all(void *ctx, const char *json) {
+  uint64_t start = now_us();
+  for (size_t i = 0; i < g_messages; i++) {
+    if (g_rate > 0) {
+      uint64_t due = start + (uint64_t)i * 1000000u / g_rate;
+      while (now_us() < due)
+        usleep(100);
+    }
+    while (i - atomic_load(&g_answered) >= g_window)
+      usleep(50);
+    g_send_us[i] = now_us();
+    if (logosdelivery_channel_send(ctx, on_send_reply, (void *)(uintptr_t)i, "bench", json) !=
+        RET_OK)
+      exit(1);
+  }
+  while (atomic_load(&g_answered) < g_messages)
+    usleep(100);
 }
 
 static void wait_for(atomic_size_t *counter, size_t want, int seconds) {
@@ -221,7 +295,12 @@ int main(int argc, char **argv) {
       g_messages = (size_t)atol(argv[i + 1]);
     else if (strcmp(argv[i], "--size") == 0)
       g_size = (size_t)atol(argv[i + 1]);
+    else if (strcmp(argv[i], "--window") == 0)
+      g_window = (size_t)atol(argv[i + 1]);
+    else if (strcmp(argv[i], "--rate") == 0)
+      g_rate = (size_t)atol(argv[i + 1]);
   }
+  setvbuf(stdout, NULL, _IOLBF, 0);
   if (g_messages == 0 || g_messages > MAX_MESSAGES || g_size == 0 || g_size > 65536)
     return 2;
   char dir[] = "/tmp/ld_bench_channels_XXXXXX";
@@ -246,27 +325,30 @@ int main(int argc, char **argv) {
   strcpy(json, "{\"payload\":\"");
   memset(json + 12, 'A', b64_len);
   strcpy(json + 12 + b64_len, "\"}");
+  atomic_store(&g_issued, 0);
   uint64_t t0 = now_us();
-  for (size_t i = 0; i < g_messages; i++) {
-    g_send_us[i] = now_us();
-    send_one(a, json, g_ids[i]);
-    atomic_store(&g_issued, i + 1);
-  }
+  send_all(a, json);
   uint64_t t_sent = now_us();
   wait_for(&g_b.received, base_received + g_messages, 300);
   wait_for(&g_a.delivered, base_delivered + g_messages, 300);
   uint64_t t_rx = atomic_load(&g_b.last_us), t_ack = atomic_load(&g_a.last_us);
   size_t rx = atomic_load(&g_b.received) - base_received;
   size_t acked = atomic_load(&g_a.delivered) - base_delivered;
-  printf("throughput, %zu messages of %zu bytes, A -> B:\n", g_messages, g_size);
-  printf("  channel_send calls: %.0f /s\n", g_messages / ((t_sent - t0) / 1e6));
+  printf("throughput, %zu messages of %zu bytes, A -> B%s:\n", g_messages, g_size,
+         g_rate > 0 ? " (paced)" : "");
+  if (g_rate > 0)
+    printf("  paced at %zu sends/s\n", g_rate);
+  printf("  channel_send calls: %.0f /s (%zu in flight at most), %zu refused%s%s\n",
+         g_messages / ((t_sent - t0) / 1e6), g_window, atomic_load(&g_refused),
+         g_refusal[0] != '\0' ? ": " : "", g_refusal);
   printf("  received by B: %zu, %.0f msg/s (first send to last receipt)\n", rx,
          rx / ((t_rx - t0) / 1e6));
   printf("  acknowledged at A: %zu, %.0f msg/s (first send to last delivered event)\n", acked,
          acked / ((t_ack - t0) / 1e6));
   percentiles("sent", g_sent_us);
   percentiles("delivered", g_delivered_us);
-  printf("  errors: %zu at A, %zu at B\n", atomic_load(&g_a.errors), atomic_load(&g_b.errors));
+  printf("  errors: %zu at A, %zu at B; channel_message_sent events at A: %zu (warm-up included)\n",
+         atomic_load(&g_a.errors), atomic_load(&g_b.errors), atomic_load(&g_a.sent));
 
   /* restart B on its state directory */
   finish(b);
@@ -275,9 +357,9 @@ int main(int argc, char **argv) {
   long rss1 = rss_kib();
   uint64_t restore_us = create_channel(b, "bob");
   long rss2 = rss_kib();
-  printf("restart: channel_create restoring %zu logged messages took %.1f ms; RSS +%ld KiB for "
-         "the channel (context itself +%ld KiB)\n",
-         rx + 1, restore_us / 1000.0, rss2 - rss1, rss1 - rss0);
+  printf("restart: channel_create restoring %zu logged messages took %.1f ms (%.1f ms of process "
+         "CPU); RSS +%ld KiB for the channel (context itself +%ld KiB)\n",
+         rx + 1, restore_us / 1000.0, g_create_cpu_us / 1000.0, rss2 - rss1, rss1 - rss0);
   finish(b);
   finish(a);
   free(json);

@@ -10,7 +10,11 @@
  * 2. memory: heap bytes of an engine holding --log delivered messages in its log (with the
  *    repair cache at its default of 1 000 messages).
  * 3. causal delivery: --log messages received newest first, then the oldest: time to deliver the
- *    whole cascade. */
+ *    whole cascade.
+ * 4. loss (--loss permille, 300; --loss-messages N, 300; --only-loss 1 runs only this): three
+ *    engines broadcasting to each other, each copy lost at random; SDS bytes on the wire per
+ *    payload byte until every message is delivered everywhere and acknowledged (--ack-sync MS,
+ *    100 as the channel layer; 0 = js-waku's timing: only the periodic sync). */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,10 @@
 #define T0 1763000000000ull
 
 static size_t g_messages = 20000, g_payload = 100, g_sync_every = 8, g_log = 10000;
+static size_t g_loss_messages = 300;
+static unsigned g_loss_permille = 300;
+static bool g_only_loss;
+static uint64_t g_ack_sync_ms = 100;
 
 typedef struct totals {
   size_t sends, wire_bytes, acked, possibly, delivered;
@@ -179,6 +187,120 @@ static void cascade(void) {
   ld_sds_free(r);
 }
 
+/* ---- 4. with loss: bytes on the wire per payload byte ---------------------------------------- */
+
+#define LOSS_PEERS 3
+
+typedef struct lossy_net {
+  ld_sds_t *e[LOSS_PEERS];
+  size_t delivered[LOSS_PEERS], acked[LOSS_PEERS], failed;
+  size_t bytes[6], count[6]; /* by send kind */
+  uint64_t rng;
+} lossy_net_t;
+
+static uint64_t lossy_rand(lossy_net_t *n) {
+  n->rng ^= n->rng << 13;
+  n->rng ^= n->rng >> 7;
+  n->rng ^= n->rng << 17;
+  return n->rng;
+}
+
+/* Broadcasts every SEND of engine `i` (each copy lost with g_loss_permille), until all queues
+ * are empty. */
+static void lossy_drain(lossy_net_t *n, uint64_t now) {
+  bool more = true;
+  while (more) {
+    more = false;
+    for (int i = 0; i < LOSS_PEERS; i++) {
+      ld_sds_event_t ev;
+      while (ld_sds_next_event(n->e[i], &ev)) {
+        more = true;
+        if (ev.type == LD_SDS_EV_SEND) {
+          n->bytes[ev.send_kind] += ev.len;
+          n->count[ev.send_kind]++;
+          for (int j = 0; j < LOSS_PEERS; j++)
+            if (j != i && lossy_rand(n) % 1000 >= g_loss_permille)
+              ld_sds_receive(n->e[j], now, ev.data, ev.len, NULL, 0, NULL, NULL, 0);
+        }
+        n->delivered[i] += ev.type == LD_SDS_EV_DELIVERED;
+        n->acked[i] += ev.type == LD_SDS_EV_ACKNOWLEDGED;
+        n->failed += ev.type == LD_SDS_EV_SEND_FAILED;
+        ld_sds_event_clear(&ev);
+      }
+    }
+  }
+}
+
+static bool lossy_done(const lossy_net_t *n, size_t per_peer) {
+  for (int i = 0; i < LOSS_PEERS; i++)
+    if (n->delivered[i] < per_peer * (LOSS_PEERS - 1) || n->acked[i] + n->failed < per_peer)
+      return false;
+  return true;
+}
+
+/* Three participants each send --loss-messages / 3 messages of --payload bytes, one every
+ * 100 ms in turn, with the channel layer's settings (LIP defaults, acknowledgement syncs after
+ * --ack-sync ms, periodic sync 30 s, SDS-R T_min 30 s / T_max 120 s, repair requested up to 20
+ * times and nothing declared lost, as no store backs it); every copy of every broadcast is lost
+ * with --loss permille. Simulated time runs until every message is delivered everywhere and
+ * acknowledged. */
+static void lossy(void) {
+  lossy_net_t n = {.rng = 0x9e3779b97f4a7c15ull};
+  static const char *names[LOSS_PEERS] = {"alice", "bob", "carol"};
+  for (int i = 0; i < LOSS_PEERS; i++) {
+    ld_sds_config_t c;
+    ld_sds_config_default(&c);
+    c.random_seed = (uint64_t)i + 1;
+    c.ack_sync_delay_ms = g_ack_sync_ms;
+    c.max_outgoing = 100000;
+    c.repair_max_requests = 20; /* no store to fall back to: peers repair until done */
+    c.lost_timeout_ms = 0;
+    if (ld_sds_new(&c, "bench", names[i], T0, &n.e[i]) != 0)
+      exit(1);
+  }
+  size_t per_peer = g_loss_messages / LOSS_PEERS, sent = 0;
+  uint8_t *payload = calloc(1, g_payload);
+  uint64_t now = T0, end = T0 + 3600u * 1000u;
+  while (now < end && !(sent == per_peer * LOSS_PEERS && lossy_done(&n, per_peer))) {
+    if (sent < per_peer * LOSS_PEERS && now >= T0 + sent * 100u) {
+      char id[32];
+      snprintf(id, sizeof id, "m%zu", sent);
+      memcpy(payload, &sent, sizeof sent < g_payload ? sizeof sent : g_payload);
+      ld_sds_send(n.e[sent % LOSS_PEERS], now, id, payload, g_payload);
+      sent++;
+    }
+    for (int i = 0; i < LOSS_PEERS; i++)
+      if (ld_sds_next_deadline(n.e[i]) <= now)
+        ld_sds_handle_timeout(n.e[i], now);
+    lossy_drain(&n, now);
+    now += 10;
+  }
+  size_t payload_bytes = sent * g_payload, wire = 0;
+  for (int k = 1; k < 6; k++)
+    wire += n.bytes[k];
+  size_t delivered = 0;
+  for (int i = 0; i < LOSS_PEERS; i++)
+    delivered += n.delivered[i];
+  printf("ack syncs after %llu ms; ", (unsigned long long)g_ack_sync_ms);
+  printf("loss %u/1000 per copy, %d participants, %zu messages of %zu bytes: %s after %.1f s "
+         "(simulated); %zu of %zu deliveries, %zu given up\n",
+         g_loss_permille, LOSS_PEERS, sent, g_payload,
+         lossy_done(&n, per_peer) ? "complete" : "INCOMPLETE", (double)(now - T0) / 1000.0,
+         delivered, sent * (LOSS_PEERS - 1), n.failed);
+  printf("  wire bytes / payload bytes: %.1f (%zu / %zu; each broadcast counted once)\n",
+         (double)wire / (double)payload_bytes, wire, payload_bytes);
+  size_t bloom = 18752 * (n.count[LD_SDS_SEND_CONTENT] + n.count[LD_SDS_SEND_RETRANSMISSION] +
+                          n.count[LD_SDS_SEND_SYNC]);
+  printf("  of which js-waku's bloom filter in every message: %zu bytes; without it %.2f\n", bloom,
+         (double)(wire > bloom ? wire - bloom : 0) / (double)payload_bytes);
+  for (int k = 1; k < 6; k++)
+    printf("  %-15s %6zu sends, %10zu bytes\n", ld_sds_send_kind_name((ld_sds_send_kind_t)k),
+           n.count[k], n.bytes[k]);
+  free(payload);
+  for (int i = 0; i < LOSS_PEERS; i++)
+    ld_sds_free(n.e[i]);
+}
+
 int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     size_t v = strtoull(argv[i + 1], NULL, 10);
@@ -190,9 +312,22 @@ int main(int argc, char **argv) {
       g_sync_every = v > 0 ? v : 1;
     else if (strcmp(argv[i], "--log") == 0)
       g_log = v > 1 ? v : 2;
+    else if (strcmp(argv[i], "--loss-messages") == 0)
+      g_loss_messages = v >= 3 ? v : 3;
+    else if (strcmp(argv[i], "--loss") == 0)
+      g_loss_permille = v < 1000 ? (unsigned)v : 999;
+    else if (strcmp(argv[i], "--ack-sync") == 0)
+      g_ack_sync_ms = v;
+    else if (strcmp(argv[i], "--only-loss") == 0)
+      g_only_loss = v != 0;
+  }
+  if (g_only_loss) {
+    lossy();
+    return 0;
   }
   throughput();
   memory();
   cascade();
+  lossy();
   return 0;
 }

@@ -1,7 +1,8 @@
 /* Fuzz target: the loader of persisted channel state (channels/channel_store.h,
  * ld_channel_record_apply) on a fresh engine. The input is a sequence of records
  * `kind ‖ ord (1 byte) ‖ len (2 bytes, big-endian) ‖ len bytes`, applied in order as the loader
- * applies a channel's rows (kind 1 log, 2 outgoing, 3 incoming; others must be refused). After
+ * applies a channel's rows (kind 1 log, 2 outgoing, 3 incoming; 4 queued needs its row key, so
+ * it and other kinds must be refused here). After
  * each record the engine's queue is drained and its sizes must stay within the limits. */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,8 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (len > size - off)
       len = size - off;
     char why[256];
-    int rc = ld_channel_record_apply(s, 2000, kind, ord, data + off, len, on_restored, &restored,
-                                     why, sizeof why);
+    ld_channel_restore_fns_t fns = {.outgoing = on_restored};
+    int rc = ld_channel_record_apply(s, 2000, kind, ord, data + off, len, &fns, &restored, why,
+                                     sizeof why);
     if (rc != 0 && why[0] == '\0')
       abort(); /* every refusal says why */
     if ((kind < 1 || kind > 3) && rc == 0)

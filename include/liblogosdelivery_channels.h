@@ -2,7 +2,18 @@
  * the Reliable Channel LIP asks for. A documented extension of this build; the stable header
  * stays as c-api.md gives it.
  *
- * Every function follows the calling contract of liblogosdelivery.h. */
+ * Every function follows the calling contract of liblogosdelivery.h.
+ *
+ * Limits of logosdelivery_channel_send (liblogosdelivery.h), per channel: at most 1,000 messages
+ * wait for an acknowledgement in SDS's outgoing buffer; further sends wait in the channel's send
+ * queue, at most 50,000 messages and 64 MiB of payload, and go out, in order, as
+ * acknowledgements make room and as fast as the relay writes them. Nothing accepted is given up
+ * to make room: a send beyond the queue is refused with "ChannelSend failed: send queue of
+ * channel <id> full (<n> messages, <b> bytes waiting; at most …)", and one beyond 50,000 messages
+ * whose events are not all reported with "ChannelSend failed: too many messages in flight on the
+ * channel (at most 50000)". Queued sends are kept in the channel's state and resume after a
+ * restart under their request IDs. A context with channels reports channel messages as
+ * channel_message_received only (not again as message_received). */
 #pragma once
 #ifndef __liblogosdelivery_channels__
 #define __liblogosdelivery_channels__

@@ -39,7 +39,9 @@ static const char k_schema[] =
     "sender TEXT NOT NULL, lamport INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS state(channel TEXT NOT NULL, kind INTEGER NOT NULL, "
     "key TEXT NOT NULL, ord INTEGER NOT NULL, rec BLOB NOT NULL, "
-    "PRIMARY KEY(channel, kind, key)) WITHOUT ROWID;";
+    "PRIMARY KEY(channel, kind, key)) WITHOUT ROWID;"
+    /* the loader reads a channel's rows in (kind, ord) order: without a sort */
+    "CREATE INDEX IF NOT EXISTS state_order ON state(channel, kind, ord);";
 
 struct ld_channel_store {
   sqlite3 *db;
@@ -260,6 +262,13 @@ void ld_channel_store_put_incoming(ld_channel_store_t *st, const char *channel_i
   ld_buf_clear(&rec);
 }
 
+void ld_channel_store_put_queued(ld_channel_store_t *st, const char *channel_id,
+                                 const char *request_id, uint64_t ord, const uint8_t *payload,
+                                 size_t len) {
+  ld_buf_t rec = {.data = (uint8_t *)payload, .len = len};
+  put_state(st, channel_id, LD_CHANNEL_RECORD_QUEUED, request_id, ord, &rec);
+}
+
 void ld_channel_store_delete(ld_channel_store_t *st, const char *channel_id,
                              ld_channel_record_kind_t kind, const char *id) {
   by_key(st, ST_DELETE, channel_id, (int)kind, id);
@@ -304,6 +313,7 @@ static int apply_log(ld_sds_t *sds, ld_cursor_t *c, char *why, size_t cap) {
 
 static int apply_outgoing(ld_sds_t *sds, uint64_t now, ld_cursor_t *c, uint64_t ord,
                           ld_channel_restored_fn restored, void *ud, char *why, size_t cap) {
+  /* (the request ID's checks are shared with QUEUED records: printable()) */
   const uint8_t *req, *wire;
   size_t req_len, wire_len;
   if (lp(c, LD_CHANNEL_STORE_MAX_REQUEST_ID, &req, &req_len) != 0 || !printable(req, req_len) ||
@@ -334,18 +344,43 @@ static int apply_incoming(ld_sds_t *sds, uint64_t now, ld_cursor_t *c, char *why
   return rc != 0 ? ld_error_fmt(why, cap, rc, "incoming record refused: %s", detail) : 0;
 }
 
+/* A queued send: `key` is its request ID. */
+static int apply_queued(const uint8_t *key, size_t key_len, uint64_t ord, const uint8_t *rec,
+                        size_t len, ld_channel_queued_fn queued, void *ud, char *why, size_t cap) {
+  if (!printable(key, key_len) || len == 0 || len > LD_CHANNEL_STORE_MAX_QUEUED)
+    return ld_error_fmt(why, cap, LD_ERR_MALFORMED, "malformed queued record");
+  char request_id[LD_CHANNEL_STORE_MAX_REQUEST_ID + 1];
+  memcpy(request_id, key, key_len);
+  request_id[key_len] = '\0';
+  if (queued != NULL)
+    queued(ud, request_id, ord, rec, len);
+  return 0;
+}
+
 int ld_channel_record_apply(ld_sds_t *sds, uint64_t now_ms, int kind, uint64_t ord,
-                            const uint8_t *rec, size_t len, ld_channel_restored_fn restored,
+                            const uint8_t *rec, size_t len, const ld_channel_restore_fns_t *fns,
                             void *user_data, char *why, size_t why_cap) {
+  return ld_channel_record_apply_keyed(sds, now_ms, kind, NULL, 0, ord, rec, len, fns, user_data,
+                                       why, why_cap);
+}
+
+int ld_channel_record_apply_keyed(ld_sds_t *sds, uint64_t now_ms, int kind, const uint8_t *key,
+                                  size_t key_len, uint64_t ord, const uint8_t *rec, size_t len,
+                                  const ld_channel_restore_fns_t *fns, void *user_data, char *why,
+                                  size_t why_cap) {
   ld_cursor_t c;
   ld_cursor_init(&c, rec, len);
   switch (kind) {
   case LD_CHANNEL_RECORD_LOG:
     return apply_log(sds, &c, why, why_cap);
   case LD_CHANNEL_RECORD_OUTGOING:
-    return apply_outgoing(sds, now_ms, &c, ord, restored, user_data, why, why_cap);
+    return apply_outgoing(sds, now_ms, &c, ord, fns != NULL ? fns->outgoing : NULL, user_data, why,
+                          why_cap);
   case LD_CHANNEL_RECORD_INCOMING:
     return apply_incoming(sds, now_ms, &c, why, why_cap);
+  case LD_CHANNEL_RECORD_QUEUED:
+    return apply_queued(key, key_len, ord, rec, len, fns != NULL ? fns->queued : NULL, user_data,
+                        why, why_cap);
   default:
     return ld_error_fmt(why, why_cap, LD_ERR_MALFORMED, "unknown record kind %d", kind);
   }
@@ -390,7 +425,7 @@ static int load_channel_row(ld_channel_store_t *st, const char *channel_id, char
 }
 
 int ld_channel_store_load(ld_channel_store_t *st, const char *channel_id, const char *sender,
-                          ld_sds_t *sds, uint64_t now_ms, ld_channel_restored_fn restored,
+                          ld_sds_t *sds, uint64_t now_ms, const ld_channel_restore_fns_t *fns,
                           void *user_data, char *why, size_t why_cap) {
   ld_channel_store_commit(st);
   char stored_sender[LD_SDS_MAX_ID_LEN + 1];
@@ -409,9 +444,9 @@ int ld_channel_store_load(ld_channel_store_t *st, const char *channel_id, const 
   }
   ld_sds_restore_lamport(sds, lamport);
   sqlite3_stmt *s = NULL;
-  rc = sqlite3_prepare_v2(st->db,
-                          "SELECT kind, ord, rec FROM state WHERE channel = ?1 ORDER BY kind, ord",
-                          -1, &s, NULL);
+  rc = sqlite3_prepare_v2(
+      st->db, "SELECT kind, ord, rec, key FROM state WHERE channel = ?1 ORDER BY kind, ord", -1, &s,
+      NULL);
   if (rc != SQLITE_OK)
     return ld_error_fmt(why, why_cap, LD_ERR_DB, "corrupted state of channel %s: %s", channel_id,
                         sqlite3_errmsg(st->db));
@@ -423,8 +458,11 @@ int ld_channel_store_load(ld_channel_store_t *st, const char *channel_id, const 
     sqlite3_int64 ord = sqlite3_column_int64(s, 1);
     const uint8_t *rec = sqlite3_column_blob(s, 2);
     size_t len = (size_t)sqlite3_column_bytes(s, 2);
-    int arc = ld_channel_record_apply(sds, now_ms, kind, ord < 0 ? UINT64_MAX : (uint64_t)ord, rec,
-                                      len, restored, user_data, detail, sizeof detail);
+    const uint8_t *key = sqlite3_column_text(s, 3);
+    size_t key_len = (size_t)sqlite3_column_bytes(s, 3);
+    int arc = ld_channel_record_apply_keyed(sds, now_ms, kind, key, key_len,
+                                            ord < 0 ? UINT64_MAX : (uint64_t)ord, rec, len, fns,
+                                            user_data, detail, sizeof detail);
     if (arc != 0) {
       out =
           ld_error_fmt(why, why_cap, arc, "corrupted state of channel %s: %s", channel_id, detail);

@@ -6,6 +6,8 @@
  *     LOG       key = message ID, ord = Lamport,   rec = [uvarint lamport][lp id][lp sender][lp
  * hint] OUTGOING  key = message ID, ord = retransmissions, rec = [lp request ID][lp SDS bytes]
  *     INCOMING  key = message ID, ord = 0,         rec = [lp hint][lp SDS bytes]
+ *     QUEUED    key = request ID, ord = queue order, rec = the payload (a send accepted by
+ *               channel_send that waits in the channel's send queue, not yet given to SDS)
  * (lp = uvarint length, then the bytes). The log keeps at most the engine's max_log entries per
  * channel (older rows are trimmed); outgoing and incoming rows mirror the engine's bounded
  * buffers. The bloom filter is not stored: it is rebuilt from the log.
@@ -34,7 +36,10 @@ typedef enum ld_channel_record_kind {
   LD_CHANNEL_RECORD_LOG = 1,
   LD_CHANNEL_RECORD_OUTGOING = 2,
   LD_CHANNEL_RECORD_INCOMING = 3,
+  LD_CHANNEL_RECORD_QUEUED = 4,
 } ld_channel_record_kind_t;
+/* Largest payload a QUEUED record holds (the largest segmented payload fits). */
+#define LD_CHANNEL_STORE_MAX_QUEUED (64u * 1024 * 1024)
 
 typedef struct ld_channel_store ld_channel_store_t;
 
@@ -66,6 +71,9 @@ void ld_channel_store_count_retransmission(ld_channel_store_t *st, const char *c
 void ld_channel_store_put_incoming(ld_channel_store_t *st, const char *channel_id, const char *id,
                                    const uint8_t *wire, size_t len, const uint8_t *hint,
                                    size_t hint_len);
+void ld_channel_store_put_queued(ld_channel_store_t *st, const char *channel_id,
+                                 const char *request_id, uint64_t ord, const uint8_t *payload,
+                                 size_t len);
 void ld_channel_store_delete(ld_channel_store_t *st, const char *channel_id,
                              ld_channel_record_kind_t kind, const char *id);
 /* Keeps the newest `keep` log rows of the channel. */
@@ -76,22 +84,40 @@ void ld_channel_store_trim_log(ld_channel_store_t *st, const char *channel_id, s
 /* What a restored outgoing record gives back to the channel manager. */
 typedef void (*ld_channel_restored_fn)(void *user_data, const char *message_id,
                                        const char *request_id);
+/* A restored queued send: its request ID, queue order and payload (valid during the call). */
+typedef void (*ld_channel_queued_fn)(void *user_data, const char *request_id, uint64_t ord,
+                                     const uint8_t *payload, size_t len);
+
+/* The loader's callbacks; either may be NULL. */
+typedef struct ld_channel_restore_fns {
+  ld_channel_restored_fn outgoing;
+  ld_channel_queued_fn queued;
+} ld_channel_restore_fns_t;
 
 /* Applies one record to an engine being restored (the loader; see sds.h "persistence"): LOG →
  * ld_sds_restore_logged, OUTGOING → ld_sds_restore_outgoing with `ord` retransmissions (then
- * `restored` with its message and request IDs, when not NULL), INCOMING → ld_sds_receive.
+ * fns->outgoing with its message and request IDs), INCOMING → ld_sds_receive, QUEUED →
+ * fns->queued (a request ID as OUTGOING's, a payload of 1..LD_CHANNEL_STORE_MAX_QUEUED bytes).
+ * `fns` may be NULL.
  * Errors with a reason: LD_ERR_MALFORMED (a record that does not parse, an unknown kind, a
  * request ID that is not 1..LD_CHANNEL_STORE_MAX_REQUEST_ID printable characters) or the
  * engine's error. */
 int ld_channel_record_apply(ld_sds_t *sds, uint64_t now_ms, int kind, uint64_t ord,
-                            const uint8_t *rec, size_t len, ld_channel_restored_fn restored,
+                            const uint8_t *rec, size_t len, const ld_channel_restore_fns_t *fns,
                             void *user_data, char *why, size_t why_cap);
+
+/* ld_channel_record_apply with the row's key (a QUEUED record's request ID; the other kinds
+ * ignore it): the loader's entry. */
+int ld_channel_record_apply_keyed(ld_sds_t *sds, uint64_t now_ms, int kind, const uint8_t *key,
+                                  size_t key_len, uint64_t ord, const uint8_t *rec, size_t len,
+                                  const ld_channel_restore_fns_t *fns, void *user_data, char *why,
+                                  size_t why_cap);
 
 /* Restores channel `channel_id` of `sender` into the fresh engine `sds`: returns 1 when state was
  * found and applied, 0 when there is none (a channel stored under another sender is wiped), or
  * an error with a reason ("corrupted state of channel <id>: …"). */
 int ld_channel_store_load(ld_channel_store_t *st, const char *channel_id, const char *sender,
-                          ld_sds_t *sds, uint64_t now_ms, ld_channel_restored_fn restored,
+                          ld_sds_t *sds, uint64_t now_ms, const ld_channel_restore_fns_t *fns,
                           void *user_data, char *why, size_t why_cap);
 
 #endif

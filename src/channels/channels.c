@@ -17,6 +17,7 @@
 #include "crypto/keccak.h"
 #include "crypto/crypto.h"
 #include "node/broker.h"
+#include "p2p/gossipsub/service.h"
 
 #define TOPIC "channels"
 #define MARKER_LEN (sizeof LD_CHANNELS_MARKER - 1)
@@ -56,6 +57,11 @@ struct ch_channel {
   bool closed;
   size_t log_puts; /* log rows stored since the last trim */
   ld_reassembler_t *segments;
+  /* send queue: accepted sends waiting for room in the outgoing buffer or on the network */
+  struct ch_queued *q_head, *q_tail;
+  size_t q_len, q_bytes;
+  bool q_blocked_by_network; /* poll the network's backlog on the channel timer */
+  bool state_dirty;          /* written since the last commit */
 };
 
 struct ld_channels {
@@ -67,14 +73,19 @@ struct ld_channels {
   ld_hashmap_t *pending;     /* messaging request ID → ch_pending_t */
   ld_channel_store_t *store; /* NULL until the first create (or without persistence) */
   ld_hashmap_t *crypto;      /* channel ID → ch_crypto_t (the application's encryption hook) */
+  uv_timer_t commit_timer;   /* ends the store's transaction LD_CHANNELS_COMMIT_MS after it began */
   /* rate limit */
   uv_timer_t rl_timer;
   struct rl_item *rl_head, *rl_tail;       /* first transmissions and repair answers */
   struct rl_item *rl_bg_head, *rl_bg_tail; /* retransmissions and syncs: after the others */
   size_t rl_queued, rl_queued_bytes;
   uint64_t rl_epoch, rl_used, rl_dropped, rl_coalesced;
+  bool rl_net_blocked; /* the FIFOs wait for the network, not for the next epoch */
   int64_t handles[3];
-  size_t open_handles; /* channels whose timer is not closed yet, + 1 for the manager */
+  uint64_t queue_seq;     /* order of persisted queued sends */
+  uint64_t net_tick;      /* uv_now of the loop turn net_unpublished counts */
+  size_t net_unpublished; /* bytes handed to the MessagingClient in that turn */
+  size_t open_handles;    /* channels whose timer is not closed yet, + 1 for the manager */
   bool freeing;
   /* the store fallback of repair (channel_fetch.h), created on first use */
   struct ld_channel_fetch *fetch;
@@ -89,6 +100,12 @@ typedef struct ch_crypto {
 
 static _Atomic uint64_t g_test_t_min, g_test_t_max, g_test_sync, g_test_ack;
 static _Atomic uint64_t g_test_rl_epoch, g_test_rl_per_epoch;
+static _Atomic size_t g_test_max_outgoing, g_test_send_queue;
+
+void ld_channels_set_test_limits(size_t max_outgoing, size_t send_queue_max) {
+  atomic_store(&g_test_max_outgoing, max_outgoing);
+  atomic_store(&g_test_send_queue, send_queue_max);
+}
 
 void ld_channels_set_test_rate_limit(uint64_t epoch_ms, uint64_t per_epoch) {
   atomic_store(&g_test_rl_epoch, epoch_ms);
@@ -136,6 +153,14 @@ void ld_channels_config_default(ld_channels_config_t *cfg) {
     cfg->rate_limit_per_epoch = rl_n;
   }
   cfg->max_requests = LD_CHANNELS_DEFAULT_MAX_REQUESTS;
+  cfg->send_queue_max = LD_CHANNELS_DEFAULT_SEND_QUEUE;
+  cfg->send_queue_max_bytes = LD_CHANNELS_DEFAULT_SEND_QUEUE_BYTES;
+  cfg->sds.ack_sync_delay_ms = LD_CHANNELS_DEFAULT_ACK_SYNC_MS;
+  size_t max_outgoing = atomic_load(&g_test_max_outgoing), queue = atomic_load(&g_test_send_queue);
+  if (max_outgoing > 0)
+    cfg->sds.max_outgoing = max_outgoing;
+  if (queue > 0)
+    cfg->send_queue_max = queue;
 }
 
 /* ---- helpers -------------------------------------------------------------------------------- */
@@ -284,7 +309,11 @@ static uint64_t persist_own(ch_channel_t *ch, const ld_sds_event_t *ev, const ch
   if (ch->mgr->store == NULL)
     return lamport;
   persist_log(ch, ev->message_id, lamport, ch->sender, NULL, 0);
-  ld_channel_store_put_outgoing(ch->mgr->store, ch->id, ev->message_id, r->id, ev->data, ev->len);
+  ld_buf_t rec; /* without the bloom filter: restored with the one rebuilt from the log */
+  ld_buf_init(&rec);
+  if (ld_sds_strip_bloom(ev->data, ev->len, &rec) == 0)
+    ld_channel_store_put_outgoing(ch->mgr->store, ch->id, ev->message_id, r->id, rec.data, rec.len);
+  ld_buf_clear(&rec);
   return lamport;
 }
 
@@ -295,18 +324,53 @@ static void persist_buffered(ch_channel_t *ch, const uint8_t *wire, size_t len, 
     return;
   ld_sds_message_t m;
   ld_sds_message_init(&m);
-  if (ld_sds_message_decode(wire, len, &m, NULL, 0) == 0)
-    ld_channel_store_put_incoming(ch->mgr->store, ch->id, m.message_id, wire, len, hint, hint_len);
+  ld_buf_t rec; /* without the bloom filter: its acknowledgements were taken when it came */
+  ld_buf_init(&rec);
+  if (ld_sds_message_decode(wire, len, &m, NULL, 0) == 0 &&
+      ld_sds_strip_bloom(wire, len, &rec) == 0)
+    ld_channel_store_put_incoming(ch->mgr->store, ch->id, m.message_id, rec.data, rec.len, hint,
+                                  hint_len);
+  ld_buf_clear(&rec);
   ld_sds_message_clear(&m);
 }
 
-static void persist_commit(ch_channel_t *ch) {
-  if (ch->mgr->store == NULL || ch->closed)
+/* Writes the channel row (its Lamport clock) of a channel written since the last commit. */
+static void persist_channel_row(ch_channel_t *ch) {
+  if (ch->mgr->store == NULL || !ch->state_dirty || ch->sds == NULL)
     return;
+  ch->state_dirty = false;
   ld_sds_stats_t stats;
   ld_sds_get_stats(ch->sds, &stats);
   ld_channel_store_put_channel(ch->mgr->store, ch->id, ch->topic, ch->sender, stats.lamport);
-  ld_channel_store_commit(ch->mgr->store);
+}
+
+/* Ends the store's transaction: every channel's writes since the last commit. */
+static void commit_now(ld_channels_t *c) {
+  if (c->store == NULL)
+    return;
+  ld_hashmap_iter_t it;
+  ld_hashmap_iter_init(&it);
+  const void *key;
+  size_t klen;
+  void *value;
+  while (ld_hashmap_next(c->channels, &it, &key, &klen, &value))
+    persist_channel_row(value);
+  ld_channel_store_commit(c->store);
+}
+
+static void on_commit_timer(uv_timer_t *t) {
+  commit_now(t->data);
+}
+
+/* The writes of a loop event are committed with those of the next LD_CHANNELS_COMMIT_MS in one
+ * transaction (a context closed or destroyed commits at once). */
+static void persist_commit(ch_channel_t *ch) {
+  ld_channels_t *c = ch->mgr;
+  if (c->store == NULL || ch->closed)
+    return;
+  ch->state_dirty = true;
+  if (!c->freeing && !uv_is_active((uv_handle_t *)&c->commit_timer))
+    uv_timer_start(&c->commit_timer, on_commit_timer, LD_CHANNELS_COMMIT_MS, 0);
 }
 
 /* ---- engine events -------------------------------------------------------------------------- */
@@ -338,6 +402,8 @@ static void dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *mess
                                  MARKER_LEN, send_is_ephemeral(kind)};
   char msg_req[LD_MESSAGING_REQUEST_ID_LEN + 1], why[256] = "";
   int rc = ld_messaging_send(c->messaging, &env, msg_req, why, sizeof why);
+  if (rc == 0)
+    c->net_unpublished += len;
   bool first = kind == LD_SDS_SEND_CONTENT || kind == LD_SDS_SEND_EPHEMERAL;
   ch_request_t *r = first ? request_of(ch, message_id) : NULL;
   if (rc != 0) {
@@ -364,6 +430,24 @@ static void dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *mess
   p->req = r;
   p->seg_id = seg;
   p->lamport = lamport;
+}
+
+/* True while most pubsub peers have more than LD_CHANNELS_NET_BACKLOG_BYTES waiting to be
+ * written, counting what the channels handed to the MessagingClient in this turn of the loop
+ * (it publishes on the next): what the relay would queue beyond its per-peer cap it drops, and
+ * SDS would only retransmit it an acknowledgement timeout later. */
+static bool network_backlogged(ld_channels_t *c) {
+  uint64_t tick = uv_now(c->loop);
+  if (tick != c->net_tick) {
+    c->net_tick = tick;
+    c->net_unpublished = 0;
+  }
+  if (c->net_unpublished >= LD_CHANNELS_NET_BACKLOG_BYTES)
+    return true;
+  ld_gs_service_t *gs = ld_node_gossipsub(ld_messaging_node(c->messaging));
+  size_t over = 0, total = 0;
+  ld_gs_service_backlog(gs, LD_CHANNELS_NET_BACKLOG_BYTES - c->net_unpublished, &over, &total);
+  return over * 2 > total;
 }
 
 /* ---- rate limit: a per-epoch budget of messages, queued beyond it --------------------------- */
@@ -422,8 +506,19 @@ static bool rl_waiting(const ld_channels_t *c, const char *channel_id, const cha
 static void rl_arm(ld_channels_t *c) {
   if ((c->rl_head == NULL && c->rl_bg_head == NULL) || c->freeing)
     return;
+  if (c->rl_net_blocked || !c->cfg.rate_limit) {
+    uv_timer_start(&c->rl_timer, rl_on_timer, LD_CHANNELS_NET_POLL_MS, 0);
+    return;
+  }
   uint64_t now = wall_ms(), next = (rl_epoch(c, now) + 1) * c->cfg.rate_limit_epoch_ms;
   uv_timer_start(&c->rl_timer, rl_on_timer, next > now ? next - now : 0, 0);
+}
+
+/* True when one more message may go to the MessagingClient now: the network takes it and it
+ * fits the rate limit's budget (which it then charges). */
+static bool rl_may_send(ld_channels_t *c) {
+  c->rl_net_blocked = network_backlogged(c);
+  return !c->rl_net_blocked && rl_admit(c);
 }
 
 /* Queues a send over the budget. First transmissions beyond the queue's bound fail their
@@ -480,7 +575,7 @@ static void pump(ch_channel_t *ch);
 
 static void rl_on_timer(uv_timer_t *t) {
   ld_channels_t *c = t->data;
-  while ((c->rl_head != NULL || c->rl_bg_head != NULL) && rl_admit(c)) {
+  while ((c->rl_head != NULL || c->rl_bg_head != NULL) && rl_may_send(c)) {
     bool bg = c->rl_head == NULL;
     rl_item_t **head = bg ? &c->rl_bg_head : &c->rl_head,
               **tail = bg ? &c->rl_bg_tail : &c->rl_tail;
@@ -512,7 +607,7 @@ static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
     ld_channel_store_count_retransmission(c->store, ch->id, ev->message_id);
   bool waiting = rl_background(ev->send_kind) ? c->rl_head != NULL || c->rl_bg_head != NULL
                                               : c->rl_head != NULL;
-  if (!waiting && rl_admit(c))
+  if (!waiting && rl_may_send(c))
     dispatch(ch, ev->send_kind, ev->message_id, ev->data, ev->len, lamport);
   else
     rl_enqueue(ch, ev, lamport);
@@ -523,7 +618,9 @@ static void on_acked(ch_channel_t *ch, const ld_sds_event_t *ev, bool failed) {
   ch_request_t *r = request_of(ch, ev->message_id);
   if (r == NULL)
     return;
-  ld_hashmap_remove(ch->by_seg, ev->message_id, strlen(ev->message_id));
+  /* The segment stays mapped to its request until the request is freed: an acknowledgement (a
+   * bloom filter's false positive) can come while the first transmission still waits in the rate
+   * limiter's FIFO, whose dispatch must still find the request to report it sent. */
   if (failed) {
     r->delivery_failed++;
     if (r->delivery_error[0] == '\0')
@@ -619,12 +716,18 @@ static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
   }
 }
 
-/* Drains the engine's events, then re-arms the channel's timer. */
+static void queue_flush(ch_channel_t *ch);
+
+/* Hands the send queue to the engine as far as it fits and drains the engine's events (twice:
+ * acknowledgements among the events make room for more), then re-arms the channel's timer. */
 static void pump(ch_channel_t *ch) {
-  ld_sds_event_t ev;
-  while (ld_sds_next_event(ch->sds, &ev)) {
-    on_engine_event(ch, &ev);
-    ld_sds_event_clear(&ev);
+  for (int round = 0; round < 2 && !ch->closed; round++) {
+    queue_flush(ch);
+    ld_sds_event_t ev;
+    while (ld_sds_next_event(ch->sds, &ev)) {
+      on_engine_event(ch, &ev);
+      ld_sds_event_clear(&ev);
+    }
   }
   if (ch->report_due)
     report_due_requests(ch);
@@ -650,11 +753,129 @@ static void rearm(ch_channel_t *ch) {
     at = expiry;
   if (ch->report_due)
     at = now;
+  else if (ch->q_head != NULL && ch->q_blocked_by_network && at > now + LD_CHANNELS_NET_POLL_MS)
+    at = now + LD_CHANNELS_NET_POLL_MS;
   if (at == UINT64_MAX) {
     uv_timer_stop(&ch->timer);
     return;
   }
   uv_timer_start(&ch->timer, on_timer, at > now ? at - now : 0, 0);
+}
+
+/* ---- send queue: what channel_send accepted, handed to the engine as room allows ------------- */
+
+typedef struct ch_queued {
+  ch_request_t *req;
+  uint8_t *payload;
+  size_t len;
+  struct ch_queued *next;
+} ch_queued_t;
+
+static int send_request_now(ch_channel_t *ch, ch_request_t *r, const uint8_t *payload, size_t len);
+static uint32_t segments_for(const ld_channels_config_t *cfg, size_t len, size_t *chunk);
+static ch_request_t *request_new(ch_channel_t *ch, uint32_t segments, bool ephemeral);
+
+/* True when request `r` can go to the engine now: the outgoing buffer has room for its segments
+ * (so that none is given up to make room) and the network takes more. */
+static bool can_dispatch(ch_channel_t *ch, const ch_request_t *r) {
+  ld_sds_stats_t st;
+  ld_sds_get_stats(ch->sds, &st);
+  size_t max = ch->mgr->cfg.sds.max_outgoing;
+  ch->q_blocked_by_network = false;
+  if (!r->ephemeral && st.outgoing_len > 0 && st.outgoing_len + r->segments > max)
+    return false;
+  ch->q_blocked_by_network = network_backlogged(ch->mgr);
+  return !ch->q_blocked_by_network;
+}
+
+static void queued_free(ch_queued_t *q) {
+  free(q->payload);
+  free(q);
+}
+
+static void queue_persist(ch_channel_t *ch, const ch_queued_t *q) {
+  ld_channels_t *c = ch->mgr;
+  if (c->store == NULL || q->req->ephemeral)
+    return;
+  uint64_t now_us = ld_wall_ns() / 1000u;
+  c->queue_seq = now_us > c->queue_seq ? now_us : c->queue_seq + 1;
+  ld_channel_store_put_queued(c->store, ch->id, q->req->id, c->queue_seq, q->payload, q->len);
+}
+
+/* Appends a copy of the payload of `r` to the channel's queue. */
+static int queue_push(ch_channel_t *ch, ch_request_t *r, const uint8_t *payload, size_t len) {
+  ch_queued_t *q = calloc(1, sizeof *q);
+  if (q == NULL || (q->payload = malloc(len)) == NULL) {
+    free(q);
+    return LD_ERR_NOMEM;
+  }
+  memcpy(q->payload, payload, len);
+  q->len = len;
+  q->req = r;
+  if (ch->q_tail != NULL)
+    ch->q_tail->next = q;
+  else
+    ch->q_head = q;
+  ch->q_tail = q;
+  ch->q_len++;
+  ch->q_bytes += len;
+  return 0;
+}
+
+static ch_queued_t *queue_pop(ch_channel_t *ch) {
+  ch_queued_t *q = ch->q_head;
+  ch->q_head = q->next;
+  if (ch->q_head == NULL)
+    ch->q_tail = NULL;
+  ch->q_len--;
+  ch->q_bytes -= q->len;
+  return q;
+}
+
+/* A queued request that could not be handed to the engine: both its events report it. */
+static void queued_failed(ch_request_t *r, int rc) {
+  r->dispatch_failed = r->segments - r->dispatched;
+  r->delivery_failed++;
+  snprintf(r->error, sizeof r->error, "queued message not sent: %s", ld_strerror(rc));
+  snprintf(r->delivery_error, sizeof r->delivery_error, "%s", r->error);
+  r->ch->report_due = true;
+}
+
+/* Hands queued requests to the engine, oldest first, while they fit. */
+static void queue_flush(ch_channel_t *ch) {
+  while (ch->q_head != NULL && !ch->closed && can_dispatch(ch, ch->q_head->req)) {
+    ch_queued_t *q = queue_pop(ch);
+    if (ch->mgr->store != NULL && !q->req->ephemeral)
+      ld_channel_store_delete(ch->mgr->store, ch->id, LD_CHANNEL_RECORD_QUEUED, q->req->id);
+    int rc = send_request_now(ch, q->req, q->payload, q->len);
+    if (rc != 0)
+      queued_failed(q->req, rc);
+    queued_free(q);
+  }
+}
+
+/* Drops the queue of a closing channel (its requests go with the channel). */
+static void queue_clear(ch_channel_t *ch) {
+  while (ch->q_head != NULL)
+    queued_free(queue_pop(ch));
+}
+
+/* A persisted queued send came back from the store: queued again under its request ID. */
+static void on_restored_queued(void *ud, const char *request_id, uint64_t ord,
+                               const uint8_t *payload, size_t len) {
+  ch_channel_t *ch = ud;
+  if (ord > ch->mgr->queue_seq)
+    ch->mgr->queue_seq = ord;
+  size_t chunk;
+  uint32_t n = segments_for(&ch->mgr->cfg, len, &chunk);
+  ch_request_t *r = n > 0 ? request_new(ch, n, false) : NULL;
+  if (r == NULL)
+    return;
+  snprintf(r->id, sizeof r->id, "%s", request_id);
+  if (queue_push(ch, r, payload, len) != 0) {
+    request_unlink(r);
+    request_free(r);
+  }
 }
 
 /* ---- messaging events ----------------------------------------------------------------------- */
@@ -685,6 +906,25 @@ static bool is_channel_message(const ld_waku_message_t *msg) {
   return msg->meta_len == MARKER_LEN && memcmp(msg->meta, LD_CHANNELS_MARKER, MARKER_LEN) == 0;
 }
 
+static bool has_topic(const ch_channel_t *ch, const ld_waku_message_t *msg) {
+  return strlen(ch->topic) == msg->content_topic_len &&
+         memcmp(ch->topic, msg->content_topic, msg->content_topic_len) == 0;
+}
+
+bool ld_channels_consumes(const ld_channels_t *c, const ld_waku_message_t *msg) {
+  if (c == NULL || msg == NULL || !is_channel_message(msg))
+    return false;
+  ld_hashmap_iter_t it;
+  ld_hashmap_iter_init(&it);
+  const void *key;
+  size_t klen;
+  void *value;
+  while (ld_hashmap_next(c->channels, &it, &key, &klen, &value))
+    if (has_topic(value, msg))
+      return true;
+  return false;
+}
+
 static void on_messaging_received(int kind, const void *payload, void *ud) {
   (void)kind;
   ld_channels_t *c = ud;
@@ -701,10 +941,8 @@ static void on_messaging_received(int kind, const void *payload, void *ud) {
   ch_channel_t *match[LD_CHANNELS_MAX_CHANNELS];
   size_t n = 0;
   while (n < LD_CHANNELS_MAX_CHANNELS && ld_hashmap_next(c->channels, &it, &key, &klen, &value)) {
-    ch_channel_t *ch = value;
-    if (strlen(ch->topic) == msg->content_topic_len &&
-        memcmp(ch->topic, msg->content_topic, msg->content_topic_len) == 0)
-      match[n++] = ch;
+    if (has_topic(value, msg))
+      match[n++] = value;
   }
   for (size_t i = 0; i < n; i++) {
     ld_sds_rx_t outcome = 0;
@@ -734,7 +972,8 @@ ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_chan
   int e = LD_ERR_INVALID_ARG;
   ld_channels_t *c = NULL;
   if (loop == NULL || m == NULL || cfg == NULL || ld_sds_config_check(&cfg->sds) != 0 ||
-      cfg->segment_size <= LD_SEGMENT_OVERHEAD || cfg->max_requests == 0)
+      cfg->segment_size <= LD_SEGMENT_OVERHEAD || cfg->max_requests == 0 ||
+      cfg->send_queue_max == 0 || cfg->send_queue_max_bytes == 0)
     goto fail;
   e = LD_ERR_NOMEM;
   c = calloc(1, sizeof *c);
@@ -767,6 +1006,9 @@ ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_chan
   }
   uv_timer_init(loop, &c->rl_timer);
   c->rl_timer.data = c;
+  c->open_handles++;
+  uv_timer_init(loop, &c->commit_timer);
+  c->commit_timer.data = c;
   c->open_handles++;
   return c;
 fail:
@@ -807,7 +1049,10 @@ static void on_channel_closed(uv_handle_t *h) {
 /* Frees everything of a channel but its timer, which closes asynchronously. */
 static void channel_teardown(ch_channel_t *ch) {
   ld_channels_t *c = ch->mgr;
+  persist_channel_row(ch);
+  ld_channel_store_commit(c->store);
   ch->closed = true;
+  queue_clear(ch);
   forget_pending(c, ch, NULL);
   while (ch->req_head != NULL) {
     ch_request_t *r = ch->req_head;
@@ -824,7 +1069,7 @@ static void channel_teardown(ch_channel_t *ch) {
   uv_close((uv_handle_t *)&ch->timer, on_channel_closed);
 }
 
-static void on_rl_timer_closed(uv_handle_t *h) {
+static void on_manager_timer_closed(uv_handle_t *h) {
   manager_release(h->data);
 }
 
@@ -844,7 +1089,10 @@ void ld_channels_free(ld_channels_t *c) {
   }
   c->rl_head = c->rl_tail = c->rl_bg_head = c->rl_bg_tail = NULL;
   uv_timer_stop(&c->rl_timer);
-  uv_close((uv_handle_t *)&c->rl_timer, on_rl_timer_closed);
+  uv_close((uv_handle_t *)&c->rl_timer, on_manager_timer_closed);
+  commit_now(c);
+  uv_timer_stop(&c->commit_timer);
+  uv_close((uv_handle_t *)&c->commit_timer, on_manager_timer_closed);
   for (int i = 0; i < 3; i++)
     if (c->handles[i] > 0)
       ld_broker_unsubscribe(c->broker, c->handles[i]);
@@ -905,9 +1153,11 @@ static int restore(ch_channel_t *ch, char *why, size_t why_cap) {
     if (rc != 0)
       return ld_error_fmt(why, why_cap, rc, "channel state store: %s", detail);
   }
-  int rc = ld_channel_store_load(c->store, ch->id, ch->sender, ch->sds, wall_ms(), on_restored, ch,
-                                 detail, sizeof detail);
+  ld_channel_restore_fns_t fns = {.outgoing = on_restored, .queued = on_restored_queued};
+  int rc = ld_channel_store_load(c->store, ch->id, ch->sender, ch->sds, wall_ms(), &fns, ch, detail,
+                                 sizeof detail);
   if (rc < 0) {
+    queue_clear(ch);
     while (ch->req_head != NULL) {
       ch_request_t *r = ch->req_head;
       request_unlink(r);
@@ -974,6 +1224,7 @@ fail:
   snprintf(why, why_cap, "%s", ld_strerror(rc));
 fail_why:
   if (ch != NULL) {
+    queue_clear(ch);
     while (ch->req_head != NULL) {
       ch_request_t *r = ch->req_head;
       request_unlink(r);
@@ -1108,6 +1359,48 @@ static int send_wrapped(ch_channel_t *ch, ch_request_t *r, const uint8_t hash[32
   return rc;
 }
 
+/* Wraps and hands every segment of `r` to the engine. 0, or an error before any segment went
+ * (nothing queued); once the first is out, a failure of a later one is reported on `r`. */
+static int send_request_now(ch_channel_t *ch, ch_request_t *r, const uint8_t *payload, size_t len) {
+  size_t chunk;
+  uint32_t n = segments_for(&ch->mgr->cfg, len, &chunk);
+  uint8_t hash[LD_KECCAK256_LEN];
+  if (n > 1)
+    ld_keccak256(payload, len, hash);
+  int rc = n == 1 ? send_segment(ch, r, 0, payload, len)
+                  : send_wrapped(ch, r, hash, 0, n, payload, len, chunk);
+  for (uint32_t i = 1; rc == 0 && i < n; i++) {
+    rc = send_wrapped(ch, r, hash, i, n, payload, len, chunk);
+    if (rc != 0) { /* the first segments are out: the rest are reported failed */
+      r->dispatch_failed += n - i;
+      r->delivery_failed++;
+      snprintf(r->error, sizeof r->error, "segment %u of %u not sent: %s", i, n, ld_strerror(rc));
+      snprintf(r->delivery_error, sizeof r->delivery_error, "%s", r->error);
+      ch->report_due = true;
+      return 0;
+    }
+  }
+  return rc;
+}
+
+/* The send queue's limits: LD_ERR_LIMIT with the reason when one more payload would exceed them. */
+static int queue_admits(const ch_channel_t *ch, size_t len, char *why, size_t why_cap) {
+  const ld_channels_config_t *cfg = &ch->mgr->cfg;
+  if (ch->q_len + 1 > cfg->send_queue_max || ch->q_bytes + len > cfg->send_queue_max_bytes) {
+    snprintf(why, why_cap,
+             "send queue of channel %s full (%zu messages, %zu bytes waiting; at most %zu "
+             "messages, %zu bytes)",
+             ch->id, ch->q_len, ch->q_bytes, cfg->send_queue_max, cfg->send_queue_max_bytes);
+    return LD_ERR_LIMIT;
+  }
+  if (ch->n_requests >= cfg->max_requests) {
+    snprintf(why, why_cap, "too many messages in flight on the channel (at most %zu)",
+             cfg->max_requests);
+    return LD_ERR_LIMIT;
+  }
+  return 0;
+}
+
 int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *payload, size_t len,
                      bool ephemeral, char request_id[LD_CHANNEL_REQUEST_ID_LEN + 1], char *why,
                      size_t why_cap) {
@@ -1130,33 +1423,18 @@ int ld_channels_send(ld_channels_t *c, const char *channel_id, const uint8_t *pa
     snprintf(why, why_cap, "rate limit queue full (%zu messages waiting)", c->rl_queued);
     return LD_ERR_LIMIT;
   }
-  if (ch->n_requests >= c->cfg.max_requests) {
-    snprintf(why, why_cap, "too many messages in flight on the channel (at most %zu)",
-             c->cfg.max_requests);
-    return LD_ERR_LIMIT;
-  }
+  int rc = queue_admits(ch, len, why, why_cap);
+  if (rc != 0)
+    return rc;
   ch_request_t *r = request_new(ch, n, ephemeral);
   if (r == NULL) {
     snprintf(why, why_cap, "%s", ld_strerror(LD_ERR_NOMEM));
     return LD_ERR_NOMEM;
   }
-  uint8_t hash[LD_KECCAK256_LEN];
-  if (n > 1)
-    ld_keccak256(payload, len, hash);
-  int rc = n == 1 ? send_segment(ch, r, 0, payload, len)
-                  : send_wrapped(ch, r, hash, 0, n, payload, len, chunk);
-  for (uint32_t i = 1; rc == 0 && i < n; i++) {
-    rc = send_wrapped(ch, r, hash, i, n, payload, len, chunk);
-    if (rc != 0) { /* the first segments are out: the rest are reported failed */
-      r->dispatch_failed += n - i;
-      r->delivery_failed++;
-      snprintf(r->error, sizeof r->error, "segment %u of %u not sent: %s", i, n, ld_strerror(rc));
-      snprintf(r->delivery_error, sizeof r->delivery_error, "%s", r->error);
-      ch->report_due = true;
-      rc = 0;
-      break;
-    }
-  }
+  if (ch->q_head == NULL && can_dispatch(ch, r))
+    rc = send_request_now(ch, r, payload, len);
+  else if ((rc = queue_push(ch, r, payload, len)) == 0)
+    queue_persist(ch, ch->q_tail);
   if (rc != 0) {
     snprintf(why, why_cap, "%s", ld_strerror(rc));
     request_unlink(r);

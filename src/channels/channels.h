@@ -32,10 +32,19 @@
  * acknowledged. Received segments are reassembled per (sender, hash) and delivered whole once
  * keccak256 matches. Partial reassemblies are not persisted.
  *
+ * Send queue and pacing: a send goes to the engine only while its outgoing buffer has room for
+ * every segment (sds.max_outgoing), so that the engine never gives up an unacknowledged message
+ * to make room; until then it waits, in order, in the channel's send queue (persisted, bounded by
+ * send_queue_max / _bytes: beyond, LD_ERR_LIMIT). Whatever the channels hand to the
+ * MessagingClient (first transmissions, retransmissions, syncs, repairs) waits in the rate
+ * limiter's FIFOs while the relay's peers have LD_CHANNELS_NET_BACKLOG_BYTES waiting to be
+ * written, so that a burst is never dropped by the relay's per-peer cap.
+ *
  * Limits: LD_CHANNELS_MAX_CHANNELS channels; per channel `max_requests` requests whose events are
- * not all reported (beyond: LD_ERR_LIMIT); the engine's own limits (sds.h); payloads up to
- * LD_SEGMENT_MAX_SEGMENTS segments; reassembly per channel: LD_SEGMENT_DEFAULT_MAX_SETS sets,
- * LD_SEGMENT_DEFAULT_MAX_BYTES bytes, LD_SEGMENT_DEFAULT_TIMEOUT_MS.
+ * not all reported (beyond: LD_ERR_LIMIT); the send queue; the engine's own limits (sds.h);
+ * payloads up to LD_SEGMENT_MAX_SEGMENTS segments; reassembly per channel:
+ * LD_SEGMENT_DEFAULT_MAX_SETS sets, LD_SEGMENT_DEFAULT_MAX_BYTES bytes,
+ * LD_SEGMENT_DEFAULT_TIMEOUT_MS.
  *
  * Threading: the node's loop thread only. */
 #ifndef LD_CHANNELS_CHANNELS_H
@@ -58,7 +67,22 @@
 
 /* The LIP's segment size: larger payloads are sent as LIP-243 segments (channels/segment.h). */
 #define LD_CHANNELS_DEFAULT_SEGMENT_SIZE 102400u
-#define LD_CHANNELS_DEFAULT_MAX_REQUESTS 2000u
+/* Requests whose events are not all reported, per channel: a burst of 20,000 sends fits. */
+#define LD_CHANNELS_DEFAULT_MAX_REQUESTS 50000u
+/* The send queue of a channel: sends accepted by ld_channels_send that wait for room in the
+ * engine's outgoing buffer (sds.max_outgoing unacknowledged messages) or on the network. */
+#define LD_CHANNELS_DEFAULT_SEND_QUEUE 50000u
+#define LD_CHANNELS_DEFAULT_SEND_QUEUE_BYTES (64u * 1024 * 1024)
+/* The network takes more while most relay peers have at most this many bytes waiting to be
+ * written (half gossipsub's per-peer cap, beyond which frames are dropped); polled this often
+ * while a queue waits for it. */
+#define LD_CHANNELS_NET_BACKLOG_BYTES (1024u * 1024)
+#define LD_CHANNELS_NET_POLL_MS 1u
+/* The channels' state is written to SQLite in one transaction per this many ms (write-behind;
+ * closing a channel or the manager commits at once). */
+#define LD_CHANNELS_COMMIT_MS 5u
+/* Acknowledgement syncs (sds.h ack_sync_delay_ms) of the channel layer. */
+#define LD_CHANNELS_DEFAULT_ACK_SYNC_MS 100u
 #define LD_CHANNELS_DEFAULT_EPOCH_MS 600000u /* the RLN epoch of the LIP: 600 s */
 #define LD_CHANNELS_DEFAULT_MAX_QUEUED 10000u
 #define LD_CHANNELS_DEFAULT_MAX_QUEUED_BYTES (64u * 1024 * 1024)
@@ -87,6 +111,10 @@ typedef struct ld_channels_config {
    * LD_SEGMENT_OVERHEAD. */
   size_t segment_size; /* LD_CHANNELS_DEFAULT_SEGMENT_SIZE */
   size_t max_requests; /* per channel, LD_CHANNELS_DEFAULT_MAX_REQUESTS */
+  /* Per channel: the send queue's bounds (LD_CHANNELS_DEFAULT_SEND_QUEUE, _BYTES). A send that
+   * would exceed them is refused with LD_ERR_LIMIT; nothing accepted is given up for room. */
+  size_t send_queue_max;
+  size_t send_queue_max_bytes;
   /* The SQLite file of the channels' state (channels/channel_store.h), opened at the first
    * create; "" = no persistence. A channel created again (same ID and sender, in this or a
    * later manager) resumes from it: Lamport clock, log, unacknowledged own messages (their
@@ -95,7 +123,8 @@ typedef struct ld_channels_config {
   /* Rate limit manager (off by default, as the LIP's RateLimitConfig): every message the
    * channels hand to the MessagingClient (content, retransmission, sync, repair) counts against
    * a budget of rate_limit_per_epoch per epoch of rate_limit_epoch_ms (wall clock, epoch =
-   * now div period, as RLN's); beyond it messages wait in FIFOs shared by the node's channels
+   * now div period, as RLN's); beyond it (and, rate limit on or off, while the network is
+   * backlogged, see above) messages wait in FIFOs shared by the node's channels
    * and go out at the next epochs: first transmissions and repair answers first, in order, then
    * retransmissions and syncs (a retransmission of a message already waiting is not queued
    * twice). The FIFOs hold at most rate_limit_max_queued
@@ -124,6 +153,10 @@ void ld_channels_set_test_rate_limit(uint64_t epoch_ms, uint64_t per_epoch);
  * timeout set, a message is retransmitted up to 10 times. Any thread. */
 void ld_channels_set_test_timing(uint64_t repair_t_min_ms, uint64_t repair_t_max_ms,
                                  uint64_t sync_interval_ms, uint64_t ack_timeout_ms);
+
+/* Tests only: the engine's outgoing buffer and the send queue's length that
+ * ld_channels_config_default gives from now on in this process (0 keeps a default). Any thread. */
+void ld_channels_set_test_limits(size_t max_outgoing, size_t send_queue_max);
 
 typedef struct ld_channels ld_channels_t;
 
@@ -170,6 +203,12 @@ typedef int (*ld_channel_crypto_fn)(void *user_data, const uint8_t *in, size_t i
  * LD_CHANNELS_MAX_CHANNELS), LD_ERR_NOMEM. */
 int ld_channels_set_encryption(ld_channels_t *c, const char *channel_id, ld_channel_crypto_fn enc,
                                ld_channel_crypto_fn dec, void *user_data);
+
+/* True when `msg` is a channel message (the marker in `meta`) on the content topic of one of the
+ * manager's channels: the channel layer consumes it and reports what it delivers as
+ * LD_EVENT_CHANNEL_RECEIVED, so the C library does not repeat it as a message_received event
+ * (whose byte fields are JSON integer arrays: 19 KB of bloom filter become ~100 KB of JSON). */
+bool ld_channels_consumes(const ld_channels_t *c, const ld_waku_message_t *msg);
 
 /* The engine's counters of a channel (tests, metrics); false for an unknown channel. */
 bool ld_channels_stats(const ld_channels_t *c, const char *channel_id, ld_sds_stats_t *out);

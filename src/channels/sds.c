@@ -188,6 +188,42 @@ static int on_sync_timer(ld_sds_t *s) {
   return rc < 0 ? rc : 0;
 }
 
+static void arm_ack_sync(ld_sds_t *s) {
+  if (sds_arm(s, &s->ack_sync_timer, s->now + s->cfg.ack_sync_delay_ms) != 0)
+    s->stats.refused++; /* out of memory: the next content received re-arms it */
+  else
+    s->ack_sync_armed = true;
+}
+
+void sds_ack_sync_on_content(ld_sds_t *s) {
+  s->rx_since_sync++;
+  if (s->cfg.ack_sync_delay_ms == 0)
+    return;
+  if (s->ack_syncs_owed == 0)
+    s->ack_syncs_owed = 1;
+  if (!s->ack_sync_armed)
+    arm_ack_sync(s);
+}
+
+/* One acknowledgement sync; more while messages received since the previous one were beyond
+ * the causal history (acknowledged only by bloom hits, which take possible_acks_threshold). */
+static int on_ack_sync_timer(ld_sds_t *s) {
+  s->ack_sync_armed = false;
+  uint64_t received = s->rx_since_sync;
+  int rc = sds_send_sync(s);
+  if (rc < 0)
+    return rc;
+  if (rc == 1)
+    s->stats.ack_syncs_sent++;
+  if (received > s->cfg.causal_history_size)
+    s->ack_syncs_owed = s->cfg.possible_acks_threshold - 1;
+  else if (s->ack_syncs_owed > 0)
+    s->ack_syncs_owed--;
+  if (s->ack_syncs_owed > 0)
+    arm_ack_sync(s);
+  return 0;
+}
+
 static int on_repair_sync_timer(ld_sds_t *s) {
   if (!sds_repair_request_due(s))
     return 0;
@@ -214,6 +250,8 @@ static int dispatch_timer(ld_sds_t *s, sds_timer_t *t) {
     return on_sync_timer(s);
   case TK_REPAIR_SYNC:
     return on_repair_sync_timer(s);
+  case TK_ACK_SYNC:
+    return on_ack_sync_timer(s);
   default:
     return LD_ERR_INTERNAL;
   }
@@ -349,6 +387,7 @@ int ld_sds_new(const ld_sds_config_t *cfg, const char *channel_id, const char *s
   s->rng = seed(cfg);
   s->sync_timer.kind = TK_SYNC;
   s->repair_sync_timer.kind = TK_REPAIR_SYNC;
+  s->ack_sync_timer.kind = TK_ACK_SYNC;
   ld_timerheap_init(&s->timers);
   int rc = s->channel_id == NULL || s->self == NULL ? LD_ERR_NOMEM : init_maps(s);
   if (rc == 0)

@@ -41,7 +41,8 @@
  *   channel is idle: after a random delay in [0, sync_interval_ms) that restarts when a content
  *   message is sent or a sync received (×1), when content is received (×0.5, to acknowledge it
  *   sooner) and after each sync (×2), as js-waku's ReliableChannel does. None is sent while there
- *   is neither history nor a repair request to carry.
+ *   is neither history nor a repair request to carry. With `ack_sync_delay_ms`, received content
+ *   also brings acknowledgement syncs (see the configuration).
  * - SDS-R timing (identical for every participant, as js-waku computes it): H(x) = the first 8
  *   bytes of SHA-256(x) as a big-endian integer; T_req = now + H(self ‖ id) mod (T_max − T_min) +
  *   T_min; T_resp = now + (H(self) XOR H(sender)) · H(id) mod T_max (the original sender answers
@@ -84,6 +85,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "channels/sds_wire.h"
 
 typedef struct ld_sds ld_sds_t;
@@ -104,6 +106,12 @@ typedef struct ld_sds_config {
   uint32_t max_fetches;       /* 5; 0 = no FETCH events */
   /* sync */
   uint64_t sync_interval_ms; /* 30 000 (js-waku); 0 = no periodic sync */
+  /* Acknowledgement syncs: content received makes a sync go out at most this long after it, and
+   * while the content received since the previous sync exceeds what one causal history names,
+   * further ones every ack_sync_delay_ms until each message was in possible_acks_threshold bloom
+   * filters (so that a burst is acknowledged within a few delays, not the 30 s sync interval).
+   * 0 = off (js-waku's behaviour: only the random periodic sync). */
+  uint64_t ack_sync_delay_ms; /* 0 */
   /* SDS-R */
   bool repair;                     /* true */
   uint64_t repair_t_min_ms;        /* 30 000 */
@@ -276,7 +284,7 @@ typedef struct ld_sds_stats {
   uint64_t sent, retransmitted, acked_by_history, acked_by_bloom, send_failed;
   uint64_t delivered, buffered, duplicates, own, foreign, refused, ephemeral, syncs_sent,
       syncs_received;
-  uint64_t bloom_size_mismatch, bloom_rebuilds;
+  uint64_t bloom_size_mismatch, bloom_rebuilds, ack_syncs_sent;
   uint64_t missing, missing_untracked, fetches, lost, dropped;
   uint64_t repair_requests_sent, repairs_answered, repairs_untracked;
 } ld_sds_stats_t;
@@ -305,12 +313,18 @@ int ld_sds_restore_logged(ld_sds_t *s, uint64_t lamport, const char *id, size_t 
                           const char *sender, size_t sender_len, const uint8_t *hint,
                           size_t hint_len);
 
-/* An own content message not acknowledged yet: `wire` is the encoded SdsMessage as sent;
+/* An own content message not acknowledged yet: `wire` is the encoded SdsMessage as sent, or as
+ * ld_sds_strip_bloom left it (then it is retransmitted with the engine's bloom filter of now);
  * `*message_id` (may be NULL) gets its ID (heap). Errors: the decoder's; LD_ERR_MALFORMED (not a
  * content message of this channel and sender, or more retransmissions than configured);
  * LD_ERR_EXISTS; LD_ERR_NOMEM. */
 int ld_sds_restore_outgoing(ld_sds_t *s, uint64_t now_ms, const uint8_t *wire, size_t len,
                             uint32_t retransmissions, char **message_id);
+
+/* Re-encodes the SdsMessage `wire` without its bloom filter (19 KB of a js-waku-sized one) into
+ * `out` (reset first): what persistence stores of a message whose filter is rebuilt anyway.
+ * Errors: the decoder's and the encoder's; LD_ERR_NOMEM. */
+int ld_sds_strip_bloom(const uint8_t *wire, size_t len, ld_buf_t *out);
 
 /* The message ID of the Reliable Channel LIP: lowercase hex of
  * keccak256(sender_id ‖ decimal(unix_ns) ‖ content) — unique per sender and send even for

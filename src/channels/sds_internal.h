@@ -22,7 +22,15 @@
 #define SDS_DEP_COST 64u
 
 /* Timers of every kind share one heap; the kind says which struct embeds the timer. */
-enum { TK_OUTGOING = 1, TK_INCOMING, TK_MISSING, TK_RESPONSE, TK_SYNC, TK_REPAIR_SYNC };
+enum {
+  TK_OUTGOING = 1,
+  TK_INCOMING,
+  TK_MISSING,
+  TK_RESPONSE,
+  TK_SYNC,
+  TK_REPAIR_SYNC,
+  TK_ACK_SYNC
+};
 
 typedef struct sds_timer {
   ld_timer_t t; /* first member: a popped ld_timer_t* is the sds_timer_t* */
@@ -154,6 +162,10 @@ struct ld_sds {
   sds_timer_t sync_timer;
   sds_timer_t repair_sync_timer; /* a sync to carry due repair requests */
   uint64_t last_repair_sync;
+  sds_timer_t ack_sync_timer; /* acknowledgement syncs (cfg.ack_sync_delay_ms) */
+  bool ack_sync_armed;
+  uint32_t ack_syncs_owed;
+  uint64_t rx_since_sync; /* content messages received since the last sync sent */
 
   sds_event_node_t *ev_head, *ev_tail;
   size_t ev_len;
@@ -173,6 +185,8 @@ void sds_disarm(ld_sds_t *s, sds_timer_t *t);
 uint64_t sds_random(ld_sds_t *s);
 uint64_t sds_lamport_tick(ld_sds_t *s);
 void sds_restart_sync(ld_sds_t *s, unsigned half_steps); /* delay × half_steps / 2 */
+/* Content received: an acknowledgement sync within cfg.ack_sync_delay_ms (when on). */
+void sds_ack_sync_on_content(ld_sds_t *s);
 char *sds_strndup(const char *p, size_t n);
 uint8_t *sds_memdup(const void *p, size_t n);
 int sds_entry_copy(sds_entry_t *dst, const ld_sds_history_entry_t *src);

@@ -360,6 +360,7 @@ int sds_send_sync(ld_sds_t *s) {
   else if ((rc = sds_emit_send(s, LD_SDS_SEND_SYNC, id, wire.data, wire.len)) == 0) {
     sds_commit_repair_requests(s, d.requested, d.msg.repair_request_len);
     s->stats.syncs_sent++;
+    s->rx_since_sync = 0;
   }
   ld_buf_clear(&wire);
   free(d.history);

@@ -67,8 +67,20 @@ int ld_sds_restore_outgoing(ld_sds_t *s, uint64_t now_ms, const uint8_t *wire, s
     ld_sds_message_clear(&m);
     return LD_ERR_NOMEM;
   }
-  if ((rc = sds_begin(s, now_ms)) == 0)
+  ld_buf_t with_bloom; /* stored without its bloom filter: retransmitted with the current one */
+  ld_buf_init(&with_bloom);
+  if (!m.has_bloom) {
+    m.has_bloom = true;
+    m.bloom = s->bloom.data;
+    m.bloom_len = s->bloom.params.bytes;
+    if ((rc = ld_sds_message_encode(&m, &with_bloom)) == 0) {
+      wire = with_bloom.data;
+      len = with_bloom.len;
+    }
+  }
+  if (rc == 0 && (rc = sds_begin(s, now_ms)) == 0)
     rc = sds_outgoing_restore(s, m.message_id, m.message_id_len, wire, len, retransmissions);
+  ld_buf_clear(&with_bloom);
   if (rc == 0)
     ld_sds_restore_lamport(s, m.lamport);
   ld_sds_message_clear(&m);
@@ -79,4 +91,18 @@ int ld_sds_restore_outgoing(ld_sds_t *s, uint64_t now_ms, const uint8_t *wire, s
   if (message_id != NULL)
     *message_id = id;
   return 0;
+}
+
+int ld_sds_strip_bloom(const uint8_t *wire, size_t len, ld_buf_t *out) {
+  ld_buf_reset(out);
+  ld_sds_message_t m;
+  ld_sds_message_init(&m);
+  int rc = ld_sds_message_decode(wire, len, &m, NULL, 0);
+  if (rc == 0) {
+    m.has_bloom = false;
+    m.bloom_len = 0;
+    rc = ld_sds_message_encode(&m, out);
+  }
+  ld_sds_message_clear(&m);
+  return rc;
 }

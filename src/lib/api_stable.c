@@ -137,6 +137,8 @@ static void on_received(int kind, const void *payload, void *ud) {
   (void)kind;
   listeners_t *l = ud;
   const ld_messaging_received_event_t *ev = payload;
+  if (ld_channels_consumes(ld_lib_ctx_channels(l->ctx), ev->msg))
+    return; /* reported as channel_message_received */
   size_t len = 0;
   char *json = ld_lib_event_received_json(ev->hash, ev->msg, &len);
   emit_built(l->ctx, LD_LIB_LISTENER_MESSAGE_RECEIVED, json, len);

@@ -112,12 +112,38 @@ int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_confi
   return 0;
 }
 
+static bool rln_named_on(const ld_node_config_t *node) {
+  if (node->rln.enabled)
+    return true;
+  for (size_t i = 0; i < node->n_inert; i++)
+    if (strcmp(node->inert[i], "rln-relay") == 0)
+      return true;
+  return false;
+}
+
+bool ld_lib_channels_rln_budget(const ld_node_config_t *node, ld_channels_config_t *out) {
+  if (!rln_named_on(node))
+    return false;
+  const ld_node_rln_config_t *rln = &node->rln;
+  uint64_t epoch_sec = rln->epoch_sec != 0 ? rln->epoch_sec : LD_NODE_RLN_DEFAULT_EPOCH_SEC;
+  uint64_t limit = rln->user_message_limit != 0 ? rln->user_message_limit
+                                                : LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT;
+  out->rate_limit = true;
+  out->rate_limit_epoch_ms = epoch_sec * 1000u;
+  out->rate_limit_per_epoch = limit;
+  return true;
+}
+
 int ld_lib_channels_start(ld_lib_ctx_t *ctx, ld_channels_t **out, char *why, size_t why_cap) {
   ld_channels_config_t cfg;
   const ld_lib_config_t *lc = ld_lib_ctx_config(ctx);
   int rc = ld_lib_channels_config(&lc->channels, &cfg, why, why_cap);
   if (rc != 0)
     return rc;
+  if (ld_lib_channels_rln_budget(&lc->node, &cfg))
+    LD_INFO("lib", "channels: rate limit from RLN: %llu messages per %llu ms epoch",
+            (unsigned long long)cfg.rate_limit_per_epoch,
+            (unsigned long long)cfg.rate_limit_epoch_ms);
   snprintf(cfg.state_path, sizeof cfg.state_path, "%s/%s", lc->storage_path, LD_CHANNEL_STORE_FILE);
   *out = ld_channels_new(ld_lib_ctx_loop(ctx), ld_lib_ctx_messaging(ctx), &cfg, &rc);
   if (*out == NULL)

@@ -17,6 +17,7 @@
 
 #include "channels/channels.h"
 #include "lib/config_json.h"
+#include "node/config.h"
 
 typedef struct ld_lib_ctx ld_lib_ctx_t;
 
@@ -34,7 +35,17 @@ typedef struct ld_lib_ctx ld_lib_ctx_t;
 int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_config_t *out, char *why,
                            size_t why_cap);
 
-/* Creates the context's channel manager on its started messaging client. Worker thread. */
+/* The rate limit manager's budget under RLN. RLN is on with --rln-relay (kernel options) or when
+ * messagingOverrides name an RLN contract (rlnContractAddress, c-api.md §5.4: "also turns RLN
+ * on"); then the rate limit is on with the RLN epoch (rln-relay-epoch-sec, LD_NODE_RLN_DEFAULT_
+ * EPOCH_SEC when unset) and the user message limit per epoch (rln-relay-user-message-limit,
+ * LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT when unset), whatever the channelsOverrides say: a relay
+ * with RLN refuses what exceeds them. Returns true when it applied them; without RLN `out` is
+ * left as channelsOverrides made it. */
+bool ld_lib_channels_rln_budget(const ld_node_config_t *node, ld_channels_config_t *out);
+
+/* Creates the context's channel manager on its started messaging client (its rate limit from
+ * the node's RLN settings when RLN is on, see above). Worker thread. */
 int ld_lib_channels_start(ld_lib_ctx_t *ctx, ld_channels_t **out, char *why, size_t why_cap);
 
 /* Frees it (NULL is a no-op); before the messaging client is freed. Worker thread. */

@@ -16,7 +16,10 @@
  * - with the rate limit on (2 messages per 3 s epoch), eight sends queue and go out over at
  *   least four epochs, all sent, delivered and received in order;
  * - the encryption hook (liblogosdelivery_channels.h) is applied per segment: a receiver without
- *   it sees the ciphertext, one with it the plain text. */
+ *   it sees the ciphertext, one with it the plain text;
+ * - a burst beyond the outgoing buffer waits in the send queue (beyond the queue's bound a send
+ *   is refused with a clear error), survives a restart of the sender, and is delivered whole
+ *   once the other participant joins: nothing given up, lost or duplicated. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -793,6 +796,59 @@ static int setup(void **state) {
   return mkdtemp(g_dir) != NULL ? 0 : -1;
 }
 
+/* ---- send queue ---------------------------------------------------------------------------------
+ */
+
+/* A burst larger than the outgoing buffer (4 here) while the only other participant does not
+ * acknowledge yet (its channel is not created): 4 messages go to SDS, 8 wait in the send queue
+ * (its bound), the 13th send is refused with the queue's error; the sender is destroyed and
+ * created again (the queued sends come back from its state), then the other participant joins:
+ * every accepted message is received once and in order, and acknowledged under its request
+ * ID; none is given up. */
+static void a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue(void **state) {
+  (void)state;
+  ld_channels_set_test_timing(200, 1000, 2000, 1000);
+  ld_channels_set_test_limits(4, 8);
+  node_t *b = node_start_in("queue-b", "");
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", b->addr);
+  node_t *a = node_start_in("queue-a", fields);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  char ids[12][64];
+  for (int i = 0; i < 12; i++) {
+    char text[32];
+    snprintf(text, sizeof text, "burst-%02d", i);
+    channel_send_text(a, text, ids[i]);
+  }
+  channel_send_json(a, "room", "{\"payload\":\"YQ==\"}", RET_ERR,
+                    PREFIX "ChannelSend failed: send queue of channel room full (8 messages, 64 "
+                           "bytes waiting; at most 8 messages, 67108864 bytes)",
+                    NULL);
+  node_free(a);
+  a = node_start_in("queue-a", fields);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  for (int i = 0; i < 12; i++) {
+    req_event_t delivered = {"channel_message_delivered", ids[i]};
+    assert_true(wait_until(a, pred_event, &delivered));
+  }
+  assert_int_equal(count(a, "channel_message_delivery_error", NULL, NULL), 0);
+  char want[32];
+  snprintf(want, sizeof want, "burst-%02d", 11);
+  assert_true(wait_until(b, pred_received, want));
+  char got[32][64];
+  int k = received_texts(b, got, 32);
+  assert_int_equal(k, 12);
+  for (int i = 0; i < 12; i++) {
+    snprintf(want, sizeof want, "burst-%02d", i);
+    assert_string_equal(got[i], want);
+  }
+  ld_channels_set_test_limits(0, 0);
+  ld_channels_set_test_timing(0, 0, 0, 0);
+  node_free(a);
+  node_free(b);
+}
+
 static int teardown(void **state) {
   (void)state;
   char cmd[128];
@@ -809,6 +865,7 @@ int main(void) {
       cmocka_unit_test(a_large_payload_crosses_as_segments),
       cmocka_unit_test(sends_over_the_rate_limit_wait_for_the_next_epochs),
       cmocka_unit_test(the_encryption_hook_is_applied_per_segment),
+      cmocka_unit_test(a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue),
   };
   if (getenv("LD_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("LD_TEST_FILTER"));

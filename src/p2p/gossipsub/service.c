@@ -1449,6 +1449,23 @@ int ld_gs_service_topic_stats(const ld_gs_service_t *svc, const char *topic,
   return ld_gs_router_topic_stats(svc->router, topic, out);
 }
 
+void ld_gs_service_backlog(const ld_gs_service_t *svc, size_t threshold, size_t *over,
+                           size_t *total) {
+  *over = *total = 0;
+  if (svc == NULL)
+    return;
+  ld_hashmap_iter_t it = {0};
+  void *value;
+  while (ld_hashmap_next(svc->peers, &it, NULL, NULL, &value)) {
+    const gs_peer_t *p = value;
+    if (!p->added)
+      continue;
+    (*total)++;
+    if ((p->out != NULL ? ld_stream_buffered(p->out) : 0) + p->pending.len > threshold)
+      (*over)++;
+  }
+}
+
 size_t ld_gs_service_peers(const ld_gs_service_t *svc, ld_gs_peer_info_t *out, size_t cap) {
   if (svc == NULL)
     return 0;

@@ -217,6 +217,14 @@ typedef struct ld_gs_peer_info {
  * many there are. */
 size_t ld_gs_service_peers(const ld_gs_service_t *svc, ld_gs_peer_info_t *out, size_t cap);
 
+/* Outbound backlog: of the pubsub peers, how many (`*over`) have more than
+ * `threshold` bytes waiting to be written (the stream's buffer beyond the flow-control window
+ * plus the frames queued before it opened), and how many there are (`*total`). A publisher that
+ * waits while most of them are over keeps its frames under the per-peer cap (max_queued_bytes),
+ * beyond which they would be dropped. */
+void ld_gs_service_backlog(const ld_gs_service_t *svc, size_t threshold, size_t *over,
+                           size_t *total);
+
 typedef struct ld_gs_service_stats {
   ld_gs_stats_t router;
   uint64_t frames_in, frames_out;

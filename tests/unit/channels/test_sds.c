@@ -1246,6 +1246,50 @@ static void sync_messages(void **state) {
   ld_sds_free(b);
 }
 
+/* With ack_sync_delay_ms, a burst received is acknowledged by syncs within a few delays: one
+ * sync at most the delay after the first receipt, and as the burst exceeds what a causal history
+ * names, one more, so that every message is in possible_acks_threshold (2) bloom filters. Then
+ * the syncs stop. (Without it, the next sync is the random periodic one: up to 30 s.) */
+static void acknowledgement_syncs_follow_a_burst(void **state) {
+  (void)state;
+  ld_sds_config_t c = test_cfg();
+  c.sync_interval_ms = 30000;
+  c.ack_sync_delay_ms = 100;
+  ld_sds_t *a = make(&c, "alice", T0), *b = make(&c, "bob", T0);
+  for (int i = 0; i < 10; i++) {
+    char id[8];
+    snprintf(id, sizeof id, "m%d", i);
+    size_t len;
+    uint8_t *wire = send_msg(a, T0, id, "x", &len);
+    assert_int_equal(recv_bytes(b, T0 + 1, wire, len), LD_SDS_RX_DELIVERED);
+    free(wire);
+  }
+  discard(b);
+  assert_true(ld_sds_next_deadline(b) <= T0 + 1 + 100);
+  events_t e = {0}, ea = {0};
+  size_t acked = 0;
+  uint64_t now = T0 + 1;
+  for (int round = 0; round < 2; round++) {
+    now = ld_sds_next_deadline(b);
+    assert_true(now <= T0 + 1 + 100 * (round + 1));
+    assert_int_equal(ld_sds_handle_timeout(b, now), 0);
+    take(b, &e);
+    assert_int_equal(count_sends(&e, LD_SDS_SEND_SYNC), 1);
+    const ld_sds_event_t *sync = nth_send(&e, LD_SDS_SEND_SYNC, 0);
+    assert_int_equal(recv_bytes(a, now, sync->data, sync->len), LD_SDS_RX_SYNC);
+    take(a, &ea);
+    acked += count(&ea, LD_SDS_EV_ACKNOWLEDGED);
+  }
+  assert_int_equal(acked, 10); /* 2 by the causal history, 8 by two bloom hits */
+  assert_int_equal(stats(a).outgoing_len, 0);
+  assert_int_equal(stats(b).ack_syncs_sent, 2);
+  assert_true(ld_sds_next_deadline(b) > now + 1000); /* only the periodic sync is left */
+  events_free(&e);
+  events_free(&ea);
+  ld_sds_free(a);
+  ld_sds_free(b);
+}
+
 /* ---- limits --------------------------------------------------------------------------------- */
 
 static void event_queue_limit(void **state) {
@@ -1409,6 +1453,7 @@ int main(void) {
       cmocka_unit_test(repair_answer_conditions),
       cmocka_unit_test(fetch_events),
       cmocka_unit_test(sync_messages),
+      cmocka_unit_test(acknowledgement_syncs_follow_a_burst),
       cmocka_unit_test(event_queue_limit),
       cmocka_unit_test(log_cache_and_bloom_bounds),
       cmocka_unit_test(thousands_of_dependencies),
