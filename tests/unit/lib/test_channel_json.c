@@ -56,7 +56,8 @@ static void with_rln_the_budget_is_the_rln_epoch_and_message_limit(void **state)
   (void)state;
   ld_channels_config_t c;
   /* messagingOverrides naming an RLN contract turn RLN on (c-api.md §5.4) */
-  channels_config("{\"messagingOverrides\":{\"rlnContractAddress\":\"0xabc\","
+  channels_config("{\"messagingOverrides\":{\"rlnContractAddress\":"
+                  "\"0xB9cd878C90E49F797B4431fBF4fb333108CB90e6\","
                   "\"rlnEpochSizeSec\":600},\"channelsOverrides\":{\"rateLimitEnabled\":false,"
                   "\"rateLimitEpochPeriodSec\":7,\"rateLimitMessagesPerEpoch\":3}}",
                   &c);
@@ -77,7 +78,9 @@ static void with_rln_the_budget_is_the_rln_epoch_and_message_limit(void **state)
 static void with_rln_and_no_limits_given_the_node_defaults_apply(void **state) {
   (void)state;
   ld_channels_config_t c;
-  channels_config("{\"messagingOverrides\":{\"rlnContractAddress\":\"0xabc\"}}", &c);
+  channels_config("{\"messagingOverrides\":{\"rlnContractAddress\":"
+                  "\"0xB9cd878C90E49F797B4431fBF4fb333108CB90e6\"}}",
+                  &c);
   assert_true(c.rate_limit);
   assert_int_equal(c.rate_limit_epoch_ms, LD_NODE_RLN_DEFAULT_EPOCH_SEC * 1000u);
   assert_int_equal(c.rate_limit_per_epoch, LD_NODE_RLN_DEFAULT_USER_MESSAGE_LIMIT);
