@@ -165,8 +165,8 @@ describe('RLN-relay: js-waku relay peers with zerokit and our node', { skip: SKI
     const b = await p.publish(second);
     const sentinel = proved('sentinel', 2);
     const c = await p.publish(sentinel);
-    await q.waitHash(a.hash, { timeoutMs: 30_000 });
-    await q.waitHash(c.hash, { timeoutMs: 30_000 });
+    await q.waitHash(a.hash, { timeoutMs: 90_000 });
+    await q.waitHash(c.hash, { timeoutMs: 90_000 });
     assert.equal(q.received.some((x) => x.hash === b.hash), false, 'the double signal crossed our node');
     assert.equal(validator.validate(first.payload, first.timestamp, first.rateLimitProof), 'valid');
     assert.equal(validator.validate(second.payload, second.timestamp, second.rateLimitProof), 'spam');

@@ -156,10 +156,16 @@ int http_raw(uint16_t port, const void *data, size_t len, http_response_t *out) 
   int fd = connect_local(port);
   if (fd < 0)
     return -1;
+  /* A server may answer before it has read the whole request (413 on a body over its cap) and
+   * close, failing the rest of the send: the answer it gave is still read, as curl would. */
   int rc = send_all(fd, data, len);
   size_t n = 0;
-  char *raw = rc == 0 ? read_all(fd, &n) : NULL;
+  char *raw = read_all(fd, &n);
   close(fd);
+  if (raw != NULL && rc != 0 && n == 0) {
+    free(raw);
+    raw = NULL;
+  }
   if (raw == NULL)
     return -1;
   return parse_response(raw, n, out);
