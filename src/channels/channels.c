@@ -674,7 +674,17 @@ static void on_messaging_outcome(int kind, const void *payload, void *ud) {
   persist_commit(ch);
 }
 
+#define MARKER_FAMILY "RELIABLE-CHANNEL-API/"
+#define MARKER_FAMILY_LEN (sizeof MARKER_FAMILY - 1)
+
+/* Whether a received Waku message may be channel traffic. js-waku's ReliableChannel (@waku/sdk)
+ * sends SDS bytes as the payload with no `meta` and ignores `meta` on receipt, so the marker
+ * cannot gate ingress: only another version of the marker is refused. Anything else on a
+ * channel's content topic is offered to its engine, which drops what does not decode as SDS or
+ * carries another channel ID. */
 static bool is_channel_message(const ld_waku_message_t *msg) {
+  if (msg->meta_len < MARKER_FAMILY_LEN || memcmp(msg->meta, MARKER_FAMILY, MARKER_FAMILY_LEN) != 0)
+    return true;
   return msg->meta_len == MARKER_LEN && memcmp(msg->meta, LD_CHANNELS_MARKER, MARKER_LEN) == 0;
 }
 

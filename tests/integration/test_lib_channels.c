@@ -16,7 +16,9 @@
  * - with the rate limit on (2 messages per 3 s epoch), eight sends queue and go out over at
  *   least four epochs, all sent, delivered and received in order;
  * - the encryption hook (liblogosdelivery_channels.h) is applied per segment: a receiver without
- *   it sees the ciphertext, one with it the plain text. */
+ *   it sees the ciphertext, one with it the plain text;
+ * - an SDS message sent as a plain Waku message (no `meta` marker, as js-waku's ReliableChannel
+ *   sends them) on the channel's content topic is channel traffic: it is delivered. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,6 +37,7 @@
 #include "base/base64.h"
 #include "base/clock.h"
 #include "channels/channels.h"
+#include "channels/sds_wire.h"
 #include "liblogosdelivery.h"
 #include "liblogosdelivery_channels.h"
 #include "node/fanout.h"
@@ -788,6 +791,59 @@ static void the_encryption_hook_is_applied_per_segment(void **state) {
   node_free(a);
 }
 
+/* ---- channel traffic without the meta marker (js-waku's ReliableChannel) -------------------- */
+
+/* A plain Messaging API send (no `meta`) whose payload is an SDS content message of channel
+ * "room", as js-waku's ReliableChannel puts it on the wire. */
+static void send_unmarked_sds(node_t *n, const char *text) {
+  ld_sds_message_t m;
+  ld_sds_message_init(&m);
+  m.sender_id = "js-sender";
+  m.sender_id_len = strlen(m.sender_id);
+  m.message_id = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
+  m.message_id_len = strlen(m.message_id);
+  m.channel_id = "room";
+  m.channel_id_len = strlen(m.channel_id);
+  m.has_lamport = true;
+  m.lamport = ld_wall_ns() / 1000000u;
+  m.has_content = true;
+  m.content = (const uint8_t *)text;
+  m.content_len = strlen(text);
+  ld_buf_t wire;
+  ld_buf_init(&wire);
+  assert_int_equal(ld_sds_message_encode(&m, &wire), 0);
+  char b64[512], json[1024];
+  assert_true(ld_base64_encode(wire.data, wire.len, b64, sizeof b64) > 0);
+  ld_buf_clear(&wire);
+  snprintf(json, sizeof json, "{\"contentTopic\":\"%s\",\"payload\":\"%s\"}", CTOPIC, b64);
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_send(n->ctx, on_reply, &r, json), RET_OK);
+  reply_expect(&r, RET_OK, NULL, NULL, 0);
+}
+
+static void an_unmarked_sds_message_is_channel_traffic(void **state) {
+  (void)state;
+  node_t *a = node_start_in("unmarked-a", "");
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
+  node_t *b = node_start_in("unmarked-b", fields);
+  channel_create(a, "room", CTOPIC, "c-receiver", RET_OK, "room");
+  /* b's relay reaches a once a's subscription is in b's mesh: send until it is delivered */
+  uint64_t deadline = ld_now_ms() + WAIT_MS;
+  while (!has_received(a, "NO-MARKER")) {
+    if (ld_now_ms() >= deadline)
+      fail_msg("an SDS message without the meta marker was not delivered");
+    send_unmarked_sds(b, "NO-MARKER");
+    pthread_mutex_lock(&a->mu);
+    tw_cond_wait_ms(&a->cv, &a->mu, 1000);
+    pthread_mutex_unlock(&a->mu);
+  }
+  assert_int_equal(count(a, "channel_message_received", "senderId", "js-sender"), 1);
+  node_free(b);
+  node_free(a);
+}
+
 static int setup(void **state) {
   (void)state;
   return mkdtemp(g_dir) != NULL ? 0 : -1;
@@ -809,6 +865,7 @@ int main(void) {
       cmocka_unit_test(a_large_payload_crosses_as_segments),
       cmocka_unit_test(sends_over_the_rate_limit_wait_for_the_next_epochs),
       cmocka_unit_test(the_encryption_hook_is_applied_per_segment),
+      cmocka_unit_test(an_unmarked_sds_message_is_channel_traffic),
   };
   if (getenv("LD_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("LD_TEST_FILTER"));
