@@ -28,6 +28,9 @@ import './lib/node20-compat.mjs';
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { MessageChannelEvent, Message as SdsMessage } from '@waku/sds';
@@ -53,9 +56,10 @@ const SUITE_MS = 600_000;
 const text = (bytes) => Buffer.from(bytes).toString('utf8');
 const b64 = (s) => Buffer.from(s, 'utf8').toString('base64');
 
-/** The C participant: Core mode, relay only, joined to the service node. */
-function cConfig(serviceAddr) {
+/** The C participant: Core mode, relay only, joined to the service node, its channel state in `stateDir`. */
+function cConfig(serviceAddr, stateDir) {
   return {
+    localStoragePath: stateDir,
     mode: 'Core',
     listenAddress: '127.0.0.1',
     tcpPort: 0,
@@ -168,6 +172,7 @@ describe('reliable channel: js-waku ReliableChannel and the C library in one cha
     let light;
     let cnode;
     let js;
+    let stateDir;
     const cRequests = new Map(); // content → C request ID
 
     const cReceived = () => cnode.events((e) => e.eventType === 'channel_message_received' && e.channelId === CHANNEL)
@@ -187,7 +192,8 @@ describe('reliable channel: js-waku ReliableChannel and the C library in one cha
     before(async () => {
       service = await startServiceNode({ path: NODE, clusterId: CLUSTER, numShardsInNetwork: NUM_SHARDS,
         logLevel: 'INFO' });
-      cnode = await LibNode.start(cConfig(service.addr));
+      stateDir = mkdtempSync(join(tmpdir(), 'ld-rc-'));
+      cnode = await LibNode.start(cConfig(service.addr, stateDir));
       await cnode.commandOk(`CHANNEL_CREATE ${CHANNEL} ${CT} ${C_SENDER}`);
       light = await createLight({ transport: 'tcp', clusterId: CLUSTER, numShardsInCluster: NUM_SHARDS });
       await light.dial(service.addr);
@@ -210,6 +216,7 @@ describe('reliable channel: js-waku ReliableChannel and the C library in one cha
       await cnode?.quit().catch(() => {});
       await stopAll();
       await service?.stopped;
+      if (stateDir) rmSync(stateDir, { recursive: true, force: true });
     });
 
     it('js → C: the message js lost is sent again, and C delivers both in causal order', async () => {
