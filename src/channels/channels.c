@@ -392,7 +392,19 @@ static void segment_dispatch_failed(ch_request_t *r, const char *error) {
     snprintf(r->error, sizeof r->error, "%s", error);
 }
 
-/* Hands one SDS message to the MessagingClient. */
+/* The retrieval hint of an own message from the moment the MessagingClient took it (its Waku
+ * hash is fixed at submission), as js-waku's ReliableChannel computes it before sending: a
+ * message sent right after it carries the hint in its causal history even before this one
+ * propagated (js-waku fetches from the store only what has a hint). */
+static void hint_at_submit(ch_channel_t *ch, const char *msg_req, const char *message_id,
+                           uint64_t lamport) {
+  const ld_message_record_t *rec = ld_messaging_record_by_request(ch->mgr->messaging, msg_req);
+  if (rec == NULL || !rec->has_hash ||
+      ld_sds_set_retrieval_hint(ch->sds, message_id, rec->hash, LD_WAKU_HASH_LEN) != 0)
+    return;
+  persist_log(ch, message_id, lamport, ch->sender, rec->hash, LD_WAKU_HASH_LEN);
+}
+
 /* Hands one SDS message to the MessagingClient now. */
 static void dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *message_id,
                      const uint8_t *data, size_t len, uint64_t lamport) {
@@ -416,6 +428,8 @@ static void dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *mess
   }
   if (r == NULL)
     return;
+  if (!r->ephemeral)
+    hint_at_submit(ch, msg_req, message_id, lamport);
   ch_pending_t *p = calloc(1, sizeof *p);
   char *seg = p != NULL ? dup_text(message_id) : NULL;
   if (seg == NULL || ld_hashmap_put(c->pending, msg_req, strlen(msg_req), p, NULL) != 0) {
@@ -902,7 +916,17 @@ static void on_messaging_outcome(int kind, const void *payload, void *ud) {
   persist_commit(ch);
 }
 
+#define MARKER_FAMILY "RELIABLE-CHANNEL-API/"
+#define MARKER_FAMILY_LEN (sizeof MARKER_FAMILY - 1)
+
+/* Whether a received Waku message may be channel traffic. js-waku's ReliableChannel (@waku/sdk)
+ * sends SDS bytes as the payload with no `meta` and ignores `meta` on receipt, so the marker
+ * cannot gate ingress: only another version of the marker is refused. Anything else on a
+ * channel's content topic is offered to its engine, which drops what does not decode as SDS or
+ * carries another channel ID. */
 static bool is_channel_message(const ld_waku_message_t *msg) {
+  if (msg->meta_len < MARKER_FAMILY_LEN || memcmp(msg->meta, MARKER_FAMILY, MARKER_FAMILY_LEN) != 0)
+    return true;
   return msg->meta_len == MARKER_LEN && memcmp(msg->meta, LD_CHANNELS_MARKER, MARKER_LEN) == 0;
 }
 

@@ -8,9 +8,11 @@
  *            message ID → Waku message {content topic, payload = SDS bytes, meta =
  *            "RELIABLE-CHANNEL-API/1"} → ld_messaging_send. Retransmissions go out as the same SDS
  *            bytes; sync messages and repair answers as ephemeral Waku messages.
- *   receive: LD_EVENT_MESSAGING_RECEIVED with the marker in `meta` (anything else is ignored) and
- *            a channel's content topic → ld_sds_receive with the Waku hash as retrieval hint;
- *            messages delivered in causal order become LD_EVENT_CHANNEL_RECEIVED.
+ *   receive: LD_EVENT_MESSAGING_RECEIVED on a channel's content topic, with the marker in `meta`
+ *            or no marker at all (js-waku's ReliableChannel sends none; only another version
+ *            of the marker is ignored) → ld_sds_receive with the Waku hash as retrieval hint,
+ *            which drops what is not SDS or of another channel; messages delivered in causal
+ *            order become LD_EVENT_CHANNEL_RECEIVED.
  *   timers:  one uv timer per channel armed at the engine's next deadline (retransmission, sync,
  *            repair, lost dependencies).
  *

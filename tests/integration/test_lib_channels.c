@@ -19,7 +19,11 @@
  *   it sees the ciphertext, one with it the plain text;
  * - a burst beyond the outgoing buffer waits in the send queue (beyond the queue's bound a send
  *   is refused with a clear error), survives a restart of the sender, and is delivered whole
- *   once the other participant joins: nothing given up, lost or duplicated. */
+ *   once the other participant joins: nothing given up, lost or duplicated;
+ * - an SDS message sent as a plain Waku message (no `meta` marker, as js-waku's ReliableChannel
+ *   sends them) on the channel's content topic is channel traffic: it is delivered;
+ * - a message sent while the previous one has not propagated yet (no peer) carries that one's
+ *   Waku hash as retrieval hint in its causal history, as js-waku's ReliableChannel does. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,7 +41,9 @@
 
 #include "base/base64.h"
 #include "base/clock.h"
+#include "base/hex.h"
 #include "channels/channels.h"
+#include "channels/sds_wire.h"
 #include "liblogosdelivery.h"
 #include "liblogosdelivery_channels.h"
 #include "node/fanout.h"
@@ -791,6 +797,161 @@ static void the_encryption_hook_is_applied_per_segment(void **state) {
   node_free(a);
 }
 
+/* ---- channel traffic without the meta marker (js-waku's ReliableChannel) -------------------- */
+
+/* A plain Messaging API send (no `meta`) whose payload is an SDS content message of channel
+ * "room", as js-waku's ReliableChannel puts it on the wire. */
+static void send_unmarked_sds(node_t *n, const char *text) {
+  ld_sds_message_t m;
+  ld_sds_message_init(&m);
+  m.sender_id = "js-sender";
+  m.sender_id_len = strlen(m.sender_id);
+  m.message_id = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
+  m.message_id_len = strlen(m.message_id);
+  m.channel_id = "room";
+  m.channel_id_len = strlen(m.channel_id);
+  m.has_lamport = true;
+  m.lamport = ld_wall_ns() / 1000000u;
+  m.has_content = true;
+  m.content = (const uint8_t *)text;
+  m.content_len = strlen(text);
+  ld_buf_t wire;
+  ld_buf_init(&wire);
+  assert_int_equal(ld_sds_message_encode(&m, &wire), 0);
+  char b64[512], json[1024];
+  assert_true(ld_base64_encode(wire.data, wire.len, b64, sizeof b64) > 0);
+  ld_buf_clear(&wire);
+  snprintf(json, sizeof json, "{\"contentTopic\":\"%s\",\"payload\":\"%s\"}", CTOPIC, b64);
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_send(n->ctx, on_reply, &r, json), RET_OK);
+  reply_expect(&r, RET_OK, NULL, NULL, 0);
+}
+
+static void an_unmarked_sds_message_is_channel_traffic(void **state) {
+  (void)state;
+  node_t *a = node_start_in("unmarked-a", "");
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
+  node_t *b = node_start_in("unmarked-b", fields);
+  channel_create(a, "room", CTOPIC, "c-receiver", RET_OK, "room");
+  /* b's relay reaches a once a's subscription is in b's mesh: send until it is delivered */
+  uint64_t deadline = ld_now_ms() + WAIT_MS;
+  while (!has_received(a, "NO-MARKER")) {
+    if (ld_now_ms() >= deadline)
+      fail_msg("an SDS message without the meta marker was not delivered");
+    send_unmarked_sds(b, "NO-MARKER");
+    pthread_mutex_lock(&a->mu);
+    tw_cond_wait_ms(&a->cv, &a->mu, 1000);
+    pthread_mutex_unlock(&a->mu);
+  }
+  assert_int_equal(count(a, "channel_message_received", "senderId", "js-sender"), 1);
+  node_free(b);
+  node_free(a);
+}
+
+/* ---- retrieval hints from the moment of submission ------------------------------------------ */
+
+/* Keeps every event (b, a plain subscriber, reads the channel's Waku messages). */
+static void on_any_event(int ret, const char *msg, size_t len, void *ud) {
+  node_t *n = ud;
+  pthread_mutex_lock(&n->mu);
+  if (ret != RET_OK)
+    n->errors++;
+  else if (n->n_events < MAX_EVENTS)
+    n->events[n->n_events++] = strndup(msg, len);
+  pthread_cond_broadcast(&n->cv);
+  pthread_mutex_unlock(&n->mu);
+}
+
+typedef struct seen_sds {
+  ld_sds_message_t sds;
+  char hash[80]; /* the Waku message hash, 0x-hex */
+} seen_sds_t;
+
+/* The SDS message of n's message_received event `i` whose content is `text`, or false. */
+static bool received_sds_at(node_t *n, int i, const char *text, seen_sds_t *out) {
+  json_error_t e;
+  json_t *v = json_loads(n->events[i], 0, &e);
+  assert_non_null(v);
+  bool found = false;
+  json_t *payload = json_object_get(json_object_get(v, "message"), "payload");
+  if (is_type(v, "message_received") && json_array_size(payload) > 0) {
+    size_t len = json_array_size(payload);
+    uint8_t *bytes = malloc(len);
+    for (size_t k = 0; k < len; k++)
+      bytes[k] = (uint8_t)json_integer_value(json_array_get(payload, k));
+    ld_sds_message_init(&out->sds);
+    found = ld_sds_message_decode(bytes, len, &out->sds, NULL, 0) == 0 && out->sds.has_content &&
+            out->sds.content_len == strlen(text) &&
+            memcmp(out->sds.content, text, out->sds.content_len) == 0;
+    if (found)
+      snprintf(out->hash, sizeof out->hash, "%s", field(v, "messageHash"));
+    else
+      ld_sds_message_clear(&out->sds);
+    free(bytes);
+  }
+  json_decref(v);
+  return found;
+}
+
+static bool received_sds(node_t *n, const char *text, seen_sds_t *out) {
+  pthread_mutex_lock(&n->mu);
+  bool found = false;
+  for (int i = 0; i < n->n_events && !found; i++)
+    found = received_sds_at(n, i, text, out);
+  pthread_mutex_unlock(&n->mu);
+  return found;
+}
+
+static bool pred_received_sds(node_t *n, const void *arg) {
+  seen_sds_t seen;
+  if (!received_sds(n, arg, &seen))
+    return false;
+  ld_sds_message_clear(&seen.sds);
+  return true;
+}
+
+static void a_message_carries_the_hint_of_one_not_yet_propagated(void **state) {
+  (void)state;
+  node_t *a = node_start_in("hint-a", "");
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  char id1[64], id2[64];
+  channel_send_text(a, "hint-1", id1); /* a has no peer: neither message propagates yet */
+  channel_send_text(a, "hint-2", id2);
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
+  node_t *b = node_start_in("hint-b", fields);
+  logosdelivery_set_event_callback(b->ctx, on_any_event, b);
+  reply_t r;
+  reply_init(&r);
+  assert_int_equal(logosdelivery_subscribe(b->ctx, on_reply, &r, CTOPIC), RET_OK);
+  reply_expect(&r, RET_OK, NULL, NULL, 0);
+  if (!wait_until(b, pred_received_sds, "hint-1") || !wait_until(b, pred_received_sds, "hint-2"))
+    fail_msg("b did not receive both channel messages");
+  seen_sds_t m1, m2;
+  assert_true(received_sds(b, "hint-1", &m1));
+  assert_true(received_sds(b, "hint-2", &m2));
+  bool checked = false;
+  for (size_t i = 0; i < m2.sds.causal_history_len; i++) {
+    const ld_sds_history_entry_t *h = &m2.sds.causal_history[i];
+    if (h->message_id_len != m1.sds.message_id_len ||
+        memcmp(h->message_id, m1.sds.message_id, h->message_id_len) != 0)
+      continue;
+    assert_true(h->has_retrieval_hint);
+    char hex[80] = "0x";
+    assert_int_equal(h->retrieval_hint_len, 32);
+    ld_hex_encode(h->retrieval_hint, h->retrieval_hint_len, hex + 2);
+    assert_string_equal(hex, m1.hash);
+    checked = true;
+  }
+  assert_true(checked); /* hint-1 is in hint-2's causal history */
+  ld_sds_message_clear(&m1.sds);
+  ld_sds_message_clear(&m2.sds);
+  node_free(b);
+  node_free(a);
+}
+
 static int setup(void **state) {
   (void)state;
   return mkdtemp(g_dir) != NULL ? 0 : -1;
@@ -866,6 +1027,8 @@ int main(void) {
       cmocka_unit_test(sends_over_the_rate_limit_wait_for_the_next_epochs),
       cmocka_unit_test(the_encryption_hook_is_applied_per_segment),
       cmocka_unit_test(a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue),
+      cmocka_unit_test(an_unmarked_sds_message_is_channel_traffic),
+      cmocka_unit_test(a_message_carries_the_hint_of_one_not_yet_propagated),
   };
   if (getenv("LD_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("LD_TEST_FILTER"));

@@ -10,6 +10,10 @@
  *   UNSUBSCRIBE <contentTopic>
  *   SEND <contentTopic> <base64 payload> [ephemeral]
  *   INFO <nodeInfoId>
+ *   CHANNEL_CREATE <channelId> <contentTopic> <senderId>
+ *   CHANNEL_SEND <channelId> <base64 payload> [ephemeral]
+ *   CHANNEL_EXISTS <channelId>
+ *   CHANNEL_CLOSE <channelId>
  *   QUIT                        (also: end of input, SIGTERM, SIGINT)
  * Each command is answered by exactly one line, `OK <reply>` or `ERR <reply>`, before the next
  * command is read (empty lines are skipped); an unknown command gets `ERR unknown command: …`.
@@ -218,6 +222,56 @@ static bool cmd_send(void *ctx, char *args) {
   return ok;
 }
 
+/* {"payload":…,"ephemeral":…}, malloc'd; NULL when out of memory. */
+static char *channel_message_json(const char *payload, bool ephemeral) {
+  size_t cap = 6 * strlen(payload) + MAX_JSON_EXTRA;
+  char *json = malloc(cap);
+  size_t at = 0;
+  if (json == NULL)
+    return NULL;
+  bool ok =
+      append(json, cap, &at, "{\"payload\":\"") && json_escape(json, cap, &at, payload) &&
+      append(json, cap, &at, ephemeral ? "\",\"ephemeral\":true}" : "\",\"ephemeral\":false}");
+  if (!ok) {
+    free(json);
+    return NULL;
+  }
+  return json;
+}
+
+static bool cmd_channel_create(void *ctx, char *args) {
+  char *save = NULL;
+  char *id = strtok_r(args, " ", &save);
+  char *topic = strtok_r(NULL, " ", &save);
+  char *sender = strtok_r(NULL, " ", &save);
+  if (id == NULL || topic == NULL || sender == NULL || strtok_r(NULL, " ", &save) != NULL) {
+    emit_str("ERR", "usage: CHANNEL_CREATE <channelId> <contentTopic> <senderId>");
+    return false;
+  }
+  reply_t *r = reply_new("OK");
+  return reply_finish(r, logosdelivery_channel_create(ctx, on_reply, r, id, topic, sender));
+}
+
+static bool cmd_channel_send(void *ctx, char *args) {
+  char *save = NULL;
+  char *id = strtok_r(args, " ", &save);
+  char *payload = strtok_r(NULL, " ", &save);
+  char *flag = strtok_r(NULL, " ", &save);
+  if (id == NULL || payload == NULL || (flag != NULL && strcmp(flag, "ephemeral") != 0)) {
+    emit_str("ERR", "usage: CHANNEL_SEND <channelId> <base64 payload> [ephemeral]");
+    return false;
+  }
+  char *json = channel_message_json(payload, flag != NULL);
+  if (json == NULL) {
+    emit_str("ERR", "out of memory");
+    return false;
+  }
+  reply_t *r = reply_new("OK");
+  bool ok = reply_finish(r, logosdelivery_channel_send(ctx, on_reply, r, id, json));
+  free(json);
+  return ok;
+}
+
 typedef int (*topic_fn)(void *ctx, FFICallBack cb, void *ud, const char *arg);
 
 static bool cmd_with_arg(void *ctx, topic_fn fn, const char *arg, const char *usage) {
@@ -244,6 +298,14 @@ static bool run_command(void *ctx, char *line) {
     cmd_with_arg(ctx, logosdelivery_unsubscribe, args, "usage: UNSUBSCRIBE <contentTopic>");
   else if (strcmp(line, "INFO") == 0)
     cmd_with_arg(ctx, logosdelivery_get_node_info, args, "usage: INFO <nodeInfoId>");
+  else if (strcmp(line, "CHANNEL_CREATE") == 0)
+    cmd_channel_create(ctx, args == NULL ? "" : args);
+  else if (strcmp(line, "CHANNEL_SEND") == 0)
+    cmd_channel_send(ctx, args == NULL ? "" : args);
+  else if (strcmp(line, "CHANNEL_EXISTS") == 0)
+    cmd_with_arg(ctx, logosdelivery_channel_exists, args, "usage: CHANNEL_EXISTS <channelId>");
+  else if (strcmp(line, "CHANNEL_CLOSE") == 0)
+    cmd_with_arg(ctx, logosdelivery_channel_close, args, "usage: CHANNEL_CLOSE <channelId>");
   else if (line[0] != '\0')
     emit_str("ERR unknown command:", line);
   return true;
