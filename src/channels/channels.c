@@ -300,12 +300,7 @@ static void persist_delete(ch_channel_t *ch, ld_channel_record_kind_t kind, cons
 /* Own content message `ev` (SEND, first transmission) into the log and the outgoing rows;
  * returns its Lamport timestamp. */
 static uint64_t persist_own(ch_channel_t *ch, const ld_sds_event_t *ev, const ch_request_t *r) {
-  ld_sds_message_t m;
-  ld_sds_message_init(&m);
-  uint64_t lamport = 0;
-  if (ld_sds_message_decode(ev->data, ev->len, &m, NULL, 0) == 0)
-    lamport = m.lamport;
-  ld_sds_message_clear(&m);
+  uint64_t lamport = ev->lamport;
   if (ch->mgr->store == NULL)
     return lamport;
   persist_log(ch, ev->message_id, lamport, ch->sender, NULL, 0);

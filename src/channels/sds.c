@@ -285,9 +285,9 @@ int sds_emit(ld_sds_t *s, ld_sds_event_t *ev) {
   return 0;
 }
 
-int sds_emit_send(ld_sds_t *s, ld_sds_send_kind_t kind, const char *id, const uint8_t *data,
-                  size_t len) {
-  ld_sds_event_t ev = {.type = LD_SDS_EV_SEND, .send_kind = kind};
+int sds_emit_send(ld_sds_t *s, ld_sds_send_kind_t kind, const char *id, uint64_t lamport,
+                  const uint8_t *data, size_t len) {
+  ld_sds_event_t ev = {.type = LD_SDS_EV_SEND, .send_kind = kind, .lamport = lamport};
   ev.message_id = sds_strndup(id, strlen(id));
   ev.data = sds_memdup(data, len);
   ev.len = len;

@@ -148,7 +148,8 @@ int ld_sds_config_check(const ld_sds_config_t *c);
 /* ---- events --------------------------------------------------------------------------------- */
 
 typedef enum ld_sds_event_type {
-  /* Broadcast `data` (an encoded SdsMessage) on the channel. */
+  /* Broadcast `data` (an encoded SdsMessage) on the channel; lamport = its Lamport timestamp
+   * when it is a new content message (LD_SDS_SEND_CONTENT), 0 otherwise. */
   LD_SDS_EV_SEND = 1,
   /* A content message delivered in causal order: message_id, sender_id, lamport, data =
    * content, hint = the retrieval hint it was received with. */

@@ -177,8 +177,10 @@ struct ld_sds {
 /* Start of an entry point: LD_ERR_AGAIN when the event queue is full, else advances `now`. */
 int sds_begin(ld_sds_t *s, uint64_t now);
 int sds_emit(ld_sds_t *s, ld_sds_event_t *ev); /* takes ev's fields (cleared on failure too) */
-int sds_emit_send(ld_sds_t *s, ld_sds_send_kind_t kind, const char *id, const uint8_t *data,
-                  size_t len);
+/* A SEND event of `data`; `lamport` is the message's Lamport timestamp when it is a content
+ * message (LD_SDS_SEND_CONTENT), 0 otherwise. */
+int sds_emit_send(ld_sds_t *s, ld_sds_send_kind_t kind, const char *id, uint64_t lamport,
+                  const uint8_t *data, size_t len);
 int sds_emit_entry(ld_sds_t *s, ld_sds_event_type_t type, const sds_entry_t *e);
 int sds_arm(ld_sds_t *s, sds_timer_t *t, uint64_t deadline); /* UINT64_MAX disarms */
 void sds_disarm(ld_sds_t *s, sds_timer_t *t);

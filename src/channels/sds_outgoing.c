@@ -190,7 +190,7 @@ int sds_outgoing_on_timer(ld_sds_t *s, out_entry_t *o) {
   s->stats.retransmitted++;
   int rc = sds_arm(s, &o->timer, s->now + resend_period(s, o));
   if (rc == 0)
-    rc = sds_emit_send(s, LD_SDS_SEND_RETRANSMISSION, o->id, o->wire, o->wire_len);
+    rc = sds_emit_send(s, LD_SDS_SEND_RETRANSMISSION, o->id, 0, o->wire, o->wire_len);
   return rc;
 }
 
@@ -283,7 +283,7 @@ static int send_content(ld_sds_t *s, const char *id, const uint8_t *content, siz
   }
   sds_commit_repair_requests(s, d.requested, d.msg.repair_request_len);
   if ((rc = make_room(s)) == 0 && (rc = log_own(s, &d.msg)) == 0 &&
-      (rc = sds_emit_send(s, LD_SDS_SEND_CONTENT, id, wire.data, wire.len)) == 0)
+      (rc = sds_emit_send(s, LD_SDS_SEND_CONTENT, id, d.msg.lamport, wire.data, wire.len)) == 0)
     rc = out_add(s, id, d.msg.message_id_len, &wire);
   s->stats.sent++;
   sds_restart_sync(s, 2);
@@ -332,7 +332,7 @@ int ld_sds_send_ephemeral(ld_sds_t *s, uint64_t now_ms, const char *message_id,
   if (rc == 0 && wire.len > LD_SDS_MAX_WIRE_SIZE)
     rc = LD_ERR_TOO_LARGE;
   if (rc == 0)
-    rc = sds_emit_send(s, LD_SDS_SEND_EPHEMERAL, message_id, wire.data, wire.len);
+    rc = sds_emit_send(s, LD_SDS_SEND_EPHEMERAL, message_id, 0, wire.data, wire.len);
   ld_buf_clear(&wire);
   return rc;
 }
@@ -357,7 +357,7 @@ int sds_send_sync(ld_sds_t *s) {
   rc = draft_encode(&d, &wire);
   if (rc != 0)
     s->lamport = saved;
-  else if ((rc = sds_emit_send(s, LD_SDS_SEND_SYNC, id, wire.data, wire.len)) == 0) {
+  else if ((rc = sds_emit_send(s, LD_SDS_SEND_SYNC, id, 0, wire.data, wire.len)) == 0) {
     sds_commit_repair_requests(s, d.requested, d.msg.repair_request_len);
     s->stats.syncs_sent++;
     s->rx_since_sync = 0;

@@ -109,7 +109,7 @@ int sds_response_on_timer(ld_sds_t *s, response_t *r) {
   const log_entry_t *e = sds_log_find(&s->log, r->id, r->id_len);
   int rc = 0;
   if (e != NULL && e->cached != NULL) {
-    rc = sds_emit_send(s, LD_SDS_SEND_REPAIR, r->id, e->cached, e->cached_len);
+    rc = sds_emit_send(s, LD_SDS_SEND_REPAIR, r->id, 0, e->cached, e->cached_len);
     s->stats.repairs_answered++;
   }
   response_free(s, r);

@@ -167,13 +167,11 @@ static bool on_seen(ld_messaging_t *m, const char *pubsub_topic, const ld_waku_m
 
 /* A message we send: the reliability implementation may track it (p2p: awaiting confirmation by
  * peer presence). */
-static void track_send(ld_messaging_t *m, const char *pubsub_topic, const ld_waku_message_t *msg) {
+static void track_send(ld_messaging_t *m, const char *pubsub_topic, const ld_waku_message_t *msg,
+                       const uint8_t hash[LD_WAKU_HASH_LEN]) {
   if (!m->cfg.reliability || msg->ephemeral)
     return;
-  uint8_t hash[LD_WAKU_HASH_LEN];
-  int rc = ld_waku_message_hash(pubsub_topic, msg, hash);
-  if (rc == 0)
-    rc = ld_reliability_track(m->rel, pubsub_topic, msg, hash);
+  int rc = ld_reliability_track(m->rel, pubsub_topic, msg, hash);
   if (rc != 0)
     LD_DEBUG(TOPIC, "a send is not tracked for confirmation: %s", ld_errname(rc));
 }
@@ -182,12 +180,13 @@ static void track_send(ld_messaging_t *m, const char *pubsub_topic, const ld_wak
 
 /* Publishes only when the shard has relay peers (a publish to nobody would mark the message
  * seen and refuse it later); a message relay saw already counts as not propagated. */
-static int op_relay(void *ud, const char *pubsub_topic, const ld_waku_message_t *msg) {
+static int op_relay(void *ud, const char *pubsub_topic, const ld_waku_message_t *msg,
+                    const uint8_t hash[LD_WAKU_HASH_LEN]) {
   ld_messaging_t *m = ud;
   if (ld_gs_service_topic_peers(ld_node_gossipsub(m->node), pubsub_topic, NULL, 0) == 0)
     return 0;
-  track_send(m, pubsub_topic, msg);
-  int rc = ld_node_publish(m->node, pubsub_topic, msg, NULL);
+  track_send(m, pubsub_topic, msg, hash);
+  int rc = ld_node_publish_hashed(m->node, pubsub_topic, msg, hash);
   return rc == LD_ERR_EXISTS ? 0 : rc;
 }
 
@@ -243,12 +242,12 @@ static void on_lp_connected(ld_conn_t *conn, int err, void *ud) {
 }
 
 static int op_lightpush(void *ud, uint64_t task_id, const char *pubsub_topic,
-                        const ld_waku_message_t *msg) {
+                        const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN]) {
   ld_messaging_t *m = ud;
   ld_service_peer_t peer;
   if (ld_service_peers_pick(m->peers, LD_WAKU_LIGHTPUSH_CODEC, NULL, 0, ld_now_ms(), &peer, 1) == 0)
     return LD_ERR_NOT_FOUND;
-  track_send(m, pubsub_topic, msg);
+  track_send(m, pubsub_topic, msg, hash);
   lp_call_t *c = calloc(1, sizeof *c);
   if (c == NULL)
     return LD_ERR_NOMEM;

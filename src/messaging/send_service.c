@@ -183,7 +183,7 @@ static bool lightpush_retryable(uint32_t status) {
 
 /* Relay: true when the chain goes on to lightpush. */
 static bool try_relay(ld_send_service_t *s, task_t *t, uint64_t now_ms) {
-  int peers = s->ops.relay_publish(s->ud, t->pubsub_topic, &t->msg);
+  int peers = s->ops.relay_publish(s->ud, t->pubsub_topic, &t->msg, t->hash);
   if (peers > 0) {
     propagated(s, t, now_ms);
     return false;
@@ -203,7 +203,7 @@ static bool try_relay(ld_send_service_t *s, task_t *t, uint64_t now_ms) {
 }
 
 static void try_lightpush(ld_send_service_t *s, task_t *t) {
-  if (s->ops.lightpush_start(s->ud, t->id, t->pubsub_topic, &t->msg) == 0)
+  if (s->ops.lightpush_start(s->ud, t->id, t->pubsub_topic, &t->msg, t->hash) == 0)
     t->lp_inflight = true;
   else
     t->state = LD_SEND_NEXT_ROUND_RETRY;

@@ -101,14 +101,17 @@ typedef struct ld_send_event {
 /* The calls out. Every op is called on the caller's thread from inside ld_send_service_process,
  * _tick, _lightpush_done or _confirm_done; `msg` and the hashes are valid only during the call. */
 typedef struct ld_send_ops {
-  /* Relay (NULL: no relay). Publishes `msg` on `pubsub_topic`; returns the number of relay peers
-   * it went to (0: none, nothing was sent or it counts as not propagated) or an LD_ERR_*. */
-  int (*relay_publish)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg);
+  /* Relay (NULL: no relay). Publishes `msg` on `pubsub_topic`; `hash` is its Waku hash there
+   * (computed once at submission, so that the op need not hash the message again). Returns the
+   * number of relay peers it went to (0: none, nothing was sent or it counts as not propagated)
+   * or an LD_ERR_*. */
+  int (*relay_publish)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg,
+                       const uint8_t hash[LD_WAKU_HASH_LEN]);
   /* Lightpush (NULL: no lightpush). Starts pushing `msg` on `pubsub_topic` for `task_id`; returns
    * 0 and later reports through ld_send_service_lightpush_done (never from inside this call), or
-   * an error (no service peer, …) and never reports. */
+   * an error (no service peer, …) and never reports. `hash` as for relay_publish. */
   int (*lightpush_start)(void *user_data, uint64_t task_id, const char *pubsub_topic,
-                         const ld_waku_message_t *msg);
+                         const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN]);
   /* Confirmation (NULL: none). Asks which of `hashes[0..n)` are present; returns 0 and later
    * reports through ld_send_service_confirm_done (never from inside this call), or an error (no
    * store peer, …): the round is skipped and does not count for the spacing. */

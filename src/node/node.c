@@ -580,3 +580,13 @@ int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_mes
   int rc = ld_node_outgoing_error(ld_relay_check_outgoing(node->relay, pubsub_topic, msg));
   return rc != 0 ? rc : ld_relay_publish(node->relay, pubsub_topic, msg, hash);
 }
+
+int ld_node_publish_hashed(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                           const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  if (pubsub_topic == NULL || msg == NULL || hash == NULL)
+    return LD_ERR_INVALID_ARG;
+  if (node->relay == NULL || node->rln != NULL || msg->timestamp == 0)
+    return ld_node_publish(node, pubsub_topic, msg, NULL);
+  int rc = ld_node_outgoing_error(ld_relay_check_outgoing(node->relay, pubsub_topic, msg));
+  return rc != 0 ? rc : ld_relay_publish_hashed(node->relay, pubsub_topic, msg, hash);
+}

@@ -152,6 +152,12 @@ int ld_node_unsubscribe(ld_node_t *node, const char *pubsub_topic);
 int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                     uint8_t hash[LD_WAKU_HASH_LEN]);
 
+/* ld_node_publish of a message whose Waku hash on `pubsub_topic` (not NULL) the caller computed
+ * already: `hash` (not NULL) is ld_waku_message_hash(pubsub_topic, msg) and is not computed again
+ * when `msg` carries a timestamp. Same results and errors as ld_node_publish. */
+int ld_node_publish_hashed(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                           const uint8_t hash[LD_WAKU_HASH_LEN]);
+
 /* RLN-relay's validator statistics (waku/rln/validator.h), NULL without --rln-relay. */
 const ld_rln_validator_stats_t *ld_node_rln_stats(const ld_node_t *node);
 /* Our messages waiting for their RLN proof or being proved (0 without --rln-relay). */

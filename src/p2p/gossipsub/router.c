@@ -631,6 +631,11 @@ static size_t publish_targets(ld_gs_router_t *r, gs_topic_t *t, uint64_t now) {
 
 int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *data, size_t len,
                          uint64_t now_ms) {
+  return ld_gs_router_publish_id(r, topic, data, len, NULL, now_ms);
+}
+
+int ld_gs_router_publish_id(ld_gs_router_t *r, const char *topic, const uint8_t *data, size_t len,
+                            const uint8_t known_id[LD_GS_MSG_ID_LEN], uint64_t now_ms) {
   if (!topic_arg_ok(topic) || (data == NULL && len > 0)) {
     return LD_ERR_INVALID_ARG;
   }
@@ -638,7 +643,10 @@ int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *da
     return LD_ERR_TOO_LARGE;
   }
   uint8_t id[LD_GS_MSG_ID_LEN];
-  ld_gs_msg_id(data, len, id);
+  if (known_id != NULL)
+    memcpy(id, known_id, sizeof id);
+  else
+    ld_gs_msg_id(data, len, id);
   uint64_t h = ld_gs_idset_hash(id);
   ld_gs_idset_expire(&r->seen, now_ms, NULL, NULL);
   if (ld_gs_idset_find_h(&r->seen, id, h) != NULL) {

@@ -281,6 +281,10 @@ bool ld_gs_router_subscribed(const ld_gs_router_t *r, const char *topic);
  * (ld_gs_msg_id gives its ID). */
 int ld_gs_router_publish(ld_gs_router_t *r, const char *topic, const uint8_t *data, size_t len,
                          uint64_t now_ms);
+/* ld_gs_router_publish with the message's ID already computed: `id` must be ld_gs_msg_id of
+ * `data` (NULL: computed here), so that a caller that needs the ID too hashes the data once. */
+int ld_gs_router_publish_id(ld_gs_router_t *r, const char *topic, const uint8_t *data, size_t len,
+                            const uint8_t id[LD_GS_MSG_ID_LEN], uint64_t now_ms);
 
 /* How many peers a message this router has seen on `topic` reached: one we published (the
  * peers it was sent to), one we received and accepted (the peers that delivered it before it was

@@ -1377,21 +1377,27 @@ bool ld_gs_service_subscribed(const ld_gs_service_t *svc, const char *topic) {
 
 int ld_gs_service_publish(ld_gs_service_t *svc, const char *topic, const uint8_t *data,
                           size_t len) {
+  return ld_gs_service_publish_id(svc, topic, data, len, NULL);
+}
+
+int ld_gs_service_publish_id(ld_gs_service_t *svc, const char *topic, const uint8_t *data,
+                             size_t len, uint8_t id_out[LD_GS_MSG_ID_LEN]) {
   static const uint8_t empty[1];
   if (svc == NULL || !topic_ok(topic) || (data == NULL && len > 0))
     return LD_ERR_INVALID_ARG;
   if (data == NULL)
     data = empty;
-  int rc = ld_gs_router_publish(svc->router, topic, data, len, ld_now_ms());
+  uint8_t id[LD_GS_MSG_ID_LEN];
+  ld_gs_msg_id(data, len, id);
+  if (id_out != NULL)
+    memcpy(id_out, id, sizeof id);
+  int rc = ld_gs_router_publish_id(svc->router, topic, data, len, id, ld_now_ms());
   arm_timer(svc);
   if (rc < 0 || !svc->cfg.deliver_own)
     return rc;
   gs_sub_t *sub = sub_get(svc, topic);
-  if (sub != NULL && sub->fn != NULL) {
-    uint8_t id[LD_GS_MSG_ID_LEN];
-    ld_gs_msg_id(data, len, id);
+  if (sub != NULL && sub->fn != NULL)
     delivery_queue(svc, topic, data, len, id, NULL);
-  }
   return rc;
 }
 

@@ -137,6 +137,11 @@ bool ld_gs_service_subscribed(const ld_gs_service_t *svc, const char *topic);
  * params.max_rpc_size), LD_ERR_EXISTS (the same data was seen within the seen TTL),
  * LD_ERR_INVALID_ARG, LD_ERR_NOMEM. */
 int ld_gs_service_publish(ld_gs_service_t *svc, const char *topic, const uint8_t *data, size_t len);
+/* ld_gs_service_publish that also stores the message's ID (ld_gs_msg_id of `data`, the ID our own
+ * delivery of it carries, see deliver_own) in `id` when not NULL, whatever the result: the data
+ * is hashed once for the ID, the seen cache and the delivery. */
+int ld_gs_service_publish_id(ld_gs_service_t *svc, const char *topic, const uint8_t *data,
+                             size_t len, uint8_t id[LD_GS_MSG_ID_LEN]);
 
 /* How many peers the message `data` reached when it was seen on `topic`, for a publish refused
  * with LD_ERR_EXISTS: ld_gs_router_seen_reach for the message's ID, now. */

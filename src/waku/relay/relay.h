@@ -149,6 +149,13 @@ int ld_relay_unsubscribe_content_topic(ld_relay_t *r, const char *content_topic)
 int ld_relay_publish(ld_relay_t *r, const char *pubsub_topic, const ld_waku_message_t *msg,
                      uint8_t hash[LD_WAKU_HASH_LEN]);
 
+/* ld_relay_publish for a caller that has computed the message's Waku hash already (the send
+ * path hashes each ~19 KB channel message once): `hash` must be ld_waku_message_hash(pubsub_topic,
+ * msg), and `msg` must carry its timestamp (0: LD_ERR_INVALID_ARG, as for a NULL hash). Same
+ * results and errors as ld_relay_publish otherwise. */
+int ld_relay_publish_hashed(ld_relay_t *r, const char *pubsub_topic, const ld_waku_message_t *msg,
+                            const uint8_t hash[LD_WAKU_HASH_LEN]);
+
 /* For a publish refused with LD_ERR_EXISTS: how many relay peers `msg` reached when this relay
  * saw it on `pubsub_topic` (sent to them when we published it; delivered by them, or forwarded
  * to them once accepted, when it came from the network: ld_gs_router_seen_reach). Returns that

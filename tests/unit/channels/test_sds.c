@@ -106,6 +106,8 @@ static const uint8_t *text(const char *t) {
 }
 
 /* Sends `body` as message `id`; returns the SEND event's bytes (caller frees) in *wire. */
+static void decode(const uint8_t *wire, size_t len, ld_sds_message_t *m);
+
 static uint8_t *send_msg(ld_sds_t *s, uint64_t now, const char *id, const char *body, size_t *len) {
   assert_int_equal(ld_sds_send(s, now, id, text(body), strlen(body)), 0);
   events_t e = {0};
@@ -113,6 +115,11 @@ static uint8_t *send_msg(ld_sds_t *s, uint64_t now, const char *id, const char *
   const ld_sds_event_t *send = nth(&e, LD_SDS_EV_SEND, 0);
   assert_int_equal(send->send_kind, LD_SDS_SEND_CONTENT);
   assert_string_equal(send->message_id, id);
+  /* the event names the Lamport timestamp it carries (the channel layer persists it) */
+  ld_sds_message_t m;
+  decode(send->data, send->len, &m);
+  assert_true(send->lamport == m.lamport);
+  ld_sds_message_clear(&m);
   uint8_t *wire = sds_memdup(send->data, send->len);
   *len = send->len;
   events_free(&e);

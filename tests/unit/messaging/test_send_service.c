@@ -47,19 +47,31 @@ static void note(fake_t *f, const char *what) {
   snprintf(f->log + n, sizeof f->log - n, "%s%s", n > 0 ? "," : "", what);
 }
 
-static int fake_relay(void *ud, const char *pubsub_topic, const ld_waku_message_t *msg) {
+/* The ops get the message's Waku hash computed at submission: it must be the real one. */
+static void assert_hash_of(const char *pubsub_topic, const ld_waku_message_t *msg,
+                           const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  uint8_t expect[LD_WAKU_HASH_LEN];
+  assert_int_equal(ld_waku_message_hash(pubsub_topic, msg, expect), 0);
+  assert_non_null(hash);
+  assert_memory_equal(hash, expect, LD_WAKU_HASH_LEN);
+}
+
+static int fake_relay(void *ud, const char *pubsub_topic, const ld_waku_message_t *msg,
+                      const uint8_t hash[LD_WAKU_HASH_LEN]) {
   fake_t *f = ud;
   assert_string_equal(pubsub_topic, PUBSUB);
   assert_non_null(msg);
+  assert_hash_of(pubsub_topic, msg, hash);
   f->relay_calls++;
   return f->relay_peers;
 }
 
 static int fake_lightpush(void *ud, uint64_t task_id, const char *pubsub_topic,
-                          const ld_waku_message_t *msg) {
+                          const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN]) {
   fake_t *f = ud;
   assert_string_equal(pubsub_topic, PUBSUB);
   assert_non_null(msg);
+  assert_hash_of(pubsub_topic, msg, hash);
   if (!f->lp_peer)
     return LD_ERR_NOT_FOUND;
   assert_true(f->lp_calls < MAX_SEEN);
