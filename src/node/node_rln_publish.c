@@ -6,8 +6,11 @@
  * proof of its final size, the hash), copies the message and queues it. The queue runs one proof
  * at a time on libuv's thread pool (uv_queue_work) with the immutable prover and a copy of our
  * membership; back on the loop the message gets its proof and is published, and the next queued
- * message is proved. So a sender's messages go out in the order they were published, each as
- * soon as its proof is ready. */
+ * message is proved. The queue keeps one proving context for our membership (rln_prover.h),
+ * made by the first job on the thread pool and used by one job at a time (the queue runs one),
+ * so that after the first proof only the message's part of a proof is computed; a new Merkle
+ * path (the tree changed) is detected by the context, which then remakes its cache. So a sender's
+ * messages go out in the order they were published, each as soon as its proof is ready. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +38,10 @@ typedef struct node_rln_queue {
   prove_job_t *running;     /* being proved, or NULL */
   size_t waiting;
   bool stopping; /* the node stops: the running job's end calls ld_node_pending_done */
+  /* our proving context and the prover it was made for: touched only by the running job (on
+   * the thread pool) and by free */
+  ld_rln_proving_ctx_t *ctx;
+  const ld_rln_prover_t *ctx_prover;
 } node_rln_queue_t;
 
 /* The length of every encoded RateLimitProof (seven fixed-size fields), for the size check
@@ -56,11 +63,29 @@ static void free_job(prove_job_t *job) {
 /* ---- on the thread pool ----------------------------------------------------------------------
  */
 
+/* The queue's proving context for `prover`, made on first use (its tables take a few hundred
+ * milliseconds of CPU, here on the thread pool); NULL when out of memory (then the job proves
+ * without one). */
+static ld_rln_proving_ctx_t *proving_ctx(node_rln_queue_t *q, const ld_rln_prover_t *prover) {
+  if (q->ctx != NULL && q->ctx_prover != prover) {
+    ld_rln_proving_ctx_free(q->ctx);
+    q->ctx = NULL;
+  }
+  if (q->ctx == NULL && ld_rln_proving_ctx_new(&q->ctx, prover) == 0)
+    q->ctx_prover = prover;
+  return q->ctx;
+}
+
 static void prove_work(uv_work_t *w) {
   prove_job_t *job = w->data;
   const ld_node_rln_claim_t *c = &job->claim;
-  job->rc = ld_rln_attach_proof(c->prover, &c->member, &job->msg, c->epoch_sec, c->message_id, NULL,
-                                job->proof, &job->proof_len);
+  ld_rln_proving_ctx_t *ctx = proving_ctx(job->queue, c->prover);
+  if (ctx != NULL)
+    job->rc = ld_rln_attach_proof_ctx(ctx, &c->member, &job->msg, c->epoch_sec, c->message_id, NULL,
+                                      job->proof, &job->proof_len);
+  else
+    job->rc = ld_rln_attach_proof(c->prover, &c->member, &job->msg, c->epoch_sec, c->message_id,
+                                  NULL, job->proof, &job->proof_len);
   explicit_bzero(&job->claim.member, sizeof job->claim.member);
 }
 
@@ -229,6 +254,7 @@ void ld_node_rln_publish_free(ld_node_t *node) {
     q->head = job->next;
     free_job(job);
   }
+  ld_rln_proving_ctx_free(q->ctx); /* wipes the member's cached sums */
   free(q);
   node->rln_queue = NULL;
 }
