@@ -6,13 +6,8 @@
  * proof of its final size, the hash), copies the message and queues it. The queue runs one proof
  * at a time on libuv's thread pool (uv_queue_work) with the immutable prover and a copy of our
  * membership; back on the loop the message gets its proof and is published, and the next queued
- * message is proved. The queue keeps one proving context for our membership (rln_prover.h), so
- * that once it is warm only the message's part of a proof is computed; a new Merkle path (the
- * tree changed) is detected by the context, which then remakes its cache. The context's tables
- * take most of a second of CPU to build: the first publish starts that build as a work item of
- * its own, and messages are proved without the context until it is ready (so no message waits
- * for it). The running job is the only user of the context (the queue runs one at a time). So a
- * sender's messages go out in the order they were published, each as soon as its proof is ready. */
+ * message is proved. So a sender's messages go out in the order they were published, each as
+ * soon as its proof is ready. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +24,6 @@ typedef struct prove_job {
   char *pubsub_topic;
   ld_waku_message_t msg; /* owned copy, without a proof */
   ld_node_rln_claim_t claim;
-  ld_rln_proving_ctx_t *ctx; /* the queue's context when ready, else NULL */
   uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
   size_t proof_len;
   int rc; /* of the proof */
@@ -41,12 +35,6 @@ typedef struct node_rln_queue {
   prove_job_t *running;     /* being proved, or NULL */
   size_t waiting;
   bool stopping; /* the node stops: the running job's end calls ld_node_pending_done */
-  /* our proving context, once built (handed to the running job only), and its build */
-  ld_rln_proving_ctx_t *ctx;
-  const ld_rln_prover_t *ctx_prover;
-  uv_work_t ctx_work;
-  bool ctx_building, ctx_failed;
-  ld_rln_proving_ctx_t *ctx_built; /* written by the build on the thread pool */
 } node_rln_queue_t;
 
 /* The length of every encoded RateLimitProof (seven fixed-size fields), for the size check
@@ -71,55 +59,15 @@ static void free_job(prove_job_t *job) {
 static void prove_work(uv_work_t *w) {
   prove_job_t *job = w->data;
   const ld_node_rln_claim_t *c = &job->claim;
-  if (job->ctx != NULL)
-    job->rc = ld_rln_attach_proof_ctx(job->ctx, &c->member, &job->msg, c->epoch_sec, c->message_id,
-                                      NULL, job->proof, &job->proof_len);
-  else
-    job->rc = ld_rln_attach_proof(c->prover, &c->member, &job->msg, c->epoch_sec, c->message_id,
-                                  NULL, job->proof, &job->proof_len);
+  job->rc = ld_rln_attach_proof(c->prover, &c->member, &job->msg, c->epoch_sec, c->message_id, NULL,
+                                job->proof, &job->proof_len);
   explicit_bzero(&job->claim.member, sizeof job->claim.member);
-}
-
-static void build_ctx_work(uv_work_t *w) {
-  node_rln_queue_t *q = w->data;
-  if (ld_rln_proving_ctx_new(&q->ctx_built, q->ctx_prover) != 0)
-    q->ctx_built = NULL;
 }
 
 /* ---- on the loop -----------------------------------------------------------------------------
  */
 
 static void prove_done(uv_work_t *w, int status);
-
-static void build_ctx_done(uv_work_t *w, int status) {
-  node_rln_queue_t *q = w->data;
-  q->ctx_building = false;
-  if (q->stopping || status != 0 || q->ctx_built == NULL) {
-    ld_rln_proving_ctx_free(q->ctx_built);
-    q->ctx_built = NULL;
-    q->ctx_failed = true; /* not retried: proofs go on without a context */
-    if (q->stopping)
-      ld_node_pending_done(q->node);
-    return;
-  }
-  q->ctx = q->ctx_built;
-  q->ctx_built = NULL;
-}
-
-/* The context for `prover` when ready; otherwise starts its build (once) and returns NULL. */
-static ld_rln_proving_ctx_t *ready_ctx(node_rln_queue_t *q, const ld_rln_prover_t *prover) {
-  if (q->ctx != NULL && q->ctx_prover == prover)
-    return q->ctx;
-  if (q->ctx != NULL || q->ctx_building || q->ctx_failed)
-    return NULL; /* the prover never changes while the node runs: no rebuild */
-  q->ctx_prover = prover;
-  q->ctx_work.data = q;
-  if (uv_queue_work(q->node->loop, &q->ctx_work, build_ctx_work, build_ctx_done) == 0)
-    q->ctx_building = true;
-  else
-    q->ctx_failed = true;
-  return NULL;
-}
 
 static void start_next(node_rln_queue_t *q) {
   if (q->running != NULL || q->head == NULL || q->stopping)
@@ -131,7 +79,6 @@ static void start_next(node_rln_queue_t *q) {
   q->waiting--;
   job->next = NULL;
   q->running = job;
-  job->ctx = ready_ctx(q, job->claim.prover);
   job->work.data = job;
   int rc = uv_queue_work(q->node->loop, &job->work, prove_work, prove_done);
   if (rc != 0) { /* only for a NULL callback: never, but not silently */
@@ -271,8 +218,6 @@ void ld_node_rln_publish_stop(ld_node_t *node) {
   q->waiting = 0;
   if (q->running != NULL)
     node->pending++; /* the running proof's end calls ld_node_pending_done */
-  if (q->ctx_building)
-    node->pending++; /* so does the context's build */
 }
 
 void ld_node_rln_publish_free(ld_node_t *node) {
@@ -284,7 +229,6 @@ void ld_node_rln_publish_free(ld_node_t *node) {
     q->head = job->next;
     free_job(job);
   }
-  ld_rln_proving_ctx_free(q->ctx); /* wipes the member's cached sums */
   free(q);
   node->rln_queue = NULL;
 }
