@@ -1,8 +1,10 @@
 /* RLN-v2 proof generation on one core, step by step: the witness from the circuit's graph, the
  * quotient's evaluations (3 iFFTs + 3 coset FFTs over 8,192 points), the five MSMs (A, B1, C and
- * H in G1, B in G2), and whole proofs. Prints one JSON line per figure; never fails on a time.
- * Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), except the proofs with the MSMs split
- * over two threads: their wall-clock time (CLOCK_MONOTONIC) beside the process's CPU time.
+ * H in G1, B in G2), and whole proofs: without and with a proving context (its set-up, the cold
+ * proof that fills its cache, then warm proofs of the same member interleaved with plain ones).
+ * Prints one JSON line per figure; never fails on a time. Times are the thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID), except the proofs with the MSMs split over two threads: their
+ * wall-clock time (CLOCK_MONOTONIC) beside the process's CPU time.
  *
  *   bench_zk_prove [DIR] [PROOFS]   circuit files from DIR (default $LD_RLN_FIXTURES, else
  *                                   tests/interop/fixtures/rln-v2), PROOFS whole proofs (10) */
@@ -106,10 +108,64 @@ static int steps(const ld_rln_prover_t *p, const ld_zkey_t *zk) {
   t = cpu_seconds();
   ld_g1_msm_pippenger(&r1, zk->h, h, zk->domain_size);
   report("MSM H (G1, 8192 points)", cpu_seconds() - t);
+  ld_msm_table_t *th;
+  t = cpu_seconds();
+  if (ld_g1_msm_table_new(&th, zk->h, zk->domain_size) != 0) {
+    return 1;
+  }
+  report("fixed-base table of H (once per proving context)", cpu_seconds() - t);
+  t = cpu_seconds();
+  ld_g1_msm_table(&r1, th, h);
+  report("MSM H from its fixed-base table", cpu_seconds() - t);
+  ld_msm_table_free(th);
   ld_fr_domain_free(d);
   free(wires);
   free(h);
   return 0;
+}
+
+/* One publishing member through a proving context (ld_rln_prove_ctx): the cold proof that fills
+ * the cache, then messages of the same member (warm), each interleaved with a proof without the
+ * context for the same witness (A/B under the same load). */
+static int cached_proofs(const ld_rln_prover_t *p, int proofs) {
+  ld_rln_proving_ctx_t *ctx;
+  double t0 = cpu_seconds();
+  if (ld_rln_proving_ctx_new(&ctx, p) != 0) {
+    return 1;
+  }
+  report("proving context set-up (fixed-base tables of H and the message's wires)",
+         cpu_seconds() - t0);
+  ld_rln_witness_t w;
+  ld_rln_proof_values_t v;
+  uint8_t proof[LD_RLN_PROOF_BYTES];
+  random_witness(&w);
+  double t = cpu_seconds();
+  int rc = ld_rln_prove_ctx(ctx, &w, proof, &v);
+  report("RLN-v2 proof through a proving context, cold (fills the cache)", cpu_seconds() - t);
+  double warm = 0, plain = 0;
+  for (int i = 0; rc == 0 && i < proofs; i++) {
+    w.message_id = next_u64() % w.user_message_limit;
+    random_fr(&w.x);
+    random_fr(&w.external_nullifier);
+    t = cpu_seconds();
+    rc = ld_rln_prove(p, &w, proof, &v);
+    plain += cpu_seconds() - t;
+    t = cpu_seconds();
+    rc = rc != 0 ? rc : ld_rln_prove_ctx(ctx, &w, proof, &v);
+    warm += cpu_seconds() - t;
+  }
+  size_t fixed;
+  uint64_t hits, misses;
+  ld_rln_proving_ctx_stats(ctx, &fixed, &hits, &misses);
+  printf("{\"bench\":\"zk_prove\",\"figure\":\"proving context\",\"fixed_wires\":%zu,"
+         "\"wires\":%zu,\"hits\":%llu,\"misses\":%llu}\n",
+         fixed, ld_rln_prover_num_wires(p), (unsigned long long)hits, (unsigned long long)misses);
+  report("RLN-v2 proof through a proving context, warm (same member), per proof",
+         proofs > 0 ? warm / proofs : 0);
+  report("RLN-v2 proof without a context, interleaved with the warm ones, per proof",
+         proofs > 0 ? plain / proofs : 0);
+  ld_rln_proving_ctx_free(ctx);
+  return rc != 0 || hits != (uint64_t)proofs;
 }
 
 int main(int argc, char **argv) {
@@ -145,6 +201,9 @@ int main(int argc, char **argv) {
     total += cpu_seconds() - t;
   }
   report("RLN-v2 proof (witness + Groth16), per proof", proofs > 0 ? total / proofs : 0);
+  if (cached_proofs(p, proofs) != 0) {
+    return 1;
+  }
   ld_rln_prover_set_threads(p, 2);
   double wall = 0, cpu = 0;
   for (int i = 0; i < proofs; i++) {

@@ -2,6 +2,8 @@
 #include "zk/groth16_prove.h"
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +95,8 @@ static int quotient_evaluations(const ld_groth16_prover_t *p, const ld_fr_t *w, 
   return 0;
 }
 
+static void random_scalar(ld_fr_t *k);
+
 static void g1_add_mul(ld_g1_t *acc, const ld_g1_affine_t *base, const ld_fr_t *k) {
   ld_g1_t t, b;
   ld_g1_from_affine(&b, base);
@@ -146,13 +150,64 @@ static int commitments(const ld_groth16_prover_t *p, const ld_fr_t *w, const ld_
   return rc != 0 ? rc : ab.rc;
 }
 
+/* Adds the key's constant terms and the blinding: A += alpha1 + r delta1, B += beta2 + s
+ * delta2, B1 += beta1 + s delta1, C += s A + r B1 - r s delta1; writes the affine proof. */
+static void finish_proof(const ld_zkey_t *zk, ld_g1_t *a, ld_g1_t *b1, ld_g2_t *b2, ld_g1_t *c,
+                         const ld_fr_t *r, const ld_fr_t *s, ld_groth16_proof_t *out) {
+  ld_g1_add_affine(a, a, &zk->alpha1);
+  g1_add_mul(a, &zk->delta1, r);
+  ld_g1_add_affine(b1, b1, &zk->beta1);
+  g1_add_mul(b1, &zk->delta1, s);
+  ld_g2_t t2, d2;
+  ld_g2_add_affine(b2, b2, &zk->beta2);
+  ld_g2_from_affine(&d2, &zk->delta2);
+  ld_g2_mul_fr_vartime(&t2, &d2, s);
+  ld_g2_add(b2, b2, &t2);
+  ld_g1_t t;
+  ld_g1_mul_fr_vartime(&t, a, s);
+  ld_g1_add(c, c, &t);
+  ld_g1_mul_fr_vartime(&t, b1, r);
+  ld_g1_add(c, c, &t);
+  ld_fr_t rs;
+  ld_fr_mul(&rs, r, s);
+  ld_fr_neg(&rs, &rs);
+  g1_add_mul(c, &zk->delta1, &rs);
+  explicit_bzero(&rs, sizeof rs);
+  ld_g1_to_affine(&out->a, a);
+  ld_g2_to_affine(&out->b, b2);
+  ld_g1_to_affine(&out->c, c);
+}
+
+static int check_witness(const ld_zkey_t *zk, const ld_fr_t *w, size_t n) {
+  ld_fr_t one;
+  ld_fr_set_one(&one);
+  return n != zk->num_wires || !ld_fr_equal(&w[0], &one) ? LD_ERR_INVALID_ARG : 0;
+}
+
+/* The H MSM over the quotient's evaluations (computed here): c = sum_j h_j H_j, from the H
+ * points' table. */
+static int quotient_commitment(const ld_groth16_prover_t *p, const ld_msm_table_t *th,
+                               const ld_fr_t *w, ld_g1_t *c) {
+  size_t n = p->zk->domain_size;
+  ld_fr_t *h = malloc(n * sizeof *h);
+  if (h == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  int rc = quotient_evaluations(p, w, h);
+  if (rc == 0) {
+    rc = ld_g1_msm_table(c, th, h);
+  }
+  explicit_bzero(h, n * sizeof *h);
+  free(h);
+  return rc;
+}
+
 int ld_groth16_prove_rs(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n, const ld_fr_t *r,
                         const ld_fr_t *s, ld_groth16_proof_t *out) {
   const ld_zkey_t *zk = p->zk;
-  ld_fr_t one;
-  ld_fr_set_one(&one);
-  if (n != zk->num_wires || !ld_fr_equal(&w[0], &one)) {
-    return LD_ERR_INVALID_ARG;
+  int rc = check_witness(zk, w, n);
+  if (rc != 0) {
+    return rc;
   }
   ld_fr_t *h = malloc(zk->domain_size * sizeof *h);
   if (h == NULL) {
@@ -160,7 +215,7 @@ int ld_groth16_prove_rs(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n
   }
   ld_g1_t a, b1, c;
   ld_g2_t b2;
-  int rc = quotient_evaluations(p, w, h);
+  rc = quotient_evaluations(p, w, h);
   if (rc == 0) {
     rc = commitments(p, w, h, &a, &b1, &b2, &c);
   }
@@ -169,30 +224,264 @@ int ld_groth16_prove_rs(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n
   if (rc != 0) {
     return rc;
   }
-  /* A = alpha1 + sum + r delta1; B = beta2 + sum + s delta2; B1 = beta1 + sum + s delta1 */
-  ld_g1_add_affine(&a, &a, &zk->alpha1);
-  g1_add_mul(&a, &zk->delta1, r);
-  ld_g1_add_affine(&b1, &b1, &zk->beta1);
-  g1_add_mul(&b1, &zk->delta1, s);
-  ld_g2_t t2, d2;
-  ld_g2_add_affine(&b2, &b2, &zk->beta2);
-  ld_g2_from_affine(&d2, &zk->delta2);
-  ld_g2_mul_fr_vartime(&t2, &d2, s);
-  ld_g2_add(&b2, &b2, &t2);
-  /* C += s A + r B1 - r s delta1 */
-  ld_g1_t t;
-  ld_g1_mul_fr_vartime(&t, &a, s);
-  ld_g1_add(&c, &c, &t);
-  ld_g1_mul_fr_vartime(&t, &b1, r);
-  ld_g1_add(&c, &c, &t);
-  ld_fr_t rs;
-  ld_fr_mul(&rs, r, s);
-  ld_fr_neg(&rs, &rs);
-  g1_add_mul(&c, &zk->delta1, &rs);
-  ld_g1_to_affine(&out->a, &a);
-  ld_g2_to_affine(&out->b, &b2);
-  ld_g1_to_affine(&out->c, &c);
+  finish_proof(zk, &a, &b1, &b2, &c, r, s, out);
   return 0;
+}
+
+/* ---- proofs with the fixed wires' sums cached ---- */
+
+/* One group of wires (fixed or varying): their indices, and the key's points of each, gathered
+ * so that an MSM over the group runs over contiguous arrays. C's points exist for the private
+ * wires only: c_wires/c_points hold the group's private wires. */
+typedef struct wire_group {
+  uint32_t *wires, *c_wires;
+  size_t n, c_n;
+  ld_g1_affine_t *a, *b1, *c;
+  ld_g2_affine_t *b2;
+  ld_msm_table_t *ta, *tb1, *tb2, *tc; /* the varying group's fixed-base tables */
+} wire_group_t;
+
+struct ld_groth16_cache {
+  const ld_groth16_prover_t *p;
+  wire_group_t fixed, varying;
+  ld_fr_t *fixed_values; /* the fixed wires' values the sums were made for (fixed.n) */
+  ld_fr_t *scalars;      /* scratch: one group's scalars */
+  ld_msm_table_t *th;    /* the H points' fixed-base table */
+  bool valid;
+  ld_g1_t a, b1, c; /* sums over the fixed wires */
+  ld_g2_t b2;
+  uint64_t hits, misses;
+};
+
+static void group_free(wire_group_t *g) {
+  free(g->wires);
+  free(g->c_wires);
+  free(g->a);
+  free(g->b1);
+  free(g->c);
+  free(g->b2);
+  ld_msm_table_free(g->ta);
+  ld_msm_table_free(g->tb1);
+  ld_msm_table_free(g->tb2);
+  ld_msm_table_free(g->tc);
+}
+
+static int group_tables(wire_group_t *g) {
+  int rc = ld_g1_msm_table_new(&g->ta, g->a, g->n);
+  if (rc == 0) {
+    rc = ld_g1_msm_table_new(&g->tb1, g->b1, g->n);
+  }
+  if (rc == 0) {
+    rc = ld_g2_msm_table_new(&g->tb2, g->b2, g->n);
+  }
+  if (rc == 0) {
+    rc = ld_g1_msm_table_new(&g->tc, g->c, g->c_n);
+  }
+  return rc;
+}
+
+/* Gathers the wires whose flag equals `varying` and their points. */
+static int group_build(wire_group_t *g, const ld_zkey_t *zk, const uint8_t *varies, int varying) {
+  size_t priv = (size_t)zk->num_public + 1, n = 0, c_n = 0;
+  for (size_t i = 0; i < zk->num_wires; i++) {
+    if ((varies[i] != 0) == (varying != 0)) {
+      n++;
+      c_n += i >= priv;
+    }
+  }
+  g->wires = malloc((n + 1) * sizeof *g->wires);
+  g->c_wires = malloc((c_n + 1) * sizeof *g->c_wires);
+  g->a = malloc((n + 1) * sizeof *g->a);
+  g->b1 = malloc((n + 1) * sizeof *g->b1);
+  g->b2 = malloc((n + 1) * sizeof *g->b2);
+  g->c = malloc((c_n + 1) * sizeof *g->c);
+  if (g->wires == NULL || g->c_wires == NULL || g->a == NULL || g->b1 == NULL || g->b2 == NULL ||
+      g->c == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  for (size_t i = 0; i < zk->num_wires; i++) {
+    if ((varies[i] != 0) != (varying != 0)) {
+      continue;
+    }
+    g->wires[g->n] = (uint32_t)i;
+    g->a[g->n] = zk->a[i];
+    g->b1[g->n] = zk->b1[i];
+    g->b2[g->n] = zk->b2[i];
+    g->n++;
+    if (i >= priv) {
+      g->c_wires[g->c_n] = (uint32_t)i;
+      g->c[g->c_n] = zk->c[i - priv];
+      g->c_n++;
+    }
+  }
+  return 0;
+}
+
+int ld_groth16_cache_new(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
+                         const uint8_t *wire_varies) {
+  *out = NULL;
+  const ld_zkey_t *zk = p->zk;
+  ld_groth16_cache_t *c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  c->p = p;
+  int rc = group_build(&c->fixed, zk, wire_varies, 0);
+  if (rc == 0) {
+    rc = group_build(&c->varying, zk, wire_varies, 1);
+  }
+  if (rc == 0) {
+    rc = group_tables(&c->varying);
+  }
+  if (rc == 0) {
+    rc = ld_g1_msm_table_new(&c->th, zk->h, zk->domain_size);
+  }
+  if (rc == 0) {
+    c->fixed_values = calloc(c->fixed.n + 1, sizeof *c->fixed_values);
+    c->scalars = calloc(zk->num_wires, sizeof *c->scalars);
+    rc = c->fixed_values == NULL || c->scalars == NULL ? LD_ERR_NOMEM : 0;
+  }
+  if (rc != 0) {
+    ld_groth16_cache_free(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+void ld_groth16_cache_free(ld_groth16_cache_t *c) {
+  if (c == NULL) {
+    return;
+  }
+  if (c->fixed_values != NULL) {
+    explicit_bzero(c->fixed_values, (c->fixed.n + 1) * sizeof *c->fixed_values);
+  }
+  if (c->scalars != NULL) {
+    explicit_bzero(c->scalars, c->p->zk->num_wires * sizeof *c->scalars);
+  }
+  free(c->fixed_values);
+  free(c->scalars);
+  group_free(&c->fixed);
+  group_free(&c->varying);
+  ld_msm_table_free(c->th);
+  explicit_bzero(c, sizeof *c);
+  free(c);
+}
+
+void ld_groth16_cache_stats(const ld_groth16_cache_t *c, size_t *fixed_wires, uint64_t *hits,
+                            uint64_t *misses) {
+  if (fixed_wires != NULL) {
+    *fixed_wires = c->fixed.n;
+  }
+  if (hits != NULL) {
+    *hits = c->hits;
+  }
+  if (misses != NULL) {
+    *misses = c->misses;
+  }
+}
+
+/* Whether the fixed wires of w hold the values the sums were made for (without an early exit
+ * on the first difference). */
+static bool cache_matches(const ld_groth16_cache_t *c, const ld_fr_t *w) {
+  if (!c->valid) {
+    return false;
+  }
+  uint64_t diff = 0;
+  for (size_t k = 0; k < c->fixed.n; k++) {
+    const ld_fr_t *x = &w[c->fixed.wires[k]], *y = &c->fixed_values[k];
+    for (size_t l = 0; l < sizeof x->l / sizeof x->l[0]; l++) {
+      diff |= x->l[l] ^ y->l[l];
+    }
+  }
+  return diff == 0;
+}
+
+/* The A, B1, B2 and C sums over one group of wires. */
+static int group_sums(ld_groth16_cache_t *c, const wire_group_t *g, const ld_fr_t *w, ld_g1_t *a,
+                      ld_g1_t *b1, ld_g2_t *b2, ld_g1_t *cc) {
+  for (size_t k = 0; k < g->n; k++) {
+    c->scalars[k] = w[g->wires[k]];
+  }
+  bool tables = g->ta != NULL;
+  int rc = tables ? ld_g1_msm_table(a, g->ta, c->scalars)
+                  : ld_g1_msm_pippenger(a, g->a, c->scalars, g->n);
+  if (rc == 0) {
+    rc = tables ? ld_g1_msm_table(b1, g->tb1, c->scalars)
+                : ld_g1_msm_pippenger(b1, g->b1, c->scalars, g->n);
+  }
+  if (rc == 0) {
+    rc = tables ? ld_g2_msm_table(b2, g->tb2, c->scalars)
+                : ld_g2_msm_pippenger(b2, g->b2, c->scalars, g->n);
+  }
+  for (size_t k = 0; rc == 0 && k < g->c_n; k++) {
+    c->scalars[k] = w[g->c_wires[k]];
+  }
+  if (rc == 0) {
+    rc = tables ? ld_g1_msm_table(cc, g->tc, c->scalars)
+                : ld_g1_msm_pippenger(cc, g->c, c->scalars, g->c_n);
+  }
+  explicit_bzero(c->scalars, g->n * sizeof *c->scalars);
+  return rc;
+}
+
+/* Makes the fixed wires' sums for w (the full-cost step). */
+static int cache_fill(ld_groth16_cache_t *c, const ld_fr_t *w) {
+  c->valid = false;
+  int rc = group_sums(c, &c->fixed, w, &c->a, &c->b1, &c->b2, &c->c);
+  if (rc != 0) {
+    return rc;
+  }
+  for (size_t k = 0; k < c->fixed.n; k++) {
+    c->fixed_values[k] = w[c->fixed.wires[k]];
+  }
+  c->valid = true;
+  return 0;
+}
+
+int ld_groth16_prove_cached_rs(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n, const ld_fr_t *r,
+                               const ld_fr_t *s, ld_groth16_proof_t *out) {
+  const ld_groth16_prover_t *p = c->p;
+  int rc = check_witness(p->zk, w, n);
+  if (rc != 0) {
+    return rc;
+  }
+  if (cache_matches(c, w)) {
+    c->hits++;
+  } else {
+    c->misses++;
+    rc = cache_fill(c, w);
+    if (rc != 0) {
+      return rc;
+    }
+  }
+  ld_g1_t a, b1, cc, hc;
+  ld_g2_t b2;
+  rc = group_sums(c, &c->varying, w, &a, &b1, &b2, &cc);
+  if (rc == 0) {
+    rc = quotient_commitment(p, c->th, w, &hc);
+  }
+  if (rc != 0) {
+    return rc;
+  }
+  ld_g1_add(&a, &a, &c->a);
+  ld_g1_add(&b1, &b1, &c->b1);
+  ld_g2_add(&b2, &b2, &c->b2);
+  ld_g1_add(&cc, &cc, &c->c);
+  ld_g1_add(&cc, &cc, &hc);
+  finish_proof(p->zk, &a, &b1, &b2, &cc, r, s, out);
+  return 0;
+}
+
+int ld_groth16_prove_cached(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n,
+                            ld_groth16_proof_t *out) {
+  ld_fr_t r, s;
+  random_scalar(&r);
+  random_scalar(&s);
+  int rc = ld_groth16_prove_cached_rs(c, w, n, &r, &s, out);
+  explicit_bzero(&r, sizeof r);
+  explicit_bzero(&s, sizeof s);
+  return rc;
 }
 
 static void random_scalar(ld_fr_t *k) {

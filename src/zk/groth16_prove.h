@@ -15,6 +15,7 @@
 #define LD_ZK_GROTH16_PROVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "zk/groth16.h"
 #include "zk/zkey.h"
@@ -38,5 +39,36 @@ int ld_groth16_prove_rs(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n
 /* As ld_groth16_prove_rs with r and s drawn from the system's CSPRNG. */
 int ld_groth16_prove(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n,
                      ld_groth16_proof_t *out);
+
+/* A cache of the witness-independent part of a proof for one prover: the A, B1, B2 and C sums
+ * over the "fixed" wires (those a caller expects to keep their values from proof to proof, e.g.
+ * a member's Merkle path hashes), so that a proof computes only the other wires' MSMs, the
+ * quotient and its MSM. Every proof compares the fixed wires' values with those the sums were
+ * made for and remakes the sums (full cost) when one differs, so a wrong guess of which wires
+ * are fixed costs time, never correctness. The sums and values are as secret as the witness:
+ * ld_groth16_cache_free wipes them. A cache is used by one proof at a time (not thread-safe);
+ * the prover must outlive it.
+ *
+ * The MSMs a cached proof runs (the varying wires' A, B1, B2, C and the quotient's H) go over
+ * fixed-base tables (msm.h) that the cache builds once when made: some 16 MB and a few hundred
+ * milliseconds of CPU per cache. */
+typedef struct ld_groth16_cache ld_groth16_cache_t;
+
+/* `wire_varies`: the key's num_wires flags, non-zero for the wires that may change between
+ * proofs. The cache starts empty (the first proof fills it); its tables are built here.
+ * LD_ERR_NOMEM. */
+int ld_groth16_cache_new(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
+                         const uint8_t *wire_varies);
+void ld_groth16_cache_free(ld_groth16_cache_t *c);
+/* The number of fixed wires, proofs that reused the sums and proofs that (re)made them (any of
+ * the pointers may be NULL). */
+void ld_groth16_cache_stats(const ld_groth16_cache_t *c, size_t *fixed_wires, uint64_t *hits,
+                            uint64_t *misses);
+/* As ld_groth16_prove_rs / ld_groth16_prove (same proof for the same r and s), through the
+ * cache; runs on the caller's thread alone. */
+int ld_groth16_prove_cached_rs(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n, const ld_fr_t *r,
+                               const ld_fr_t *s, ld_groth16_proof_t *out);
+int ld_groth16_prove_cached(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n,
+                            ld_groth16_proof_t *out);
 
 #endif

@@ -96,3 +96,87 @@ typedef struct msm_scratch {
 #define MSM_CURVE_(x) ld_g2_##x
 #define MSM_F_(x) ld_fp2_##x
 #include "zk/msm_tmpl.h"
+
+/* ---- fixed-base tables ---- */
+
+struct ld_msm_table {
+  size_t n;
+  unsigned c, windows;
+  int g2;
+  void *points; /* ld_g1_affine_t or ld_g2_affine_t, n * windows */
+};
+
+/* The window minimising n * (255 / c) affine additions plus one reduction of 2^(c-1) buckets
+ * (each bucket about two Jacobian additions, some 14 additions' worth). */
+static unsigned table_window_bits(size_t n) {
+  unsigned best = 2;
+  double best_cost = 0;
+  for (unsigned c = 2; c <= 16; c++) {
+    double windows = (double)((255 + c - 1) / c);
+    double cost = 6.0 * (double)n * windows + 14.0 * (double)((size_t)1 << (c - 1));
+    if (c == 2 || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+static int table_new(ld_msm_table_t **out, const void *points, size_t n, int g2) {
+  *out = NULL;
+  ld_msm_table_t *t = calloc(1, sizeof *t);
+  if (t == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  t->n = n;
+  t->g2 = g2;
+  t->c = table_window_bits(n);
+  t->windows = (255 + t->c - 1) / t->c;
+  size_t size = g2 ? sizeof(ld_g2_affine_t) : sizeof(ld_g1_affine_t);
+  t->points = malloc((n * t->windows + 1) * size);
+  int rc = t->points == NULL ? LD_ERR_NOMEM : 0;
+  if (rc == 0) {
+    rc = g2 ? msm_g2_table_build(t->points, points, n, t->c, t->windows)
+            : msm_g1_table_build(t->points, points, n, t->c, t->windows);
+  }
+  if (rc != 0) {
+    ld_msm_table_free(t);
+    return rc;
+  }
+  *out = t;
+  return 0;
+}
+
+int ld_g1_msm_table_new(ld_msm_table_t **out, const ld_g1_affine_t *points, size_t n) {
+  return table_new(out, points, n, 0);
+}
+
+int ld_g2_msm_table_new(ld_msm_table_t **out, const ld_g2_affine_t *points, size_t n) {
+  return table_new(out, points, n, 1);
+}
+
+void ld_msm_table_free(ld_msm_table_t *t) {
+  if (t == NULL) {
+    return;
+  }
+  free(t->points);
+  free(t);
+}
+
+size_t ld_msm_table_bytes(const ld_msm_table_t *t) {
+  return t->n * t->windows * (t->g2 ? sizeof(ld_g2_affine_t) : sizeof(ld_g1_affine_t));
+}
+
+int ld_g1_msm_table(ld_g1_t *r, const ld_msm_table_t *t, const ld_fr_t *scalars) {
+  if (t->g2) {
+    return LD_ERR_INVALID_ARG;
+  }
+  return msm_g1_table_msm(r, t->points, t->n, t->c, t->windows, scalars);
+}
+
+int ld_g2_msm_table(ld_g2_t *r, const ld_msm_table_t *t, const ld_fr_t *scalars) {
+  if (!t->g2) {
+    return LD_ERR_INVALID_ARG;
+  }
+  return msm_g2_table_msm(r, t->points, t->n, t->c, t->windows, scalars);
+}

@@ -14,4 +14,22 @@
 int ld_g1_msm_pippenger(ld_g1_t *r, const ld_g1_affine_t *points, const ld_fr_t *scalars, size_t n);
 int ld_g2_msm_pippenger(ld_g2_t *r, const ld_g2_affine_t *points, const ld_fr_t *scalars, size_t n);
 
+/* Fixed bases: a table of every point's window multiples (2^(c w) P for each of the ~255/c
+ * windows), made once, so that an MSM over those points puts all (point, window) pairs into one
+ * set of buckets: one bucket reduction and no doublings, about a third of the plain MSM's work
+ * for thousands of points. The table takes n * 255/c points of memory (c about 13 for 8,192
+ * points: some 12 MB in G1) and as many affine doublings to build. Immutable once built. */
+typedef struct ld_msm_table ld_msm_table_t;
+
+/* LD_ERR_NOMEM. n may be 0. */
+int ld_g1_msm_table_new(ld_msm_table_t **out, const ld_g1_affine_t *points, size_t n);
+int ld_g2_msm_table_new(ld_msm_table_t **out, const ld_g2_affine_t *points, size_t n);
+void ld_msm_table_free(ld_msm_table_t *t);
+/* The table's memory in bytes. */
+size_t ld_msm_table_bytes(const ld_msm_table_t *t);
+/* r = sum_j scalars[j] points[j] over the table's n points (the same value as the plain MSM).
+ * 0, LD_ERR_NOMEM, or LD_ERR_INVALID_ARG for a table of the other group. */
+int ld_g1_msm_table(ld_g1_t *r, const ld_msm_table_t *t, const ld_fr_t *scalars);
+int ld_g2_msm_table(ld_g2_t *r, const ld_msm_table_t *t, const ld_fr_t *scalars);
+
 #endif

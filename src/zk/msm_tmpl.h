@@ -80,6 +80,7 @@ static void MSM_(batch_invert)(MSM_F *den, MSM_F *prod, size_t n) {
   /* total[l] = the product of lane l; inv[l] = 1 / total[l] from one inversion of their
    * product. */
   MSM_F total[LANES], acc[LANES], inv[LANES], all, t;
+  memset(total, 0, sizeof total);
   for (size_t l = 0; l < lanes; l++) {
     total[l] = prod[n - 1 - ((n - 1 - l) % lanes)];
   }
@@ -226,6 +227,95 @@ int MSM_NAME(MSM_P *r, const MSM_A *points, const ld_fr_t *scalars, size_t n) {
     rc = 0;
   }
   free(live);
+  free(digits);
+  free(entries);
+  free(den);
+  free(prod);
+  free(s.start);
+  free(s.len);
+  return rc;
+}
+
+/* ---- fixed bases: every point's window multiples precomputed ---- */
+
+/* table[j * windows + w] = 2^(c w) points[j]: window by window, c affine doublings of all the
+ * points at once, each round's denominators inverted together. */
+static int MSM_(table_build)(MSM_A *table, const MSM_A *points, size_t n, unsigned c,
+                             unsigned windows) {
+  MSM_A *cur = malloc((n + 1) * sizeof *cur);
+  MSM_F *den = malloc((n + 1) * sizeof *den), *prod = malloc((n + 1) * sizeof *prod);
+  if (cur == NULL || den == NULL || prod == NULL) {
+    free(cur);
+    free(den);
+    free(prod);
+    return LD_ERR_NOMEM;
+  }
+  memcpy(cur, points, n * sizeof *cur);
+  for (unsigned w = 0; w < windows; w++) {
+    for (size_t j = 0; j < n; j++) {
+      table[j * windows + w] = cur[j];
+    }
+    for (unsigned d = 0; w + 1 < windows && d < c; d++) {
+      for (size_t j = 0; j < n; j++) {
+        MSM_(pair_denominator)(&den[j], &cur[j], &cur[j]);
+      }
+      MSM_(batch_invert)(den, prod, n);
+      for (size_t j = 0; j < n; j++) {
+        MSM_(pair_add)(&cur[j], &cur[j], &cur[j], &den[j]);
+      }
+    }
+  }
+  free(cur);
+  free(den);
+  free(prod);
+  return 0;
+}
+
+/* sum_j scalars[j] points[j] from the table: all (point, window) pairs go into one set of
+ * buckets by their digit, so one bucket reduction and no doublings. */
+static int MSM_(table_msm)(MSM_P *r, const MSM_A *table, size_t n, unsigned c, unsigned windows,
+                           const ld_fr_t *scalars) {
+  MSM_CURVE_(set_infinity)(r);
+  size_t total = n * windows, half = (size_t)1 << (c - 1);
+  uint32_t *live = malloc((n + 1) * sizeof *live), *pairs = malloc((total + 1) * sizeof *pairs);
+  int32_t *digits = malloc((total + 1) * sizeof *digits);
+  MSM_A *entries = malloc((total + 1) * sizeof *entries);
+  MSM_F *den = malloc((total / 2 + 1) * sizeof *den),
+        *prod = malloc((total / 2 + 1) * sizeof *prod);
+  msm_scratch_t s = {calloc(half + 1, sizeof *s.start), calloc(half, sizeof *s.len), entries, den,
+                     prod};
+  int rc = LD_ERR_NOMEM;
+  if (live != NULL && pairs != NULL && digits != NULL && entries != NULL && den != NULL &&
+      prod != NULL && s.start != NULL && s.len != NULL) {
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+      if (!table[j * windows].infinity && !ld_fr_is_zero(&scalars[j])) {
+        live[m++] = (uint32_t)j;
+      }
+    }
+    int32_t d[256];
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+      uint64_t limbs[4];
+      ld_fr_to_limbs(limbs, &scalars[live[i]]);
+      msm_signed_digits(d, limbs, c, windows);
+      for (unsigned w = 0; w < windows; w++) {
+        if (d[w] != 0) {
+          pairs[k] = live[i] * (uint32_t)windows + w;
+          digits[k++] = d[w];
+        }
+      }
+      explicit_bzero(limbs, sizeof limbs);
+    }
+    explicit_bzero(d, sizeof d);
+    if (k > 0) {
+      MSM_(window_sum)(r, table, pairs, digits, k, half, &s);
+    }
+    explicit_bzero(digits, (total + 1) * sizeof *digits);
+    rc = 0;
+  }
+  free(live);
+  free(pairs);
   free(digits);
   free(entries);
   free(den);

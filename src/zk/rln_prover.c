@@ -167,8 +167,14 @@ int ld_rln_witness_compute(const ld_rln_prover_t *p, const ld_rln_witness_t *w, 
   return rc;
 }
 
-static int prove(const ld_rln_prover_t *p, const ld_rln_witness_t *w, const ld_fr_t *r,
-                 const ld_fr_t *s, uint8_t proof[LD_RLN_PROOF_BYTES],
+struct ld_rln_proving_ctx {
+  const ld_rln_prover_t *p;
+  ld_groth16_cache_t *cache;
+};
+
+/* Proves through `ctx`'s cache when given, else with the prover alone. */
+static int prove(const ld_rln_prover_t *p, ld_rln_proving_ctx_t *ctx, const ld_rln_witness_t *w,
+                 const ld_fr_t *r, const ld_fr_t *s, uint8_t proof[LD_RLN_PROOF_BYTES],
                  ld_rln_proof_values_t *values) {
   size_t n = ld_rln_prover_num_wires(p);
   ld_fr_t *wires = malloc(n * sizeof *wires);
@@ -177,7 +183,10 @@ static int prove(const ld_rln_prover_t *p, const ld_rln_witness_t *w, const ld_f
   }
   ld_groth16_proof_t g;
   int rc = ld_rln_witness_compute(p, w, wires);
-  if (rc == 0) {
+  if (rc == 0 && ctx != NULL) {
+    rc = r != NULL ? ld_groth16_prove_cached_rs(ctx->cache, wires, n, r, s, &g)
+                   : ld_groth16_prove_cached(ctx->cache, wires, n, &g);
+  } else if (rc == 0) {
     rc = r != NULL ? ld_groth16_prove_rs(p->groth16, wires, n, r, s, &g)
                    : ld_groth16_prove(p->groth16, wires, n, &g);
   }
@@ -197,11 +206,72 @@ static int prove(const ld_rln_prover_t *p, const ld_rln_witness_t *w, const ld_f
 
 int ld_rln_prove(const ld_rln_prover_t *p, const ld_rln_witness_t *w,
                  uint8_t proof[LD_RLN_PROOF_BYTES], ld_rln_proof_values_t *values) {
-  return prove(p, w, NULL, NULL, proof, values);
+  return prove(p, NULL, w, NULL, NULL, proof, values);
 }
 
 int ld_rln_prove_rs(const ld_rln_prover_t *p, const ld_rln_witness_t *w, const ld_fr_t *r,
                     const ld_fr_t *s, uint8_t proof[LD_RLN_PROOF_BYTES],
                     ld_rln_proof_values_t *values) {
-  return prove(p, w, r, s, proof, values);
+  return prove(p, NULL, w, r, s, proof, values);
+}
+
+/* The wires that change from proof to proof of one member: those reached from the message id,
+ * x and the external nullifier. */
+static int varying_wires(const ld_rln_prover_t *p, uint8_t *wire_varies) {
+  size_t n = ld_witness_graph_num_inputs(p->graph);
+  uint8_t *in = calloc(n, 1);
+  if (in == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  in[p->offsets[IN_MESSAGE_ID]] = 1;
+  in[p->offsets[IN_X]] = 1;
+  in[p->offsets[IN_EXTERNAL_NULLIFIER]] = 1;
+  int rc = ld_witness_graph_dependents(p->graph, in, wire_varies);
+  free(in);
+  return rc;
+}
+
+int ld_rln_proving_ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p) {
+  *out = NULL;
+  ld_rln_proving_ctx_t *c = calloc(1, sizeof *c);
+  uint8_t *varies = malloc(ld_rln_prover_num_wires(p));
+  int rc = c == NULL || varies == NULL ? LD_ERR_NOMEM : 0;
+  if (rc == 0) {
+    c->p = p;
+    rc = varying_wires(p, varies);
+  }
+  if (rc == 0) {
+    rc = ld_groth16_cache_new(&c->cache, p->groth16, varies);
+  }
+  free(varies);
+  if (rc != 0) {
+    ld_rln_proving_ctx_free(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+void ld_rln_proving_ctx_free(ld_rln_proving_ctx_t *c) {
+  if (c == NULL) {
+    return;
+  }
+  ld_groth16_cache_free(c->cache);
+  free(c);
+}
+
+int ld_rln_prove_ctx(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w,
+                     uint8_t proof[LD_RLN_PROOF_BYTES], ld_rln_proof_values_t *values) {
+  return prove(c->p, c, w, NULL, NULL, proof, values);
+}
+
+int ld_rln_prove_ctx_rs(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w, const ld_fr_t *r,
+                        const ld_fr_t *s, uint8_t proof[LD_RLN_PROOF_BYTES],
+                        ld_rln_proof_values_t *values) {
+  return prove(c->p, c, w, r, s, proof, values);
+}
+
+void ld_rln_proving_ctx_stats(const ld_rln_proving_ctx_t *c, size_t *fixed_wires, uint64_t *hits,
+                              uint64_t *misses) {
+  ld_groth16_cache_stats(c->cache, fixed_wires, hits, misses);
 }

@@ -47,4 +47,29 @@ int ld_rln_prove_rs(const ld_rln_prover_t *p, const ld_rln_witness_t *w, const l
                     const ld_fr_t *s, uint8_t proof[LD_RLN_PROOF_BYTES],
                     ld_rln_proof_values_t *values);
 
+/* A member's proving context: proofs for one member (identity, limit, Merkle path) reuse the
+ * MSM sums over the wires that depend on the membership alone (ld_groth16_cache_t), so that
+ * after the first proof only the wires that depend on the message id, x and the external
+ * nullifier, and the quotient, cost MSM work (the steady state of a publishing node). Every
+ * proof checks the membership wires against those the sums were made for and remakes the sums
+ * when one differs (a new root, path or member), so proofs are always right. The context holds
+ * secret values derived from the identity and wipes them when freed. One proof at a time per
+ * context (not thread-safe); the prover must outlive it. */
+typedef struct ld_rln_proving_ctx ld_rln_proving_ctx_t;
+
+/* Builds the context's fixed-base MSM tables (some 16 MB, about 0.7 s of CPU on one core: make
+ * it off any event loop). LD_ERR_NOMEM. */
+int ld_rln_proving_ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p);
+void ld_rln_proving_ctx_free(ld_rln_proving_ctx_t *c);
+/* As ld_rln_prove / ld_rln_prove_rs (the same proof for the same r and s), through the
+ * context's cache. */
+int ld_rln_prove_ctx(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w,
+                     uint8_t proof[LD_RLN_PROOF_BYTES], ld_rln_proof_values_t *values);
+int ld_rln_prove_ctx_rs(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w, const ld_fr_t *r,
+                        const ld_fr_t *s, uint8_t proof[LD_RLN_PROOF_BYTES],
+                        ld_rln_proof_values_t *values);
+/* Wires whose sums are cached, proofs that reused the sums and proofs that (re)made them. */
+void ld_rln_proving_ctx_stats(const ld_rln_proving_ctx_t *c, size_t *fixed_wires, uint64_t *hits,
+                              uint64_t *misses);
+
 #endif

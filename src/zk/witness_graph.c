@@ -443,3 +443,37 @@ int ld_witness_graph_eval(const ld_witness_graph_t *g, const ld_fr_t *inputs, ld
   free(in);
   return 0;
 }
+
+/* Whether node n depends on a varying node or input (its operands come earlier). */
+static uint8_t node_varies(const graph_node_t *n, const uint8_t *varies,
+                           const uint8_t *input_varies, size_t num_inputs) {
+  switch (n->op) {
+  case OP_INPUT:
+    return n->a < num_inputs && input_varies[n->a] != 0;
+  case OP_CONST:
+    return 0;
+  case OP_NEG:
+  case OP_ID:
+    return varies[n->a];
+  case OP_TERN:
+    return varies[n->a] | varies[n->b] | varies[n->c];
+  default:
+    return varies[n->a] | varies[n->b];
+  }
+}
+
+int ld_witness_graph_dependents(const ld_witness_graph_t *g, const uint8_t *input_varies,
+                                uint8_t *wire_varies) {
+  uint8_t *varies = malloc(g->num_nodes > 0 ? g->num_nodes : 1);
+  if (varies == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  for (size_t i = 0; i < g->num_nodes; i++) {
+    varies[i] = node_varies(&g->nodes[i], varies, input_varies, g->num_inputs);
+  }
+  for (size_t i = 0; i < g->num_wires; i++) {
+    wire_varies[i] = varies[g->wires[i]];
+  }
+  free(varies);
+  return 0;
+}

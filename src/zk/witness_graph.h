@@ -43,4 +43,11 @@ int ld_witness_graph_input(const ld_witness_graph_t *g, const char *name, size_t
  * (the evaluation holds one element per node, about 32 bytes each). */
 int ld_witness_graph_eval(const ld_witness_graph_t *g, const ld_fr_t *inputs, ld_fr_t *wires);
 
+/* Which wires depend on the inputs flagged in `input_varies` (ld_witness_graph_num_inputs
+ * flags, non-zero = may vary): wire_varies (ld_witness_graph_num_wires flags) receives 1 for
+ * every wire whose node reaches a flagged input through its operands, 0 for the wires that
+ * are a function of the other inputs and constants alone. 0 or LD_ERR_NOMEM. */
+int ld_witness_graph_dependents(const ld_witness_graph_t *g, const uint8_t *input_varies,
+                                uint8_t *wire_varies);
+
 #endif

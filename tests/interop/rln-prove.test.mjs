@@ -4,6 +4,9 @@
 //   for random identities, limits, message ids, tree positions, paths, epochs and messages;
 // - zerokit's verify_with_roots accepts our proofs, and rejects them with a flipped bit, another
 //   root, another signal or another epoch;
+// - proofs through a proving context (its cache of the member's sums): zerokit accepts them for
+//   several messages of one member (the cache reused), after the member's path changed (a new
+//   root: the cache remade, counted as a miss) and for another member;
 // - RLN-relay: the RateLimitProof our node attaches to a message verifies in zerokit with nwaku's
 //   signal (payload ‖ content topic ‖ uint64_le(timestamp)) and external nullifier (zerokit's
 //   poseidon_hash of the epoch's and rln_identifier's bytes as field elements), and our relay
@@ -117,6 +120,35 @@ test('zerokit verifies our proofs and rejects them tampered', { skip: !ZKPROVE &
     let verdict;
     try { verdict = zk.verify(flipped, values, c.signal, [root]); } catch { verdict = false; }
     assert.equal(verdict, false, `case ${k}: a flipped bit`);
+  });
+});
+
+test('zerokit verifies proofs made through a proving context, reused and remade', { skip: !ZKPROVE && 'LD_ZKPROVE not set', timeout: 600_000 }, async () => {
+  const zk = await createZerokit();
+  const first = randomInputs();
+  const another = (base) => {
+    const next = randomInputs();
+    return { ...base, messageId: randomInt(0, base.limit), signal: next.signal, epoch: next.epoch, x: next.x, externalNullifier: next.externalNullifier };
+  };
+  const cases = [first, another(first), another(first)];
+  const moved = another(first);
+  moved.path = [...first.path];
+  moved.path[TREE_DEPTH - 1] = randomFr(); // the tree changed: a new root
+  cases.push(moved, another(moved), randomInputs());
+  // [hits, misses] after each proof
+  const counts = [[0, 1], [1, 1], [2, 1], [2, 2], [3, 2], [3, 3]];
+  const lines = await cProve(cases.map((c) => request('prove-ctx', c)));
+  assert.equal(lines.length, cases.length);
+  cases.forEach((c, k) => {
+    assert.match(lines[k], /^[0-9a-f]{256} [0-9a-f]{320} \d+ \d+$/, `case ${k}: ${lines[k]}`);
+    const [p, v, hits, misses] = lines[k].split(' ');
+    assert.deepEqual([Number(hits), Number(misses)], counts[k], `case ${k}: the cache's hits and misses`);
+    const values = Uint8Array.from(Buffer.from(v, 'hex'));
+    const root = fromLe(values.subarray(0, 32));
+    assert.equal(root, rootOf(c), `case ${k}: root`);
+    assert.equal(fromLe(values.subarray(64, 96)), c.x);
+    assert.equal(zk.verify(Uint8Array.from(Buffer.from(p, 'hex')), values, c.signal, [root]), true, `case ${k}: zerokit rejects the proof`);
+    assert.equal(zk.verify(Uint8Array.from(Buffer.from(p, 'hex')), values, c.signal, [(root + 1n) % R]), false, `case ${k}: another root`);
   });
 });
 

@@ -7,7 +7,10 @@
  * concatenated, <limit>, <message_id> and <index> (the leaf index, whose bits are the path's
  * directions) decimal. "witness" prints the circuit's full witness, every wire as 64 hex digits,
  * on one line; "prove" prints "<proof: 256 hex> <values: 320 hex, zerokit's layout>", or
- * "ERR NAME". Two more requests exercise RLN-relay (src/waku/rln/):
+ * "ERR NAME". "prove-ctx" proves the same way through one proving context kept for the whole run
+ * (rln_prover.h: its cache of a member's sums reused when the member's wires are unchanged) and
+ * prints "<proof> <values> <hits> <misses>", the context's counts after the proof. Two more
+ * requests exercise RLN-relay (src/waku/rln/):
  *
  *   message <secret> <limit> <message_id> <index> <path> <payload hex or -> <content topic>
  *           <timestamp ns> <epoch sec>
@@ -18,6 +21,8 @@
  *     <root> joins its window) and prints "<VALID|INVALID|SPAM> <reason>".
  *
  * Exits 0 at the end of stdin, 2 on a line it cannot parse. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +105,11 @@ static void print_hex(const uint8_t *b, size_t n) {
   }
 }
 
+static ld_rln_proving_ctx_t *g_ctx;
+
 static void answer(const ld_rln_prover_t *p, const char *cmd, const ld_rln_witness_t *w) {
   int err;
+  bool with_ctx = strcmp(cmd, "prove-ctx") == 0;
   if (strcmp(cmd, "witness") == 0) {
     size_t n = ld_rln_prover_num_wires(p);
     ld_fr_t *wires = malloc(n * sizeof *wires);
@@ -115,12 +123,23 @@ static void answer(const ld_rln_prover_t *p, const char *cmd, const ld_rln_witne
   } else {
     uint8_t proof[LD_RLN_PROOF_BYTES], values[LD_RLN_PROOF_VALUES_BYTES];
     ld_rln_proof_values_t v;
-    err = ld_rln_prove(p, w, proof, &v);
+    err = 0;
+    if (with_ctx && g_ctx == NULL) {
+      err = ld_rln_proving_ctx_new(&g_ctx, p);
+    }
+    if (err == 0) {
+      err = with_ctx ? ld_rln_prove_ctx(g_ctx, w, proof, &v) : ld_rln_prove(p, w, proof, &v);
+    }
     if (err == 0) {
       ld_rln_proof_values_encode(values, &v);
       print_hex(proof, sizeof proof);
       printf(" ");
       print_hex(values, sizeof values);
+    }
+    if (err == 0 && with_ctx) {
+      uint64_t hits, misses;
+      ld_rln_proving_ctx_stats(g_ctx, NULL, &hits, &misses);
+      printf(" %llu %llu", (unsigned long long)hits, (unsigned long long)misses);
     }
   }
   if (err != 0) {
@@ -208,7 +227,9 @@ int main(void) {
     char *tok[MAX_TOKENS];
     int n = tokenize(line, tok);
     ld_rln_witness_t w;
-    if (n == 8 && (strcmp(tok[0], "witness") == 0 || strcmp(tok[0], "prove") == 0) &&
+    if (n == 8 &&
+        (strcmp(tok[0], "witness") == 0 || strcmp(tok[0], "prove") == 0 ||
+         strcmp(tok[0], "prove-ctx") == 0) &&
         parse_witness(tok, 1, &w) == 0) {
       answer(p, tok[0], &w);
     } else if (n == 10 && strcmp(tok[0], "message") == 0) {
@@ -221,6 +242,7 @@ int main(void) {
       break;
     }
   }
+  ld_rln_proving_ctx_free(g_ctx);
   ld_rln_prover_free(p);
   ld_rln_validator_free(g_validator);
   ld_rln_verifier_free(g_verifier);

@@ -1,8 +1,10 @@
-/* RLN-v2 proof generation: the two-adic root and the NTTs, Pippenger's MSM against the plain
- * sum, the zkey reader and witness-graph loader on good and broken bytes, the native witness
- * (its public wires equal the values computed outside the circuit) and Groth16 proofs from it
- * that our verifier accepts for random identities, paths, epochs and messages and rejects when
- * tampered. The circuit files come from LD_RLN_FIXTURES (rln_final.zkey, graph.bin). */
+/* RLN-v2 proof generation: the two-adic root and the NTTs, Pippenger's MSM and the fixed-base
+ * tables against the plain sum, the zkey reader and witness-graph loader on good and broken
+ * bytes, the native witness (its public wires equal the values computed outside the circuit)
+ * and Groth16 proofs from it that our verifier accepts for random identities, paths, epochs and
+ * messages and rejects when tampered; the graph's split of the wires into a member's fixed ones
+ * and a message's, and proofs through a proving context (its cache reused, and remade when the
+ * root changes). The circuit files come from LD_RLN_FIXTURES (rln_final.zkey, graph.bin). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,6 +212,17 @@ static void msm_matches_naive(void **state) {
     assert_int_equal(ld_g2_msm_pippenger(&got2, p2, k, n), 0);
     assert_true(ld_g1_equal(&got1, &acc1));
     assert_true(ld_g2_equal(&got2, &acc2));
+    /* the fixed-base tables give the same sums */
+    ld_msm_table_t *t1, *t2;
+    assert_int_equal(ld_g1_msm_table_new(&t1, p1, n), 0);
+    assert_int_equal(ld_g2_msm_table_new(&t2, p2, n), 0);
+    assert_int_equal(ld_g1_msm_table(&got1, t1, k), 0);
+    assert_int_equal(ld_g2_msm_table(&got2, t2, k), 0);
+    assert_true(ld_g1_equal(&got1, &acc1));
+    assert_true(ld_g2_equal(&got2, &acc2));
+    assert_int_equal(ld_g2_msm_table(&got2, t1, k), LD_ERR_INVALID_ARG);
+    ld_msm_table_free(t1);
+    ld_msm_table_free(t2);
     free(p1);
     free(p2);
     free(k);
@@ -371,6 +384,113 @@ static void proofs_two_threads(void **state) {
   assert_int_equal(ld_rln_verify(verifier, two, &v2), 0);
 }
 
+/* The same member with another message id, x and external nullifier: the message's wires. */
+static void next_message(uint64_t *seed, ld_rln_witness_t *w) {
+  w->message_id = zktest_next(seed) % w->user_message_limit;
+  uint8_t msg[40], epoch[32] = {0}, rln_id[32] = "rln/waku-rln-relay/v2.0.0";
+  zktest_bytes(seed, msg, sizeof msg);
+  zktest_bytes(seed, epoch, 8);
+  ld_rln_hash_to_field(&w->x, msg, sizeof msg);
+  ld_rln_external_nullifier(&w->external_nullifier, epoch, rln_id);
+}
+
+/* The wires the graph marks independent of the message id, x and external nullifier keep
+ * their values across two messages of one member; some of the others change (y, nullifier). */
+static void graph_dependents_split(void **state) {
+  (void)state;
+  ld_witness_graph_t *g;
+  assert_int_equal(ld_witness_graph_load(&g, graph_bytes, graph_len), 0);
+  size_t ni = ld_witness_graph_num_inputs(g), nw = ld_witness_graph_num_wires(g);
+  uint8_t *in = calloc(ni, 1), *varies = malloc(nw);
+  size_t off, len;
+  const char *names[] = {"messageId", "x", "externalNullifier"};
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(ld_witness_graph_input(g, names[i], &off, &len), 0);
+    in[off] = 1;
+  }
+  assert_int_equal(ld_witness_graph_dependents(g, in, varies), 0);
+  ld_witness_graph_free(g);
+  ld_fr_t *w1 = malloc(nw * sizeof *w1), *w2 = malloc(nw * sizeof *w2);
+  uint64_t seed = 31;
+  ld_rln_witness_t w;
+  random_witness(&seed, &w);
+  w.user_message_limit = 100;
+  w.message_id = 3;
+  assert_int_equal(ld_rln_witness_compute(prover, &w, w1), 0);
+  next_message(&seed, &w);
+  w.message_id = 4;
+  assert_int_equal(ld_rln_witness_compute(prover, &w, w2), 0);
+  size_t fixed = 0, changed = 0;
+  for (size_t i = 0; i < nw; i++) {
+    int same = ld_fr_equal(&w1[i], &w2[i]);
+    if (!varies[i]) {
+      assert_true(same);
+      fixed++;
+    } else {
+      changed += !same;
+    }
+  }
+  assert_false(varies[0]); /* the constant 1 */
+  assert_false(varies[2]); /* the root */
+  assert_true(varies[1] && varies[3] && varies[4] && varies[5]);
+  assert_true(fixed > nw / 2);
+  assert_true(changed > 0);
+  free(w1);
+  free(w2);
+  free(in);
+  free(varies);
+}
+
+/* A proving context gives the same proof as the prover alone for the same r and s: the first
+ * proof fills its cache, the next message of the member reuses it, a changed Merkle path (a new
+ * root) and another member remake it; every proof verifies. */
+static void proofs_cached(void **state) {
+  (void)state;
+  uint64_t seed = 4242;
+  ld_rln_proving_ctx_t *ctx;
+  assert_int_equal(ld_rln_proving_ctx_new(&ctx, prover), 0);
+  size_t fixed;
+  uint64_t hits, misses;
+  ld_rln_proving_ctx_stats(ctx, &fixed, &hits, &misses);
+  assert_true(fixed > 0 && fixed < ld_rln_prover_num_wires(prover));
+  assert_int_equal(hits + misses, 0);
+  ld_rln_witness_t w;
+  random_witness(&seed, &w);
+  uint64_t expect_hits[] = {0, 1, 2, 2, 3, 3};
+  uint64_t expect_misses[] = {1, 1, 1, 2, 2, 3};
+  for (int t = 0; t < 6; t++) {
+    if (t == 1 || t == 2 || t == 4) {
+      next_message(&seed, &w);
+    } else if (t == 3) {
+      zktest_fr(&seed, &w.merkle.path[LD_RLN_TREE_DEPTH - 1]); /* the tree changed: new root */
+    } else if (t == 5) {
+      random_witness(&seed, &w); /* another member */
+    }
+    ld_fr_t r, s;
+    zktest_fr(&seed, &r);
+    zktest_fr(&seed, &s);
+    uint8_t plain[128], cached[128];
+    ld_rln_proof_values_t v1, v2;
+    assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, plain, &v1), 0);
+    assert_int_equal(ld_rln_prove_ctx_rs(ctx, &w, &r, &s, cached, &v2), 0);
+    assert_memory_equal(plain, cached, 128);
+    assert_memory_equal(&v1, &v2, sizeof v1);
+    assert_int_equal(ld_rln_verify(verifier, cached, &v2), 0);
+    ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
+    assert_int_equal(hits, expect_hits[t]);
+    assert_int_equal(misses, expect_misses[t]);
+  }
+  /* fresh randomness through the context verifies too */
+  uint8_t proof[128];
+  ld_rln_proof_values_t v;
+  next_message(&seed, &w);
+  assert_int_equal(ld_rln_prove_ctx(ctx, &w, proof, &v), 0);
+  assert_int_equal(ld_rln_verify(verifier, proof, &v), 0);
+  ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
+  assert_int_equal(hits, 4);
+  ld_rln_proving_ctx_free(ctx);
+}
+
 /* Broken zkeys: truncations at every section boundary and inside, bad magic, a coordinate
  * pushed off the curve. */
 static void zkey_errors(void **state) {
@@ -440,11 +560,18 @@ static void graph_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(two_adic_root),        cmocka_unit_test(fft_matches_evaluation),
-      cmocka_unit_test(msm_matches_naive),    cmocka_unit_test(msm_repeated_points),
-      cmocka_unit_test(zkey_errors),          cmocka_unit_test(graph_errors),
-      cmocka_unit_test(witness_public_wires), cmocka_unit_test(proofs_verify),
-      cmocka_unit_test(proofs_blinded),       cmocka_unit_test(proofs_two_threads),
+      cmocka_unit_test(two_adic_root),
+      cmocka_unit_test(fft_matches_evaluation),
+      cmocka_unit_test(msm_matches_naive),
+      cmocka_unit_test(msm_repeated_points),
+      cmocka_unit_test(zkey_errors),
+      cmocka_unit_test(graph_errors),
+      cmocka_unit_test(witness_public_wires),
+      cmocka_unit_test(proofs_verify),
+      cmocka_unit_test(proofs_blinded),
+      cmocka_unit_test(proofs_two_threads),
+      cmocka_unit_test(graph_dependents_split),
+      cmocka_unit_test(proofs_cached),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
