@@ -62,6 +62,16 @@ static void value_hint(const ld_flag_t *f, const origin_t *o, char *out, size_t 
   snprintf(out, cap, "write %s (--help describes --%s)", a, f->name);
 }
 
+/* res->error from a format; a message longer than the buffer is cut, never overrun (the
+ * variable and its fix come first, so a cut message still names them). */
+__attribute__((format(printf, 2, 3))) static void error_text(ld_flags_result_t *res,
+                                                             const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(res->error, sizeof res->error, fmt, ap);
+  va_end(ap);
+}
+
 /* "<where>: <what>; <next step>" in res->error. */
 static int fail_at(ld_flags_result_t *res, const ld_flag_t *f, const origin_t *o,
                    const char *what) {
@@ -313,9 +323,8 @@ static int apply_env_json(const ld_flag_t *f, const char *v, const origin_t *o,
   json_t *arr = json_loads(v, JSON_REJECT_DUPLICATES, &jerr);
   int rc = 0;
   if (arr == NULL || !json_is_array(arr)) {
-    snprintf(res->error, sizeof res->error,
-             "%s: not a JSON array: %s; write %s='[\"a\",\"b\"]' or %s=a,b", o->var,
-             arr == NULL ? jerr.text : "another JSON value", o->var, o->var);
+    error_text(res, "%s: not a JSON array: %s; write %s='[\"a\",\"b\"]' or %s=a,b", o->var,
+               arr == NULL ? jerr.text : "another JSON value", o->var, o->var);
     rc = LD_ERR_INVALID_ARG;
   }
   for (size_t i = 0; rc == 0 && i < json_array_size(arr); i++) {
@@ -327,9 +336,8 @@ static int apply_env_json(const ld_flag_t *f, const char *v, const origin_t *o,
       snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(item));
       rc = set_value_at(f, num, o, res);
     } else {
-      snprintf(res->error, sizeof res->error,
-               "%s: array items must be strings or integers; write %s='[\"a\",\"b\"]'", o->var,
-               o->var);
+      error_text(res, "%s: array items must be strings or integers; write %s='[\"a\",\"b\"]'",
+                 o->var, o->var);
       rc = LD_ERR_INVALID_ARG;
     }
   }

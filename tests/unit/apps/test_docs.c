@@ -15,13 +15,22 @@
 #include "logosdelivery/flags.h"
 #include "node/options.h"
 
+/* The stream's buffer pointer lives on the heap: GCC's -Wdangling-pointer takes a local one,
+ * whose address the stream keeps, for a pointer that outlives its frame. */
+typedef struct captured {
+  char *buf;
+  size_t len;
+} captured_t;
+
 static char *capture(void (*print)(FILE *)) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  captured_t *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  FILE *f = open_memstream(&c->buf, &c->len);
   assert_non_null(f);
   print(f);
   fclose(f);
+  char *buf = c->buf;
+  free(c);
   return buf;
 }
 
