@@ -50,10 +50,10 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" "$@"
 
-# The optimised build that scripts/run-node.sh makes for the README's node command: GCC warns
+# The optimised build of the README (scripts/run-node.sh makes it without the tests): GCC warns
 # differently at -O2, and the build treats warnings as errors.
 if [ $# -eq 0 ]; then
-  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DLD_TESTS=OFF >/dev/null
+  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build-release -j"$(nproc)"
 fi
 
