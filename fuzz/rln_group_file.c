@@ -6,18 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "waku/rln/group_file.h"
 
 static void check_member(const ld_fr_t *x) {
   uint8_t le[32];
   ld_fr_to_bytes(le, x);
+  uint8_t be[32];
+  for (int i = 0; i < 32; i++)
+    be[i] = le[31 - i];
   char text[2 + 64 + 1] = "0x";
-  static const char digits[] = "0123456789abcdef";
-  for (int i = 0; i < 32; i++) {
-    text[2 + 2 * i] = digits[le[31 - i] >> 4];
-    text[3 + 2 * i] = digits[le[31 - i] & 15];
-  }
-  text[66] = '\0';
+  ld_hex_encode(be, sizeof be, text + 2);
   ld_fr_t y;
   if (ld_rln_field_from_hex(text, &y) != 0 || memcmp(x, &y, sizeof y) != 0)
     abort();

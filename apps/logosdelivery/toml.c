@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/hex.h"
 
 typedef struct parser {
   const char *p;
@@ -171,20 +172,10 @@ static int sb_put(parser_t *ps, strbuf_t *sb, const char *bytes, size_t n) {
   return 0;
 }
 
-static int hex_digit(int c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 static int parse_unicode_escape(parser_t *ps, size_t digits, strbuf_t *sb) {
   uint32_t cp = 0;
   for (size_t i = 0; i < digits; i++) {
-    int d = hex_digit(peek(ps));
+    int d = ld_hex_digit_value(peek(ps));
     if (d < 0)
       return fail(ps, LD_ERR_MALFORMED, "\\%c escape needs %zu hex digits", digits == 4 ? 'u' : 'U',
                   digits);
@@ -311,7 +302,7 @@ static int parse_digits(parser_t *ps, unsigned base, uint64_t limit, uint64_t *o
       ps->p++;
       continue;
     }
-    int d = hex_digit(c);
+    int d = ld_hex_digit_value(c);
     if (d < 0 || (unsigned)d >= base) {
       if (c == '.' || c == 'e' || c == 'E')
         return fail(ps, LD_ERR_MALFORMED, "floating-point values are not supported");

@@ -20,6 +20,12 @@ static const uint8_t k_digit_plus_one[256] = {
     ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
+int ld_hex_digit_value(int c) {
+  if (c < 0 || c > 255)
+    return -1;
+  return (int)k_digit_plus_one[c] - 1;
+}
+
 int ld_hex_decode(const char *text, size_t textlen, uint8_t *out, size_t cap, size_t *outlen) {
   if (textlen >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
     text += 2;

@@ -17,4 +17,8 @@ size_t ld_hex_encode(const uint8_t *in, size_t len, char *out);
  * Nothing is guaranteed about `out` on failure. */
 int ld_hex_decode(const char *text, size_t textlen, uint8_t *out, size_t cap, size_t *outlen);
 
+/* Returns the value (0..15) of the hex digit `c` of either case, or -1 when `c` is not one (any
+ * other char, including a negative plain char or EOF). */
+int ld_hex_digit_value(int c);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/hex.h"
 
 /* Longest message kept from one call; longer messages are cut (in JSON a split UTF-8 sequence
  * shows as U+FFFD). */
@@ -116,8 +117,8 @@ static void line_puts(line_t *l, const char *s) {
 /* ---- escaping -------------------------------------------------------------------------------- */
 
 static void put_escape(line_t *l, unsigned char c) {
-  static const char hex[] = "0123456789abcdef";
-  char buf[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+  char buf[7] = "\\u00";
+  ld_hex_encode(&c, 1, buf + 4);
   switch (c) {
   case '"':
     line_puts(l, "\\\"");

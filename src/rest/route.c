@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/hex.h"
 
 typedef struct segment {
   const char *s;
@@ -164,23 +165,13 @@ static bool segments_match(const route_t *r, const segment_t *path, size_t n) {
   return true;
 }
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 int ld_url_decode(const char *in, size_t len, char *out, size_t cap, size_t *outlen) {
   size_t o = 0;
   for (size_t i = 0; i < len; i++) {
     char c = in[i];
     if (c == '%') {
-      int hi = i + 1 < len ? hexval(in[i + 1]) : -1;
-      int lo = i + 2 < len ? hexval(in[i + 2]) : -1;
+      int hi = i + 1 < len ? ld_hex_digit_value(in[i + 1]) : -1;
+      int lo = i + 2 < len ? ld_hex_digit_value(in[i + 2]) : -1;
       if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
         return LD_ERR_BAD_ENCODING;
       c = (char)(hi << 4 | lo);

@@ -56,23 +56,13 @@ int ld_eth_hex_data(const char *text, uint8_t *out, size_t cap, size_t *len) {
   return ld_hex_decode(text + 2, n, out, cap, len) == 0 ? 0 : LD_ERR_BAD_ENCODING;
 }
 
-static int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 int ld_eth_quantity(const char *text, uint64_t *out) {
   if (text == NULL || text[0] != '0' || (text[1] != 'x' && text[1] != 'X') || text[2] == '\0')
     return LD_ERR_BAD_ENCODING;
   uint64_t v = 0;
   size_t digits = 0;
   for (const char *c = text + 2; *c != '\0'; c++) {
-    int d = hex_digit(*c);
+    int d = ld_hex_digit_value(*c);
     if (d < 0)
       return LD_ERR_BAD_ENCODING;
     if (v == 0 && d == 0)

@@ -25,6 +25,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/hex.h"
 #include "base/log.h"
 #include "p2p/identify.h"
 #include "p2p/peerstore.h"
@@ -102,14 +103,14 @@ static void j_raw(ld_buf_t *b, const char *s) {
 }
 
 static void j_str(ld_buf_t *b, const char *s) {
-  static const char hex[] = "0123456789abcdef";
   ld_buf_u8(b, '"');
   for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
     if (*p == '"' || *p == '\\') {
       ld_buf_u8(b, '\\');
       ld_buf_u8(b, *p);
     } else if (*p < 0x20 || *p == 0x7f) {
-      char esc[7] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15], 0};
+      char esc[7] = "\\u00";
+      ld_hex_encode(p, 1, esc + 4);
       j_raw(b, esc);
     } else {
       ld_buf_u8(b, *p);

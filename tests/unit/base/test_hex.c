@@ -118,6 +118,28 @@ static void round_trips_all_byte_values(void **state) {
   assert_memory_equal(back, in, 256);
 }
 
+static void digit_value_of_every_char(void **state) {
+  (void)state;
+  assert_int_equal(ld_hex_digit_value('0'), 0);
+  assert_int_equal(ld_hex_digit_value('9'), 9);
+  assert_int_equal(ld_hex_digit_value('a'), 10);
+  assert_int_equal(ld_hex_digit_value('F'), 15);
+  for (int c = 0; c < 256; c++) {
+    int want = -1;
+    if (c >= '0' && c <= '9')
+      want = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      want = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      want = c - 'A' + 10;
+    assert_int_equal(ld_hex_digit_value(c), want);
+  }
+  /* a negative plain char (a byte >= 0x80) and EOF are no digits */
+  assert_int_equal(ld_hex_digit_value(-1), -1);
+  assert_int_equal(ld_hex_digit_value((char)0xe6), -1);
+  assert_int_equal(ld_hex_digit_value(256 + '0'), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(encodes_rfc4648_vectors_lowercase),
@@ -126,6 +148,7 @@ int main(void) {
       cmocka_unit_test(rejects_bad_text),
       cmocka_unit_test(respects_capacity),
       cmocka_unit_test(round_trips_all_byte_values),
+      cmocka_unit_test(digit_value_of_every_char),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
