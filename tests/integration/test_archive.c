@@ -26,6 +26,7 @@
 #include "archive_harness.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/hex.h"
 #include "waku/archive/archive.h"
 #include "waku/archive/driver.h"
 #include "waku/archive/postgres/pg_lookup.h"
@@ -1515,17 +1516,11 @@ static void refuses_unknown_versions(void **state) {
 
 /* ---- postgres: the hash → timestamp index ---------------------------------------------------- */
 
-static void hex_of(const uint8_t *b, size_t n, char *out) {
-  for (size_t i = 0; i < n; i++)
-    sprintf(out + 2 * i, "%02x", b[i]);
-  out[2 * n] = 0;
-}
-
 /* Inserts m into messages (and messages_lookup) with plain SQL, as another writer would. */
 static void pg_insert_raw(const msg_t *m) {
   char hash[2 * LD_WAKU_HASH_LEN + 1], payload[2 * sizeof m->payload + 1], sql[1024];
-  hex_of(m->hash, LD_WAKU_HASH_LEN, hash);
-  hex_of((const uint8_t *)m->payload, m->m.payload_len, payload);
+  ld_hex_encode(m->hash, LD_WAKU_HASH_LEN, hash);
+  ld_hex_encode((const uint8_t *)m->payload, m->m.payload_len, payload);
   snprintf(sql, sizeof sql,
            "INSERT INTO messages (id, messageHash, pubsubTopic, contentTopic, payload, version, "
            "timestamp) VALUES ('0', '%s', '%s', '%.*s', '%s', 0, %lld);"
@@ -1707,7 +1702,7 @@ static void pg_hash_index_follows_other_writers(void **state) {
   pg_insert_raw(&m[3]); /* another writer's insert */
   assert_true(present(&m[3]));
   char sql[512], hash[2 * LD_WAKU_HASH_LEN + 1];
-  hex_of(m[0].hash, LD_WAKU_HASH_LEN, hash);
+  ld_hex_encode(m[0].hash, LD_WAKU_HASH_LEN, hash);
   snprintf(sql, sizeof sql, "DELETE FROM messages WHERE messageHash = '%s'", hash);
   PQclear(pg_in_schema(sql)); /* another writer's delete */
   assert_false(present(&m[0]));

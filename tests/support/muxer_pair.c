@@ -11,6 +11,8 @@
 
 #include "muxer_pair.h"
 
+#include "base/hex.h"
+
 static void record(mp_peer_t *p, int kind, uint64_t sid, uint32_t code) {
   if (p->nev == p->evcap) {
     p->evcap = p->evcap == 0 ? 256 : 2 * p->evcap;
@@ -131,13 +133,9 @@ void mp_take(mp_peer_t *p, ld_buf_t *out) {
 }
 
 size_t mp_unhex(const char *hex, uint8_t *out, size_t cap) {
-  size_t n = strlen(hex) / 2;
-  assert_true(n <= cap);
-  for (size_t i = 0; i < n; i++) {
-    unsigned v;
-    sscanf(hex + 2 * i, "%2x", &v);
-    out[i] = (uint8_t)v;
-  }
+  size_t n = 0;
+  assert_true(strlen(hex) / 2 <= cap);
+  assert_int_equal(ld_hex_decode(hex, strlen(hex), out, cap, &n), 0);
   return n;
 }
 

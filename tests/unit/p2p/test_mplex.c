@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/hex.h"
 #include "base/varint.h"
 #include "p2p/muxer.h"
 
@@ -21,9 +22,7 @@ static const ld_muxer_ops_t *ops = &ld_mplex_ops;
 static size_t put_varint_hex(uint64_t v, char *out) {
   uint8_t b[10];
   size_t n = ld_varint_encode(v, b);
-  for (size_t i = 0; i < n; i++)
-    sprintf(out + 2 * i, "%02x", b[i]);
-  return 2 * n;
+  return ld_hex_encode(b, n, out);
 }
 
 /* ---- digest vectors -------------------------------------------------------------------------- */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+
 #define V_NODE_A_KEY "eef77acb6c6a6eebc5b363a475ac583ec7eccdb42b6481424c60f59aa326547f"
 #define V_NODE_B_KEY "66fb62bfbd66b9177a138c1e5cddbe4f7c30c343e94e68df8769459cb1cde628"
 #define V_NODE_A_ID "aaaa8419e9f49d0083561b48287df592939a8d19947d8c0ef88f2a4856a69fbb"
@@ -80,22 +82,12 @@
 #define V_GCM_AD "93a7400fa0d6a694ebc24d5cf570f65d04215b6ac00757875e3f3a5f42107903"
 #define V_GCM_CT "a5d12a2d94b8ccb3ba55558229867dc13bfa3648"
 
-static inline int vhex_nibble(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  abort();
-}
-
 /* Decodes `hex` into `out` (room for strlen / 2 bytes); returns the byte count. */
 static inline size_t vhex(const char *hex, uint8_t *out) {
-  size_t n = strlen(hex);
-  if (n % 2 != 0)
+  size_t n = 0;
+  if (ld_hex_decode(hex, strlen(hex), out, strlen(hex) / 2, &n) != 0)
     abort();
-  for (size_t i = 0; i < n / 2; i++)
-    out[i] = (uint8_t)(vhex_nibble(hex[2 * i]) << 4 | vhex_nibble(hex[2 * i + 1]));
-  return n / 2;
+  return n;
 }
 
 #endif

@@ -12,16 +12,13 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/hex.h"
 #include "waku/enr/enr.h"
 #include "waku/peer_exchange/peer_exchange.h"
 
 static size_t unhex(const char *hex, uint8_t *out) {
-  size_t n = strlen(hex) / 2;
-  for (size_t i = 0; i < n; i++) {
-    unsigned v;
-    sscanf(hex + 2 * i, "%2x", &v);
-    out[i] = (uint8_t)v;
-  }
+  size_t n = 0;
+  assert_int_equal(ld_hex_decode(hex, strlen(hex), out, strlen(hex) / 2, &n), 0);
   return n;
 }
 
