@@ -66,6 +66,14 @@ const secp256k1_context *ld_crypto_secp256k1(void) {
   return g_secp;
 }
 
+int ld_crypto_secp256k1_ready(const secp256k1_context **ctx) {
+  int rc = ld_crypto_init();
+  if (rc == 0) {
+    *ctx = g_secp;
+  }
+  return rc;
+}
+
 const EVP_MD *ld_crypto_sha256_md(void) {
   require_openssl();
   return g_sha256;

@@ -56,23 +56,14 @@ void ld_keccak256(const void *data, size_t len, uint8_t out[LD_KECCAK256_LEN]) {
 
 /* ---- secp256k1 over Keccak-256 ------------------------------------------------------------- */
 
-static int parse_public(const secp256k1_context *ctx, const uint8_t *pub, size_t len,
-                        secp256k1_pubkey *out) {
-  bool compressed = len == LD_SECP256K1_PUBLIC_LEN && (pub[0] == 0x02 || pub[0] == 0x03);
-  bool uncompressed = len == LD_SECP256K1_UNCOMPRESSED_LEN && pub[0] == 0x04;
-  if (!compressed && !uncompressed)
-    return LD_ERR_BAD_KEY;
-  return secp256k1_ec_pubkey_parse(ctx, out, pub, len) ? 0 : LD_ERR_BAD_KEY;
-}
-
 int ld_secp256k1_sign_keccak(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const void *msg,
                              size_t len, uint8_t sig[LD_SECP256K1_COMPACT_SIG_LEN]) {
   secp256k1_ecdsa_signature s;
   uint8_t digest[LD_KECCAK256_LEN];
-  int rc = ld_crypto_init();
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_ready(&ctx);
   if (rc != 0)
     return rc;
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
   ld_keccak256(msg, len, digest);
   if (!secp256k1_ecdsa_sign(ctx, &s, digest, secret, NULL, NULL))
     return LD_ERR_BAD_KEY;
@@ -85,11 +76,9 @@ int ld_secp256k1_verify_keccak(const uint8_t *pub, size_t publen, const void *ms
   secp256k1_pubkey pk;
   secp256k1_ecdsa_signature s;
   uint8_t digest[LD_KECCAK256_LEN];
-  int rc = ld_crypto_init();
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_parse(pub, publen, &ctx, &pk);
   if (rc != 0)
-    return rc;
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
-  if ((rc = parse_public(ctx, pub, publen, &pk)) != 0)
     return rc;
   if (!secp256k1_ecdsa_signature_parse_compact(ctx, &s, sig))
     return LD_ERR_BAD_SIGNATURE;
@@ -101,11 +90,9 @@ int ld_secp256k1_keccak_id(const uint8_t *pub, size_t publen, uint8_t out[LD_KEC
   secp256k1_pubkey pk;
   uint8_t full[LD_SECP256K1_UNCOMPRESSED_LEN];
   size_t full_len = sizeof full;
-  int rc = ld_crypto_init();
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_parse(pub, publen, &ctx, &pk);
   if (rc != 0)
-    return rc;
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
-  if ((rc = parse_public(ctx, pub, publen, &pk)) != 0)
     return rc;
   secp256k1_ec_pubkey_serialize(ctx, full, &full_len, &pk, SECP256K1_EC_UNCOMPRESSED);
   ld_keccak256(full + 1, full_len - 1, out);

@@ -8,15 +8,18 @@
 #include "crypto/crypto.h"
 #include "crypto/internal.h"
 
-/* Accepts only the SEC1 forms libp2p peers send: 02/03 ‖ X and 04 ‖ X ‖ Y (no hybrid 06/07). */
-static int parse_public(const secp256k1_context *ctx, const uint8_t *pub, size_t len,
-                        secp256k1_pubkey *out) {
+int ld_crypto_secp256k1_parse(const uint8_t *pub, size_t len, const secp256k1_context **ctx,
+                              secp256k1_pubkey *pk) {
+  int rc = ld_crypto_secp256k1_ready(ctx);
+  if (rc != 0) {
+    return rc;
+  }
   bool compressed = len == LD_SECP256K1_PUBLIC_LEN && (pub[0] == 0x02 || pub[0] == 0x03);
   bool uncompressed = len == LD_SECP256K1_UNCOMPRESSED_LEN && pub[0] == 0x04;
   if (!compressed && !uncompressed) {
     return LD_ERR_BAD_KEY;
   }
-  return secp256k1_ec_pubkey_parse(ctx, out, pub, len) ? 0 : LD_ERR_BAD_KEY;
+  return secp256k1_ec_pubkey_parse(*ctx, pk, pub, len) ? 0 : LD_ERR_BAD_KEY;
 }
 
 static void serialize_compressed(const secp256k1_context *ctx, const secp256k1_pubkey *pk,
@@ -43,11 +46,11 @@ void ld_secp256k1_generate(uint8_t secret[LD_SECP256K1_SECRET_LEN]) {
 int ld_secp256k1_public(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
                         uint8_t pub[LD_SECP256K1_PUBLIC_LEN]) {
   secp256k1_pubkey pk;
-  int rc = ld_crypto_init();
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_ready(&ctx);
   if (rc != 0) {
     return rc;
   }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
   if (!secp256k1_ec_pubkey_create(ctx, &pk, secret)) {
     return LD_ERR_BAD_KEY;
   }
@@ -57,12 +60,8 @@ int ld_secp256k1_public(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
 
 int ld_secp256k1_compress(const uint8_t *pub, size_t len, uint8_t out[LD_SECP256K1_PUBLIC_LEN]) {
   secp256k1_pubkey pk;
-  int rc = ld_crypto_init();
-  if (rc != 0) {
-    return rc;
-  }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
-  rc = parse_public(ctx, pub, len, &pk);
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_parse(pub, len, &ctx, &pk);
   if (rc != 0) {
     return rc;
   }
@@ -74,11 +73,11 @@ int ld_secp256k1_sign(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const void 
                       uint8_t sig[LD_SECP256K1_DER_MAX], size_t *siglen) {
   secp256k1_ecdsa_signature s;
   uint8_t digest[LD_SHA256_LEN];
-  int rc = ld_crypto_init();
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_ready(&ctx);
   if (rc != 0) {
     return rc;
   }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
   ld_sha256(msg, len, digest);
   /* The default nonce function is RFC 6979; libsecp256k1 always emits low-S. */
   if (!secp256k1_ecdsa_sign(ctx, &s, digest, secret, NULL, NULL)) {
@@ -96,12 +95,8 @@ int ld_secp256k1_verify(const uint8_t *pub, size_t publen, const void *msg, size
   secp256k1_pubkey pk;
   secp256k1_ecdsa_signature s;
   uint8_t digest[LD_SHA256_LEN];
-  int rc = ld_crypto_init();
-  if (rc != 0) {
-    return rc;
-  }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
-  rc = parse_public(ctx, pub, publen, &pk);
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_parse(pub, publen, &ctx, &pk);
   if (rc != 0) {
     return rc;
   }
@@ -118,12 +113,8 @@ int ld_secp256k1_verify(const uint8_t *pub, size_t publen, const void *msg, size
 static int ecdh_with(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const uint8_t *pub,
                      size_t publen, uint8_t *out, secp256k1_ecdh_hash_function hashfp) {
   secp256k1_pubkey pk;
-  int rc = ld_crypto_init();
-  if (rc != 0) {
-    return rc;
-  }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
-  rc = parse_public(ctx, pub, publen, &pk);
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_parse(pub, publen, &ctx, &pk);
   if (rc != 0) {
     return rc;
   }
@@ -155,11 +146,11 @@ int ld_secp256k1_ecdh_point(const uint8_t secret[LD_SECP256K1_SECRET_LEN], const
 int ld_secp256k1_sign_digest(const uint8_t secret[LD_SECP256K1_SECRET_LEN],
                              const uint8_t digest[32], uint8_t sig[64]) {
   secp256k1_ecdsa_signature s;
-  int rc = ld_crypto_init();
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_ready(&ctx);
   if (rc != 0) {
     return rc;
   }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
   if (!secp256k1_ecdsa_sign(ctx, &s, digest, secret, NULL, NULL)) {
     return LD_ERR_BAD_KEY;
   }
@@ -171,12 +162,8 @@ int ld_secp256k1_verify_digest(const uint8_t *pub, size_t publen, const uint8_t 
                                const uint8_t sig[64]) {
   secp256k1_pubkey pk;
   secp256k1_ecdsa_signature s;
-  int rc = ld_crypto_init();
-  if (rc != 0) {
-    return rc;
-  }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
-  rc = parse_public(ctx, pub, publen, &pk);
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_parse(pub, publen, &ctx, &pk);
   if (rc != 0) {
     return rc;
   }
@@ -191,11 +178,11 @@ int ld_secp256k1_sign_digest_recoverable(const uint8_t secret[LD_SECP256K1_SECRE
                                          uint8_t sig[LD_SECP256K1_COMPACT_LEN + 1]) {
   secp256k1_ecdsa_recoverable_signature s;
   int recid = 0;
-  int rc = ld_crypto_init();
+  const secp256k1_context *ctx = NULL;
+  int rc = ld_crypto_secp256k1_ready(&ctx);
   if (rc != 0) {
     return rc;
   }
-  const secp256k1_context *ctx = ld_crypto_secp256k1();
   if (!secp256k1_ecdsa_sign_recoverable(ctx, &s, digest, secret, NULL, NULL)) {
     return LD_ERR_BAD_KEY;
   }
