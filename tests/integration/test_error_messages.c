@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 #include "child_harness.h"
 #include "node/node.h"
 #include "node_harness.h"
+#include "rln_harness.h"
 #include "waku/rln/publish.h"
 
 #define STEP_MS 30000
@@ -252,21 +252,10 @@ static void archive_paths_say_what_to_fix(void **state) {
 /* ---- RLN files ---------------------------------------------------------------------------------
  */
 
-static void write_hex_be(FILE *f, const ld_fr_t *x) {
-  uint8_t le[32];
-  ld_fr_to_bytes(le, x);
-  fputs("\"0x", f);
-  for (int i = 31; i >= 0; i--)
-    fprintf(f, "%02x", le[i]);
-  fputc('"', f);
-}
-
 /* A group of one member with user message limit 1 and that member's credentials. */
 static void write_rln_files(char *group, char *cred, size_t cap) {
-  uint8_t b[32];
-  assert_int_equal(getrandom(b, sizeof b, 0), (ssize_t)sizeof b);
   ld_fr_t secret, id, rate;
-  ld_fr_from_bytes_reduce(&secret, b);
+  rh_random_secret(&secret);
   ld_rln_id_commitment(&id, &secret);
   ld_rln_rate_commitment(&rate, &id, 1);
   snprintf(group, cap, "%s/group.json", g_dir);
@@ -274,13 +263,13 @@ static void write_rln_files(char *group, char *cred, size_t cap) {
   FILE *f = fopen(group, "w");
   assert_non_null(f);
   fputc('[', f);
-  write_hex_be(f, &rate);
+  rh_write_fr_hex(f, &rate);
   fputs("]\n", f);
   fclose(f);
   f = fopen(cred, "w");
   assert_non_null(f);
   fputs("{\"identitySecret\": ", f);
-  write_hex_be(f, &secret);
+  rh_write_fr_hex(f, &secret);
   fputs("}\n", f);
   fclose(f);
 }

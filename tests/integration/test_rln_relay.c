@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 #include <uv.h>
@@ -31,6 +29,7 @@
 #include "node/events.h"
 #include "node/node.h"
 #include "node_harness.h"
+#include "rln_harness.h"
 #include "waku/rln/publish.h"
 #include "zk/merkle.h"
 #include "zk/rln_prover.h"
@@ -47,11 +46,7 @@
 #define WAIT_MS 60000
 
 static uv_loop_t g_loop;
-static ld_fr_t g_secrets[MEMBERS];
-static ld_merkle_tree_t *g_tree;
-static ld_rln_prover_t *g_prover;
-static char g_dir[64];
-static char g_group_path[128], g_cred_path[128];
+static rh_group_t g_group;
 
 typedef struct got {
   char payloads[32][32];
@@ -77,70 +72,18 @@ static bool got_payload(const got_t *g, const char *text) {
   return false;
 }
 
-static void write_hex_be(FILE *f, const ld_fr_t *x) {
-  uint8_t le[32];
-  ld_fr_to_bytes(le, x);
-  fputs("\"0x", f);
-  for (int i = 31; i >= 0; i--)
-    fprintf(f, "%02x", le[i]);
-  fputc('"', f);
-}
-
-static void random_secret(ld_fr_t *out) {
-  uint8_t b[32];
-  assert_int_equal(getrandom(b, sizeof b, 0), (ssize_t)sizeof b);
-  ld_fr_from_bytes_reduce(out, b);
-}
-
-/* The group: 100 random identities with a limit of `limit`, written as the group file; member
- * OURS's secret as the credentials file. */
-static void make_group_with_limit(uint64_t limit) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/ld-rln-XXXXXX");
-  assert_non_null(mkdtemp(g_dir));
-  snprintf(g_group_path, sizeof g_group_path, "%s/group.json", g_dir);
-  snprintf(g_cred_path, sizeof g_cred_path, "%s/cred.json", g_dir);
-  assert_int_equal(ld_merkle_new(&g_tree, LD_MERKLE_RLN_DEPTH), 0);
-  FILE *f = fopen(g_group_path, "w");
-  assert_non_null(f);
-  fputc('[', f);
-  for (int i = 0; i < MEMBERS; i++) {
-    random_secret(&g_secrets[i]);
-    ld_fr_t id, rate;
-    ld_rln_id_commitment(&id, &g_secrets[i]);
-    ld_rln_rate_commitment(&rate, &id, limit);
-    assert_int_equal(ld_merkle_set(g_tree, (uint64_t)i, &rate), 0);
-    if (i > 0)
-      fputc(',', f);
-    write_hex_be(f, &rate);
-  }
-  fputs("]\n", f);
-  fclose(f);
-  f = fopen(g_cred_path, "w");
-  assert_non_null(f);
-  fputs("{\"identitySecret\": ", f);
-  write_hex_be(f, &g_secrets[OURS]);
-  fputs("}\n", f);
-  fclose(f);
-}
-
+/* The group: 100 random identities with a limit of LIMIT; member OURS's secret as the credentials
+ * file. */
 static void make_group(void) {
-  make_group_with_limit(LIMIT);
+  rh_group_make(&g_group, MEMBERS, LIMIT, OURS);
 }
 
 static ld_node_config_t *rln_config(bool member) {
   char err[256];
   ld_node_config_t *cfg = nh_config();
-  const char *fixtures = getenv("LD_RLN_FIXTURES");
-  assert_non_null(fixtures);
-  cfg->rln.enabled = true;
-  assert_int_equal(ld_node_config_set_rln_static_group_file(cfg, g_group_path, err, sizeof err), 0);
+  rh_configure(&g_group, cfg, EPOCH_SEC, member);
+  /* LIMIT, whatever limit the group was made with (a test raises it for one node) */
   assert_int_equal(ld_node_config_set_rln_user_message_limit(cfg, LIMIT, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_set_rln_epoch_sec(cfg, EPOCH_SEC, err, sizeof err), 0);
-  if (member) {
-    assert_int_equal(ld_node_config_set_rln_cred_path(cfg, g_cred_path, err, sizeof err), 0);
-    assert_int_equal(ld_node_config_set_rln_membership_index(cfg, OURS, err, sizeof err), 0);
-    assert_int_equal(ld_node_config_set_rln_circuit_dir(cfg, fixtures, err, sizeof err), 0);
-  }
   return cfg;
 }
 
@@ -158,16 +101,7 @@ static void proved_message(ld_waku_message_t *m, uint8_t *proof, const char *tex
                            const ld_fr_t *secret, const ld_merkle_tree_t *tree, uint64_t index,
                            uint64_t message_id) {
   init_message(m, text, ts);
-  ld_rln_member_t member;
-  memset(&member, 0, sizeof member);
-  member.identity_secret = *secret;
-  member.user_message_limit = LIMIT;
-  assert_int_equal(ld_merkle_proof(tree, index, &member.merkle), 0);
-  size_t len = 0;
-  assert_int_equal(
-      ld_rln_attach_proof(g_prover, &member, m, EPOCH_SEC, message_id, NULL, proof, &len), 0);
-  m->proof = proof;
-  m->proof_len = len;
+  rh_prove_in_tree(&g_group, m, proof, secret, tree, index, message_id, EPOCH_SEC);
 }
 
 static size_t mesh(ld_node_t *n) {
@@ -177,11 +111,7 @@ static size_t mesh(ld_node_t *n) {
 static void rln_group_across_three_nodes(void **state) {
   (void)state;
   make_group();
-  const char *fixtures = getenv("LD_RLN_FIXTURES");
-  char zkey[512], graph[512];
-  snprintf(zkey, sizeof zkey, "%s/rln_final.zkey", fixtures);
-  snprintf(graph, sizeof graph, "%s/graph.bin", fixtures);
-  assert_int_equal(ld_rln_prover_new_from_files(&g_prover, zkey, graph), 0);
+  rh_prover(&g_group); /* loaded before the nodes start, not between two timed proofs */
 
   got_t at_b = {0}, at_c = {0};
   char err[256];
@@ -233,8 +163,8 @@ static void rln_group_across_three_nodes(void **state) {
   uint8_t p1[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], p2[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
   int64_t t1 = (int64_t)ld_wall_ns();
   ld_waku_message_t spam2;
-  proved_message(&m, p1, "spam-1", t1, &g_secrets[SPAMMER], g_tree, SPAMMER, 0);
-  proved_message(&spam2, p2, "spam-2", t1, &g_secrets[SPAMMER], g_tree, SPAMMER, 0);
+  proved_message(&m, p1, "spam-1", t1, &g_group.secrets[SPAMMER], g_group.tree, SPAMMER, 0);
+  proved_message(&spam2, p2, "spam-2", t1, &g_group.secrets[SPAMMER], g_group.tree, SPAMMER, 0);
   assert_true(ld_relay_publish(ld_node_relay(a), TOPIC, &m, NULL) >= 0);
   assert_true(ld_relay_publish(ld_node_relay(a), TOPIC, &spam2, NULL) >= 0);
   NH_WAIT_FOR(&g_loop, got_payload(&at_c, "spam-1"), WAIT_MS);
@@ -246,11 +176,11 @@ static void rln_group_across_three_nodes(void **state) {
   assert_int_equal(ld_merkle_new(&outsiders, LD_MERKLE_RLN_DEPTH), 0);
   for (uint64_t i = 0; i < MEMBERS; i++) {
     ld_fr_t leaf;
-    assert_int_equal(ld_merkle_get(g_tree, i, &leaf), 0);
+    assert_int_equal(ld_merkle_get(g_group.tree, i, &leaf), 0);
     assert_int_equal(ld_merkle_set(outsiders, i, &leaf), 0);
   }
   ld_fr_t stranger, id, rate;
-  random_secret(&stranger);
+  rh_random_secret(&stranger);
   ld_rln_id_commitment(&id, &stranger);
   ld_rln_rate_commitment(&rate, &id, LIMIT);
   assert_int_equal(ld_merkle_set(outsiders, MEMBERS, &rate), 0);
@@ -266,8 +196,8 @@ static void rln_group_across_three_nodes(void **state) {
 
   /* A later valid message crosses the same path: what came before it was dropped at B. */
   uint8_t p4[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
-  proved_message(&m, p4, "sentinel", (int64_t)ld_wall_ns(), &g_secrets[SENTINEL], g_tree, SENTINEL,
-                 0);
+  proved_message(&m, p4, "sentinel", (int64_t)ld_wall_ns(), &g_group.secrets[SENTINEL],
+                 g_group.tree, SENTINEL, 0);
   assert_true(ld_relay_publish(ld_node_relay(a), TOPIC, &m, NULL) >= 0);
   NH_WAIT_FOR(&g_loop, got_payload(&at_c, "sentinel"), WAIT_MS);
   assert_false(got_payload(&at_c, "spam-2"));
@@ -303,11 +233,7 @@ static void rln_group_across_three_nodes(void **state) {
   nh_stop(&g_loop, a, WAIT_MS);
   nh_stop(&g_loop, b, WAIT_MS);
   nh_stop(&g_loop, c, WAIT_MS);
-  ld_rln_prover_free(g_prover);
-  ld_merkle_free(g_tree);
-  unlink(g_group_path);
-  unlink(g_cred_path);
-  rmdir(g_dir);
+  rh_group_free(&g_group);
 }
 
 /* Proofs are made off the loop: while A proves its queued messages (a third of a second of CPU
@@ -319,7 +245,7 @@ static void rln_group_across_three_nodes(void **state) {
 static void publish_proves_off_the_loop(void **state) {
   (void)state;
   enum { ASYNC_LIMIT = 3 };
-  make_group_with_limit(ASYNC_LIMIT);
+  rh_group_make(&g_group, MEMBERS, ASYNC_LIMIT, OURS);
   got_t at_b = {0};
   char err[256];
   ld_node_t *b =
@@ -380,10 +306,7 @@ static void publish_proves_off_the_loop(void **state) {
   assert_int_equal(ld_node_rln_pending(a), accepted);
   nh_stop(&g_loop, a, WAIT_MS); /* with async-3 being proved: dropped cleanly */
   nh_stop(&g_loop, b, WAIT_MS);
-  ld_merkle_free(g_tree);
-  unlink(g_group_path);
-  unlink(g_cred_path);
-  rmdir(g_dir);
+  rh_group_free(&g_group);
 }
 
 /* A node refuses to start with credentials that are not the member at the index, and with the
@@ -406,10 +329,7 @@ static void bad_rln_settings_refused(void **state) {
   assert_int_equal(ld_node_start(n), LD_ERR_INVALID_ARG);
   nh_stop(&g_loop, n, WAIT_MS);
   free(cfg);
-  ld_merkle_free(g_tree);
-  unlink(g_group_path);
-  unlink(g_cred_path);
-  rmdir(g_dir);
+  rh_group_free(&g_group);
 }
 
 int main(void) {

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-static void write_hex_be(FILE *f, const ld_fr_t *x) {
+void rh_write_fr_hex(FILE *f, const ld_fr_t *x) {
   uint8_t le[32];
   ld_fr_to_bytes(le, x);
   fputs("\"0x", f);
@@ -20,7 +20,7 @@ static void write_hex_be(FILE *f, const ld_fr_t *x) {
   fputc('"', f);
 }
 
-static void random_secret(ld_fr_t *out) {
+void rh_random_secret(ld_fr_t *out) {
   uint8_t b[32];
   assert_int_equal(getrandom(b, sizeof b, 0), (ssize_t)sizeof b);
   ld_fr_from_bytes_reduce(out, b);
@@ -43,21 +43,21 @@ void rh_group_make(rh_group_t *g, size_t members, uint64_t limit, uint64_t ours)
   assert_non_null(f);
   fputc('[', f);
   for (size_t i = 0; i < members; i++) {
-    random_secret(&g->secrets[i]);
+    rh_random_secret(&g->secrets[i]);
     ld_fr_t id, rate;
     ld_rln_id_commitment(&id, &g->secrets[i]);
     ld_rln_rate_commitment(&rate, &id, limit);
     assert_int_equal(ld_merkle_set(g->tree, (uint64_t)i, &rate), 0);
     if (i > 0)
       fputc(',', f);
-    write_hex_be(f, &rate);
+    rh_write_fr_hex(f, &rate);
   }
   fputs("]\n", f);
   fclose(f);
   f = fopen(g->cred_path, "w");
   assert_non_null(f);
   fputs("{\"identitySecret\": ", f);
-  write_hex_be(f, &g->secrets[ours]);
+  rh_write_fr_hex(f, &g->secrets[ours]);
   fputs("}\n", f);
   fclose(f);
 }
@@ -89,9 +89,7 @@ void rh_configure(const rh_group_t *g, ld_node_config_t *cfg, uint64_t epoch_sec
   }
 }
 
-void rh_prove(rh_group_t *g, ld_waku_message_t *m,
-              uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], uint64_t index,
-              uint64_t message_id, uint64_t epoch_sec) {
+ld_rln_prover_t *rh_prover(rh_group_t *g) {
   if (g->prover == NULL) {
     const char *fixtures = getenv("LD_RLN_FIXTURES");
     assert_non_null(fixtures);
@@ -100,15 +98,29 @@ void rh_prove(rh_group_t *g, ld_waku_message_t *m,
     snprintf(graph, sizeof graph, "%s/graph.bin", fixtures);
     assert_int_equal(ld_rln_prover_new_from_files(&g->prover, zkey, graph), 0);
   }
+  return g->prover;
+}
+
+void rh_prove_in_tree(rh_group_t *g, ld_waku_message_t *m,
+                      uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], const ld_fr_t *secret,
+                      const ld_merkle_tree_t *tree, uint64_t index, uint64_t message_id,
+                      uint64_t epoch_sec) {
+  ld_rln_prover_t *prover = rh_prover(g);
   ld_rln_member_t member;
   memset(&member, 0, sizeof member);
-  member.identity_secret = g->secrets[index];
+  member.identity_secret = *secret;
   member.user_message_limit = g->limit;
-  assert_int_equal(ld_merkle_proof(g->tree, index, &member.merkle), 0);
+  assert_int_equal(ld_merkle_proof(tree, index, &member.merkle), 0);
   size_t len = 0;
   assert_int_equal(
-      ld_rln_attach_proof(g->prover, &member, m, epoch_sec, message_id, NULL, proof, &len), 0);
+      ld_rln_attach_proof(prover, &member, m, epoch_sec, message_id, NULL, proof, &len), 0);
   explicit_bzero(&member, sizeof member);
   m->proof = proof;
   m->proof_len = len;
+}
+
+void rh_prove(rh_group_t *g, ld_waku_message_t *m,
+              uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], uint64_t index,
+              uint64_t message_id, uint64_t epoch_sec) {
+  rh_prove_in_tree(g, m, proof, &g->secrets[index], g->tree, index, message_id, epoch_sec);
 }

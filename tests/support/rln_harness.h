@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "node/config.h"
 #include "waku/core/message.h"
@@ -35,11 +36,28 @@ void rh_group_free(rh_group_t *g);
  * credentials of member `ours` and the circuit's folder (the node then proves). */
 void rh_configure(const rh_group_t *g, ld_node_config_t *cfg, uint64_t epoch_sec, bool member);
 
+/* The circuit's prover (from LD_RLN_FIXTURES), made on the first call and kept by the group. */
+ld_rln_prover_t *rh_prover(rh_group_t *g);
+
 /* Attaches to `m` (timestamp set) a proof by member `index` of the group with `message_id` for
  * the epoch of its timestamp; the encoded RateLimitProof is written to `proof`, which `m` then
  * points into. */
 void rh_prove(rh_group_t *g, ld_waku_message_t *m,
               uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], uint64_t index,
               uint64_t message_id, uint64_t epoch_sec);
+
+/* As rh_prove, for the identity `secret` (with the group's limit) at leaf `index` of `tree`, which
+ * need not be the group's: a proof over another tree is one by a non-member. */
+void rh_prove_in_tree(rh_group_t *g, ld_waku_message_t *m,
+                      uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], const ld_fr_t *secret,
+                      const ld_merkle_tree_t *tree, uint64_t index, uint64_t message_id,
+                      uint64_t epoch_sec);
+
+/* A random identity secret. */
+void rh_random_secret(ld_fr_t *out);
+
+/* Writes `x` as a group or credentials file spells it: a JSON string of "0x" and 64 big-endian
+ * hex digits. */
+void rh_write_fr_hex(FILE *f, const ld_fr_t *x);
 
 #endif
