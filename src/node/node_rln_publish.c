@@ -7,13 +7,23 @@
  * at a time on libuv's thread pool (uv_queue_work) with the immutable prover and a copy of our
  * membership; back on the loop the message gets its proof and is published, and the next queued
  * message is proved. So a sender's messages go out in the order they were published, each as
- * soon as its proof is ready. */
+ * soon as its proof is ready.
+ *
+ * From the first publish on, the queue also keeps a proving context for our membership
+ * (zk/rln_prover.h): made without its tables in a few milliseconds, it proves from then on,
+ * reusing the sums over the membership wires (a proof with a new root or path remakes them);
+ * its fixed-base tables (some 16 MB, 0.7 s of CPU in a Release build, several seconds under the
+ * sanitizers) are built in slices of some 10 ms, each a thread-pool job started only when no
+ * proof is waiting. So the queue never runs more than one job at a time, a proof waits at most
+ * one slice, and a node that never publishes pays nothing. The context is freed (its secret
+ * values wiped) when the node stops. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "base/log.h"
 #include "node/node_internal.h"
+#include "node/node_rln_publish.h"
 
 #define TOPIC "rln"
 
@@ -24,6 +34,8 @@ typedef struct prove_job {
   char *pubsub_topic;
   ld_waku_message_t msg; /* owned copy, without a proof */
   ld_node_rln_claim_t claim;
+  ld_rln_proving_ctx_t *ctx;     /* the queue's context to prove through, or NULL */
+  uint64_t ctx_hits, ctx_misses; /* the context's counts after the proof */
   uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
   size_t proof_len;
   int rc; /* of the proof */
@@ -35,7 +47,19 @@ typedef struct node_rln_queue {
   prove_job_t *running;     /* being proved, or NULL */
   size_t waiting;
   bool stopping; /* the node stops: the running job's end calls ld_node_pending_done */
+  /* the proving context: only the job on the thread pool touches it while one runs */
+  const ld_rln_prover_t *prover; /* of the latest claim (NULL: nothing published yet) */
+  ld_rln_proving_ctx_t *ctx;
+  bool building;     /* a build slice (or the context's making) is on the thread pool */
+  bool build_failed; /* out of memory once: no more slices */
+  uv_work_t build;
+  ld_rln_proving_ctx_t *made; /* the context the build job made */
+  int build_rc;               /* of the slice: 1 more to do, 0 complete, < 0 error */
+  ld_node_rln_proving_stats_t stats;
 } node_rln_queue_t;
+
+/* Points' rows per slice of the context's tables: some 10 ms of CPU in a Release build. */
+#define BUILD_SLICE_POINTS 256
 
 /* The length of every encoded RateLimitProof (seven fixed-size fields), for the size check
  * before the proof exists. */
@@ -59,19 +83,71 @@ static void free_job(prove_job_t *job) {
 static void prove_work(uv_work_t *w) {
   prove_job_t *job = w->data;
   const ld_node_rln_claim_t *c = &job->claim;
-  job->rc = ld_rln_attach_proof(c->prover, &c->member, &job->msg, c->epoch_sec, c->message_id, NULL,
-                                job->proof, &job->proof_len);
+  if (job->ctx != NULL) {
+    job->rc = ld_rln_attach_proof_ctx(job->ctx, &c->member, &job->msg, c->epoch_sec, c->message_id,
+                                      NULL, job->proof, &job->proof_len);
+    ld_rln_proving_ctx_stats(job->ctx, NULL, &job->ctx_hits, &job->ctx_misses);
+  } else {
+    job->rc = ld_rln_attach_proof(c->prover, &c->member, &job->msg, c->epoch_sec, c->message_id,
+                                  NULL, job->proof, &job->proof_len);
+  }
   explicit_bzero(&job->claim.member, sizeof job->claim.member);
+}
+
+static void build_work(uv_work_t *w) {
+  node_rln_queue_t *q = w->data;
+  if (q->ctx == NULL) {
+    q->build_rc = ld_rln_proving_ctx_new_deferred(&q->made, q->prover);
+    if (q->build_rc == 0)
+      q->build_rc = 1;
+  } else {
+    q->build_rc = ld_rln_proving_ctx_build_step(q->ctx, BUILD_SLICE_POINTS);
+  }
 }
 
 /* ---- on the loop -----------------------------------------------------------------------------
  */
 
 static void prove_done(uv_work_t *w, int status);
+static void build_done(uv_work_t *w, int status);
+
+/* The context when it was made for `prover`, else NULL (prove without). */
+static ld_rln_proving_ctx_t *ctx_for(const node_rln_queue_t *q, const ld_rln_prover_t *prover) {
+  return q->ctx != NULL && ld_rln_proving_ctx_prover(q->ctx) == prover ? q->ctx : NULL;
+}
+
+static void drop_ctx(node_rln_queue_t *q) {
+  ld_rln_proving_ctx_free(q->ctx); /* wipes its secret values */
+  q->ctx = NULL;
+  q->stats.ctx_complete = false;
+}
+
+/* With no proof waiting: the next slice of the context for the latest claim's prover, when it
+ * is not complete yet. */
+static void start_build(node_rln_queue_t *q) {
+  if (q->prover == NULL || q->build_failed)
+    return;
+  if (q->ctx != NULL && ctx_for(q, q->prover) == NULL)
+    drop_ctx(q); /* made for another prover */
+  if (q->ctx != NULL && ld_rln_proving_ctx_complete(q->ctx))
+    return;
+  q->building = true;
+  q->build.data = q;
+  int rc = uv_queue_work(q->node->loop, &q->build, build_work, build_done);
+  if (rc != 0) {
+    LD_ERROR(TOPIC, "RLN proving context not built: %s", uv_strerror(rc));
+    q->building = false;
+    q->build_failed = true;
+  }
+}
 
 static void start_next(node_rln_queue_t *q) {
-  if (q->running != NULL || q->head == NULL || q->stopping)
+  if (q->running != NULL || q->building || q->stopping)
     return;
+  if (q->head == NULL) {
+    start_build(q);
+    return;
+  }
   prove_job_t *job = q->head;
   q->head = job->next;
   if (q->head == NULL)
@@ -79,6 +155,7 @@ static void start_next(node_rln_queue_t *q) {
   q->waiting--;
   job->next = NULL;
   q->running = job;
+  job->ctx = ctx_for(q, job->claim.prover);
   job->work.data = job;
   int rc = uv_queue_work(q->node->loop, &job->work, prove_work, prove_done);
   if (rc != 0) { /* only for a NULL callback: never, but not silently */
@@ -107,14 +184,48 @@ static void publish_proved(node_rln_queue_t *q, prove_job_t *job) {
   job->msg.proof_len = 0;
 }
 
+/* The job under way at stop ended: the context goes with the queue's last job. */
+static void stopped_job_done(node_rln_queue_t *q) {
+  drop_ctx(q);
+  ld_node_pending_done(q->node);
+}
+
+static void build_done(uv_work_t *w, int status) {
+  node_rln_queue_t *q = w->data;
+  q->building = false;
+  if (q->made != NULL) {
+    q->ctx = q->made;
+    q->made = NULL;
+  }
+  if (status != 0 || q->build_rc < 0) {
+    LD_WARN(TOPIC, "RLN proving context not built, proving without it: %s",
+            status != 0 ? uv_strerror(status) : ld_strerror(q->build_rc));
+    q->build_failed = true;
+  } else {
+    q->stats.build_slices++;
+    q->stats.ctx_complete = q->build_rc == 0;
+  }
+  if (q->stopping) {
+    stopped_job_done(q);
+    return;
+  }
+  start_next(q);
+}
+
 static void prove_done(uv_work_t *w, int status) {
   prove_job_t *job = w->data;
   node_rln_queue_t *q = job->queue;
   q->running = NULL;
   if (q->stopping) {
     free_job(job);
-    ld_node_pending_done(q->node);
+    stopped_job_done(q);
     return;
+  }
+  if (job->ctx == NULL) {
+    q->stats.plain++;
+  } else {
+    q->stats.ctx_hits = job->ctx_hits;
+    q->stats.ctx_misses = job->ctx_misses;
   }
   if (status != 0)
     job->rc = status == UV_ECANCELED ? LD_ERR_CANCELED : LD_ERR_INTERNAL;
@@ -165,6 +276,7 @@ int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku
   int rc = ld_node_rln_claim(node, &m, &claim);
   if (rc != 0 || claim.prover == NULL) /* the claim sets a missing timestamp */
     return rc != 0 ? rc : LD_ERR_STATE;
+  q->prover = claim.prover; /* a proving context is wanted from now on */
   /* relay's outgoing checks on the message as it will go out: any proof has the same size */
   uint8_t placeholder[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED] = {0};
   m.proof = placeholder;
@@ -216,8 +328,18 @@ void ld_node_rln_publish_stop(ld_node_t *node) {
   }
   q->tail = NULL;
   q->waiting = 0;
-  if (q->running != NULL)
-    node->pending++; /* the running proof's end calls ld_node_pending_done */
+  if (q->running != NULL || q->building)
+    node->pending++; /* the running job's end calls ld_node_pending_done */
+  else
+    drop_ctx(q);
+}
+
+void ld_node_rln_proving_stats(const ld_node_t *node, ld_node_rln_proving_stats_t *out) {
+  const node_rln_queue_t *q = node->rln_queue;
+  if (q == NULL)
+    memset(out, 0, sizeof *out);
+  else
+    *out = q->stats;
 }
 
 void ld_node_rln_publish_free(ld_node_t *node) {
@@ -229,6 +351,7 @@ void ld_node_rln_publish_free(ld_node_t *node) {
     q->head = job->next;
     free_job(job);
   }
+  drop_ctx(q);
   free(q);
   node->rln_queue = NULL;
 }

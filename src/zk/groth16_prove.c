@@ -195,7 +195,8 @@ static int quotient_commitment(const ld_groth16_prover_t *p, const ld_msm_table_
   }
   int rc = quotient_evaluations(p, w, h);
   if (rc == 0) {
-    rc = ld_g1_msm_table(c, th, h);
+    rc = th != NULL && ld_msm_table_complete(th) ? ld_g1_msm_table(c, th, h)
+                                                 : ld_g1_msm_pippenger(c, p->zk->h, h, n);
   }
   explicit_bzero(h, n * sizeof *h);
   free(h);
@@ -247,6 +248,7 @@ struct ld_groth16_cache {
   ld_fr_t *fixed_values; /* the fixed wires' values the sums were made for (fixed.n) */
   ld_fr_t *scalars;      /* scratch: one group's scalars */
   ld_msm_table_t *th;    /* the H points' fixed-base table */
+  unsigned building;     /* the table being built (TABLE_COUNT: all complete) */
   bool valid;
   ld_g1_t a, b1, c; /* sums over the fixed wires */
   ld_g2_t b2;
@@ -264,20 +266,6 @@ static void group_free(wire_group_t *g) {
   ld_msm_table_free(g->tb1);
   ld_msm_table_free(g->tb2);
   ld_msm_table_free(g->tc);
-}
-
-static int group_tables(wire_group_t *g) {
-  int rc = ld_g1_msm_table_new(&g->ta, g->a, g->n);
-  if (rc == 0) {
-    rc = ld_g1_msm_table_new(&g->tb1, g->b1, g->n);
-  }
-  if (rc == 0) {
-    rc = ld_g2_msm_table_new(&g->tb2, g->b2, g->n);
-  }
-  if (rc == 0) {
-    rc = ld_g1_msm_table_new(&g->tc, g->c, g->c_n);
-  }
-  return rc;
 }
 
 /* Gathers the wires whose flag equals `varying` and their points. */
@@ -317,8 +305,8 @@ static int group_build(wire_group_t *g, const ld_zkey_t *zk, const uint8_t *vari
   return 0;
 }
 
-int ld_groth16_cache_new(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
-                         const uint8_t *wire_varies) {
+int ld_groth16_cache_new_deferred(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
+                                  const uint8_t *wire_varies) {
   *out = NULL;
   const ld_zkey_t *zk = p->zk;
   ld_groth16_cache_t *c = calloc(1, sizeof *c);
@@ -331,12 +319,6 @@ int ld_groth16_cache_new(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
     rc = group_build(&c->varying, zk, wire_varies, 1);
   }
   if (rc == 0) {
-    rc = group_tables(&c->varying);
-  }
-  if (rc == 0) {
-    rc = ld_g1_msm_table_new(&c->th, zk->h, zk->domain_size);
-  }
-  if (rc == 0) {
     c->fixed_values = calloc(c->fixed.n + 1, sizeof *c->fixed_values);
     c->scalars = calloc(zk->num_wires, sizeof *c->scalars);
     rc = c->fixed_values == NULL || c->scalars == NULL ? LD_ERR_NOMEM : 0;
@@ -347,6 +329,73 @@ int ld_groth16_cache_new(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
   }
   *out = c;
   return 0;
+}
+
+/* The tables in the order they are built: the varying wires' A, B1, B2 (in G2), C, then H. */
+enum { TABLE_A, TABLE_B1, TABLE_B2, TABLE_C, TABLE_H, TABLE_COUNT };
+
+static ld_msm_table_t **table_slot(ld_groth16_cache_t *c, unsigned which) {
+  wire_group_t *g = &c->varying;
+  ld_msm_table_t **slots[TABLE_COUNT] = {&g->ta, &g->tb1, &g->tb2, &g->tc, &c->th};
+  return slots[which];
+}
+
+static int table_begin(ld_groth16_cache_t *c, unsigned which) {
+  const wire_group_t *g = &c->varying;
+  ld_msm_table_t **t = table_slot(c, which);
+  switch (which) {
+  case TABLE_A:
+    return ld_g1_msm_table_begin(t, g->a, g->n);
+  case TABLE_B1:
+    return ld_g1_msm_table_begin(t, g->b1, g->n);
+  case TABLE_B2:
+    return ld_g2_msm_table_begin(t, g->b2, g->n);
+  case TABLE_C:
+    return ld_g1_msm_table_begin(t, g->c, g->c_n);
+  default:
+    return ld_g1_msm_table_begin(t, c->p->zk->h, c->p->zk->domain_size);
+  }
+}
+
+int ld_groth16_cache_build_step(ld_groth16_cache_t *c, size_t max_points) {
+  if (c->building == TABLE_COUNT) {
+    return 0;
+  }
+  ld_msm_table_t **t = table_slot(c, c->building);
+  int rc = *t == NULL ? table_begin(c, c->building) : 0;
+  if (rc == 0) {
+    /* a G2 row costs about three G1 rows */
+    size_t rows = c->building == TABLE_B2 ? max_points / 3 + 1 : max_points + 1;
+    rc = ld_msm_table_build_step(*t, rows);
+  }
+  if (rc < 0) {
+    return rc;
+  }
+  if (rc == 0) {
+    c->building++;
+  }
+  return c->building < TABLE_COUNT ? 1 : 0;
+}
+
+bool ld_groth16_cache_complete(const ld_groth16_cache_t *c) {
+  return c->building == TABLE_COUNT;
+}
+
+int ld_groth16_cache_new(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
+                         const uint8_t *wire_varies) {
+  int rc = ld_groth16_cache_new_deferred(out, p, wire_varies);
+  int more = rc == 0 ? 1 : 0;
+  while (more == 1) {
+    more = ld_groth16_cache_build_step(*out, SIZE_MAX / 2);
+  }
+  if (rc == 0 && more < 0) {
+    rc = more;
+  }
+  if (rc != 0) {
+    ld_groth16_cache_free(*out);
+    *out = NULL;
+  }
+  return rc;
 }
 
 void ld_groth16_cache_free(ld_groth16_cache_t *c) {
@@ -397,29 +446,34 @@ static bool cache_matches(const ld_groth16_cache_t *c, const ld_fr_t *w) {
   return diff == 0;
 }
 
+/* Whether a fixed-base table exists and is complete (a cache still being built proves with
+ * plain MSMs where its tables are missing). */
+static bool usable(const ld_msm_table_t *t) {
+  return t != NULL && ld_msm_table_complete(t);
+}
+
 /* The A, B1, B2 and C sums over one group of wires. */
 static int group_sums(ld_groth16_cache_t *c, const wire_group_t *g, const ld_fr_t *w, ld_g1_t *a,
                       ld_g1_t *b1, ld_g2_t *b2, ld_g1_t *cc) {
   for (size_t k = 0; k < g->n; k++) {
     c->scalars[k] = w[g->wires[k]];
   }
-  bool tables = g->ta != NULL;
-  int rc = tables ? ld_g1_msm_table(a, g->ta, c->scalars)
-                  : ld_g1_msm_pippenger(a, g->a, c->scalars, g->n);
+  int rc = usable(g->ta) ? ld_g1_msm_table(a, g->ta, c->scalars)
+                         : ld_g1_msm_pippenger(a, g->a, c->scalars, g->n);
   if (rc == 0) {
-    rc = tables ? ld_g1_msm_table(b1, g->tb1, c->scalars)
-                : ld_g1_msm_pippenger(b1, g->b1, c->scalars, g->n);
+    rc = usable(g->tb1) ? ld_g1_msm_table(b1, g->tb1, c->scalars)
+                        : ld_g1_msm_pippenger(b1, g->b1, c->scalars, g->n);
   }
   if (rc == 0) {
-    rc = tables ? ld_g2_msm_table(b2, g->tb2, c->scalars)
-                : ld_g2_msm_pippenger(b2, g->b2, c->scalars, g->n);
+    rc = usable(g->tb2) ? ld_g2_msm_table(b2, g->tb2, c->scalars)
+                        : ld_g2_msm_pippenger(b2, g->b2, c->scalars, g->n);
   }
   for (size_t k = 0; rc == 0 && k < g->c_n; k++) {
     c->scalars[k] = w[g->c_wires[k]];
   }
   if (rc == 0) {
-    rc = tables ? ld_g1_msm_table(cc, g->tc, c->scalars)
-                : ld_g1_msm_pippenger(cc, g->c, c->scalars, g->c_n);
+    rc = usable(g->tc) ? ld_g1_msm_table(cc, g->tc, c->scalars)
+                       : ld_g1_msm_pippenger(cc, g->c, c->scalars, g->c_n);
   }
   explicit_bzero(c->scalars, g->n * sizeof *c->scalars);
   return rc;

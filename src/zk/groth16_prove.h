@@ -14,6 +14,7 @@
 #ifndef LD_ZK_GROTH16_PROVE_H
 #define LD_ZK_GROTH16_PROVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,14 @@ typedef struct ld_groth16_cache ld_groth16_cache_t;
  * LD_ERR_NOMEM. */
 int ld_groth16_cache_new(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
                          const uint8_t *wire_varies);
+/* The same without the tables: the cache proves at once (plain MSMs where a table is missing)
+ * and ld_groth16_cache_build_step makes the tables a slice at a time (up to about max_points
+ * points' rows per call): 1 while work remains, 0 once every table is complete, LD_ERR_NOMEM.
+ * Steps and proofs on one cache must not run at the same time. */
+int ld_groth16_cache_new_deferred(ld_groth16_cache_t **out, const ld_groth16_prover_t *p,
+                                  const uint8_t *wire_varies);
+int ld_groth16_cache_build_step(ld_groth16_cache_t *c, size_t max_points);
+bool ld_groth16_cache_complete(const ld_groth16_cache_t *c);
 void ld_groth16_cache_free(ld_groth16_cache_t *c);
 /* The number of fixed wires, proofs that reused the sums and proofs that (re)made them (any of
  * the pointers may be NULL). */

@@ -103,7 +103,9 @@ struct ld_msm_table {
   size_t n;
   unsigned c, windows;
   int g2;
-  void *points; /* ld_g1_affine_t or ld_g2_affine_t, n * windows */
+  void *points;       /* ld_g1_affine_t or ld_g2_affine_t, n * windows */
+  const void *source; /* the points being tabulated (until complete) */
+  size_t built;       /* rows made so far */
 };
 
 /* The window minimising n * (255 / c) affine additions plus one reduction of 2^(c-1) buckets
@@ -122,7 +124,7 @@ static unsigned table_window_bits(size_t n) {
   return best;
 }
 
-static int table_new(ld_msm_table_t **out, const void *points, size_t n, int g2) {
+static int table_begin(ld_msm_table_t **out, const void *points, size_t n, int g2) {
   *out = NULL;
   ld_msm_table_t *t = calloc(1, sizeof *t);
   if (t == NULL) {
@@ -132,19 +134,56 @@ static int table_new(ld_msm_table_t **out, const void *points, size_t n, int g2)
   t->g2 = g2;
   t->c = table_window_bits(n);
   t->windows = (255 + t->c - 1) / t->c;
+  t->source = points;
   size_t size = g2 ? sizeof(ld_g2_affine_t) : sizeof(ld_g1_affine_t);
   t->points = malloc((n * t->windows + 1) * size);
-  int rc = t->points == NULL ? LD_ERR_NOMEM : 0;
-  if (rc == 0) {
-    rc = g2 ? msm_g2_table_build(t->points, points, n, t->c, t->windows)
-            : msm_g1_table_build(t->points, points, n, t->c, t->windows);
-  }
-  if (rc != 0) {
+  if (t->points == NULL) {
     ld_msm_table_free(t);
-    return rc;
+    return LD_ERR_NOMEM;
   }
   *out = t;
   return 0;
+}
+
+int ld_g1_msm_table_begin(ld_msm_table_t **out, const ld_g1_affine_t *points, size_t n) {
+  return table_begin(out, points, n, 0);
+}
+
+int ld_g2_msm_table_begin(ld_msm_table_t **out, const ld_g2_affine_t *points, size_t n) {
+  return table_begin(out, points, n, 1);
+}
+
+int ld_msm_table_build_step(ld_msm_table_t *t, size_t max_rows) {
+  size_t from = t->built, to = t->n - from < max_rows ? t->n : from + max_rows;
+  if (from < to) {
+    int rc = t->g2 ? msm_g2_table_build(t->points, t->source, from, to, t->c, t->windows)
+                   : msm_g1_table_build(t->points, t->source, from, to, t->c, t->windows);
+    if (rc != 0) {
+      return rc;
+    }
+    t->built = to;
+  }
+  if (t->built == t->n) {
+    t->source = NULL;
+    return 0;
+  }
+  return 1;
+}
+
+bool ld_msm_table_complete(const ld_msm_table_t *t) {
+  return t->built == t->n;
+}
+
+static int table_new(ld_msm_table_t **out, const void *points, size_t n, int g2) {
+  int rc = table_begin(out, points, n, g2);
+  if (rc == 0) {
+    rc = ld_msm_table_build_step(*out, n);
+  }
+  if (rc != 0) {
+    ld_msm_table_free(*out);
+    *out = NULL;
+  }
+  return rc;
 }
 
 int ld_g1_msm_table_new(ld_msm_table_t **out, const ld_g1_affine_t *points, size_t n) {
@@ -171,12 +210,18 @@ int ld_g1_msm_table(ld_g1_t *r, const ld_msm_table_t *t, const ld_fr_t *scalars)
   if (t->g2) {
     return LD_ERR_INVALID_ARG;
   }
+  if (!ld_msm_table_complete(t)) {
+    return LD_ERR_STATE;
+  }
   return msm_g1_table_msm(r, t->points, t->n, t->c, t->windows, scalars);
 }
 
 int ld_g2_msm_table(ld_g2_t *r, const ld_msm_table_t *t, const ld_fr_t *scalars) {
   if (!t->g2) {
     return LD_ERR_INVALID_ARG;
+  }
+  if (!ld_msm_table_complete(t)) {
+    return LD_ERR_STATE;
   }
   return msm_g2_table_msm(r, t->points, t->n, t->c, t->windows, scalars);
 }

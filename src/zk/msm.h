@@ -6,6 +6,7 @@
 #ifndef LD_ZK_MSM_H
 #define LD_ZK_MSM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "zk/curve.h"
@@ -25,10 +26,19 @@ typedef struct ld_msm_table ld_msm_table_t;
 int ld_g1_msm_table_new(ld_msm_table_t **out, const ld_g1_affine_t *points, size_t n);
 int ld_g2_msm_table_new(ld_msm_table_t **out, const ld_g2_affine_t *points, size_t n);
 void ld_msm_table_free(ld_msm_table_t *t);
+/* A table built in slices (so that the work can be spread over idle moments): begin allocates
+ * it (LD_ERR_NOMEM) and keeps a pointer to `points`, which must stay valid until the table is
+ * complete; each step makes up to max_rows more points' rows: 1 while rows remain, 0 once
+ * complete, LD_ERR_NOMEM. An incomplete table's MSM is LD_ERR_STATE. */
+int ld_g1_msm_table_begin(ld_msm_table_t **out, const ld_g1_affine_t *points, size_t n);
+int ld_g2_msm_table_begin(ld_msm_table_t **out, const ld_g2_affine_t *points, size_t n);
+int ld_msm_table_build_step(ld_msm_table_t *t, size_t max_rows);
+bool ld_msm_table_complete(const ld_msm_table_t *t);
 /* The table's memory in bytes. */
 size_t ld_msm_table_bytes(const ld_msm_table_t *t);
 /* r = sum_j scalars[j] points[j] over the table's n points (the same value as the plain MSM).
- * 0, LD_ERR_NOMEM, or LD_ERR_INVALID_ARG for a table of the other group. */
+ * 0, LD_ERR_NOMEM, LD_ERR_INVALID_ARG for a table of the other group, LD_ERR_STATE for an
+ * incomplete one. */
 int ld_g1_msm_table(ld_g1_t *r, const ld_msm_table_t *t, const ld_fr_t *scalars);
 int ld_g2_msm_table(ld_g2_t *r, const ld_msm_table_t *t, const ld_fr_t *scalars);
 

@@ -240,8 +240,11 @@ int MSM_NAME(MSM_P *r, const MSM_A *points, const ld_fr_t *scalars, size_t n) {
 
 /* table[j * windows + w] = 2^(c w) points[j]: window by window, c affine doublings of all the
  * points at once, each round's denominators inverted together. */
-static int MSM_(table_build)(MSM_A *table, const MSM_A *points, size_t n, unsigned c,
+/* Rows [from, to) of the table of `points` (row j: 2^(c w) points[j] for each window w). Rows
+ * depend on their own point alone, so a table may be built in slices. */
+static int MSM_(table_build)(MSM_A *table, const MSM_A *points, size_t from, size_t to, unsigned c,
                              unsigned windows) {
+  size_t n = to - from;
   MSM_A *cur = malloc((n + 1) * sizeof *cur);
   MSM_F *den = malloc((n + 1) * sizeof *den), *prod = malloc((n + 1) * sizeof *prod);
   if (cur == NULL || den == NULL || prod == NULL) {
@@ -250,10 +253,10 @@ static int MSM_(table_build)(MSM_A *table, const MSM_A *points, size_t n, unsign
     free(prod);
     return LD_ERR_NOMEM;
   }
-  memcpy(cur, points, n * sizeof *cur);
+  memcpy(cur, points + from, n * sizeof *cur);
   for (unsigned w = 0; w < windows; w++) {
     for (size_t j = 0; j < n; j++) {
-      table[j * windows + w] = cur[j];
+      table[(from + j) * windows + w] = cur[j];
     }
     for (unsigned d = 0; w + 1 < windows && d < c; d++) {
       for (size_t j = 0; j < n; j++) {

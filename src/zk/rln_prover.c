@@ -1,6 +1,7 @@
 /* RLN-v2 proof generation: witness graph, then Groth16. */
 #include "zk/rln_prover.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +232,7 @@ static int varying_wires(const ld_rln_prover_t *p, uint8_t *wire_varies) {
   return rc;
 }
 
-int ld_rln_proving_ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p) {
+static int ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p, bool deferred) {
   *out = NULL;
   ld_rln_proving_ctx_t *c = calloc(1, sizeof *c);
   uint8_t *varies = malloc(ld_rln_prover_num_wires(p));
@@ -241,7 +242,8 @@ int ld_rln_proving_ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p)
     rc = varying_wires(p, varies);
   }
   if (rc == 0) {
-    rc = ld_groth16_cache_new(&c->cache, p->groth16, varies);
+    rc = deferred ? ld_groth16_cache_new_deferred(&c->cache, p->groth16, varies)
+                  : ld_groth16_cache_new(&c->cache, p->groth16, varies);
   }
   free(varies);
   if (rc != 0) {
@@ -250,6 +252,26 @@ int ld_rln_proving_ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p)
   }
   *out = c;
   return 0;
+}
+
+int ld_rln_proving_ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p) {
+  return ctx_new(out, p, false);
+}
+
+int ld_rln_proving_ctx_new_deferred(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p) {
+  return ctx_new(out, p, true);
+}
+
+int ld_rln_proving_ctx_build_step(ld_rln_proving_ctx_t *c, size_t max_points) {
+  return ld_groth16_cache_build_step(c->cache, max_points);
+}
+
+bool ld_rln_proving_ctx_complete(const ld_rln_proving_ctx_t *c) {
+  return ld_groth16_cache_complete(c->cache);
+}
+
+const ld_rln_prover_t *ld_rln_proving_ctx_prover(const ld_rln_proving_ctx_t *c) {
+  return c->p;
 }
 
 void ld_rln_proving_ctx_free(ld_rln_proving_ctx_t *c) {

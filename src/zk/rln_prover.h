@@ -9,6 +9,7 @@
 #ifndef LD_ZK_RLN_PROVER_H
 #define LD_ZK_RLN_PROVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,17 @@ typedef struct ld_rln_proving_ctx ld_rln_proving_ctx_t;
 /* Builds the context's fixed-base MSM tables (some 16 MB, about 0.7 s of CPU on one core: make
  * it off any event loop). LD_ERR_NOMEM. */
 int ld_rln_proving_ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p);
+/* The same without the tables, in a few milliseconds: the context proves at once (its cache of
+ * the membership wires' sums works from the first proof; plain MSMs stand in for the missing
+ * tables) and ld_rln_proving_ctx_build_step makes the tables a slice at a time (up to about
+ * max_points points' rows per call; 256 is some 10 ms of CPU in a Release build), so that the
+ * work fits in the gaps between proofs: 1 while work remains, 0 once complete, LD_ERR_NOMEM.
+ * Steps and proofs on one context must not run at the same time. */
+int ld_rln_proving_ctx_new_deferred(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p);
+int ld_rln_proving_ctx_build_step(ld_rln_proving_ctx_t *c, size_t max_points);
+bool ld_rln_proving_ctx_complete(const ld_rln_proving_ctx_t *c);
+/* The prover the context was made for. */
+const ld_rln_prover_t *ld_rln_proving_ctx_prover(const ld_rln_proving_ctx_t *c);
 void ld_rln_proving_ctx_free(ld_rln_proving_ctx_t *c);
 /* As ld_rln_prove / ld_rln_prove_rs (the same proof for the same r and s), through the
  * context's cache. */

@@ -6,9 +6,10 @@
 
 #include "base/error.h"
 
-int ld_rln_attach_proof(const ld_rln_prover_t *prover, const ld_rln_member_t *member,
-                        const ld_waku_message_t *msg, uint64_t epoch_sec, uint64_t message_id,
-                        const uint8_t *rln_identifier,
+/* Proves with the context when given, else with the prover. */
+static int attach_proof(const ld_rln_prover_t *prover, ld_rln_proving_ctx_t *ctx,
+                        const ld_rln_member_t *member, const ld_waku_message_t *msg,
+                        uint64_t epoch_sec, uint64_t message_id, const uint8_t *rln_identifier,
                         uint8_t out[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], size_t *out_len) {
   if (epoch_sec == 0) {
     return LD_ERR_INVALID_ARG;
@@ -35,7 +36,8 @@ int ld_rln_attach_proof(const ld_rln_prover_t *prover, const ld_rln_member_t *me
   free(signal);
   ld_rln_external_nullifier_nwaku(&w.external_nullifier, p.epoch, p.rln_identifier);
   ld_rln_proof_values_t values;
-  int rc = ld_rln_prove(prover, &w, p.proof, &values);
+  int rc = ctx != NULL ? ld_rln_prove_ctx(ctx, &w, p.proof, &values)
+                       : ld_rln_prove(prover, &w, p.proof, &values);
   explicit_bzero(&w, sizeof w);
   if (rc != 0) {
     return rc;
@@ -46,6 +48,22 @@ int ld_rln_attach_proof(const ld_rln_prover_t *prover, const ld_rln_member_t *me
   ld_fr_to_bytes(p.nullifier, &values.nullifier);
   *out_len = ld_rln_rate_limit_proof_encode(&p, out);
   return 0;
+}
+
+int ld_rln_attach_proof(const ld_rln_prover_t *prover, const ld_rln_member_t *member,
+                        const ld_waku_message_t *msg, uint64_t epoch_sec, uint64_t message_id,
+                        const uint8_t *rln_identifier,
+                        uint8_t out[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], size_t *out_len) {
+  return attach_proof(prover, NULL, member, msg, epoch_sec, message_id, rln_identifier, out,
+                      out_len);
+}
+
+int ld_rln_attach_proof_ctx(ld_rln_proving_ctx_t *ctx, const ld_rln_member_t *member,
+                            const ld_waku_message_t *msg, uint64_t epoch_sec, uint64_t message_id,
+                            const uint8_t *rln_identifier,
+                            uint8_t out[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], size_t *out_len) {
+  return attach_proof(ld_rln_proving_ctx_prover(ctx), ctx, member, msg, epoch_sec, message_id,
+                      rln_identifier, out, out_len);
 }
 
 void ld_rln_nonce_init(ld_rln_nonce_t *n, uint64_t limit) {

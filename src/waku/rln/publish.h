@@ -29,6 +29,13 @@ int ld_rln_attach_proof(const ld_rln_prover_t *prover, const ld_rln_member_t *me
                         const uint8_t *rln_identifier,
                         uint8_t out[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], size_t *out_len);
 
+/* The same through a member's proving context (zk/rln_prover.h: after the first proof of a
+ * membership, a third of the work), with the context's prover. One proof at a time per context. */
+int ld_rln_attach_proof_ctx(ld_rln_proving_ctx_t *ctx, const ld_rln_member_t *member,
+                            const ld_waku_message_t *msg, uint64_t epoch_sec, uint64_t message_id,
+                            const uint8_t *rln_identifier,
+                            uint8_t out[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], size_t *out_len);
+
 /* The nonce manager keeps the epochs it handed ids out for in a small window, so that messages
  * whose timestamps straddle an epoch change (a light client's clock a few seconds off) each get
  * a fresh id of their own epoch: an id is never handed out twice for one epoch, since a second

@@ -223,6 +223,27 @@ static void msm_matches_naive(void **state) {
     assert_int_equal(ld_g2_msm_table(&got2, t1, k), LD_ERR_INVALID_ARG);
     ld_msm_table_free(t1);
     ld_msm_table_free(t2);
+    /* the same tables built in slices of 7 rows: refused until complete, then the same sums */
+    assert_int_equal(ld_g1_msm_table_begin(&t1, p1, n), 0);
+    assert_int_equal(ld_g2_msm_table_begin(&t2, p2, n), 0);
+    size_t steps = 0;
+    while (!ld_msm_table_complete(t1)) {
+      assert_int_equal(ld_g1_msm_table(&got1, t1, k), LD_ERR_STATE);
+      int rc = ld_msm_table_build_step(t1, 7);
+      assert_int_equal(rc, ld_msm_table_complete(t1) ? 0 : 1);
+      steps++;
+    }
+    assert_int_equal(steps, n == 0 ? 0 : (n + 6) / 7);
+    while (ld_msm_table_build_step(t2, 7) == 1) {
+      assert_int_equal(ld_g2_msm_table(&got2, t2, k), LD_ERR_STATE);
+    }
+    assert_int_equal(ld_msm_table_build_step(t1, 7), 0);
+    assert_int_equal(ld_g1_msm_table(&got1, t1, k), 0);
+    assert_int_equal(ld_g2_msm_table(&got2, t2, k), 0);
+    assert_true(ld_g1_equal(&got1, &acc1));
+    assert_true(ld_g2_equal(&got2, &acc2));
+    ld_msm_table_free(t1);
+    ld_msm_table_free(t2);
     free(p1);
     free(p2);
     free(k);
@@ -491,6 +512,52 @@ static void proofs_cached(void **state) {
   ld_rln_proving_ctx_free(ctx);
 }
 
+/* A context made without its tables proves at once, the same proofs as the prover alone,
+ * before, while and after its tables are built a slice at a time (the slices interleaved with
+ * proofs, as the node's publish queue runs them). */
+static void proofs_cached_deferred(void **state) {
+  (void)state;
+  uint64_t seed = 777;
+  ld_rln_proving_ctx_t *ctx;
+  assert_int_equal(ld_rln_proving_ctx_new_deferred(&ctx, prover), 0);
+  assert_ptr_equal(ld_rln_proving_ctx_prover(ctx), prover);
+  assert_false(ld_rln_proving_ctx_complete(ctx));
+  ld_rln_witness_t w;
+  random_witness(&seed, &w);
+  int rc = 1;
+  size_t slices = 0, proofs = 0;
+  for (;;) {
+    ld_fr_t r, s;
+    zktest_fr(&seed, &r);
+    zktest_fr(&seed, &s);
+    uint8_t plain[128], cached[128];
+    ld_rln_proof_values_t v1, v2;
+    assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, plain, &v1), 0);
+    assert_int_equal(ld_rln_prove_ctx_rs(ctx, &w, &r, &s, cached, &v2), 0);
+    assert_memory_equal(plain, cached, 128);
+    assert_int_equal(ld_rln_verify(verifier, cached, &v2), 0);
+    proofs++;
+    next_message(&seed, &w);
+    if (rc == 0) {
+      break;
+    }
+    /* a few slices (of very different sizes) between proofs */
+    for (int k = 0; k < 3 && rc == 1; k++) {
+      rc = ld_rln_proving_ctx_build_step(ctx, slices % 2 ? 4000 : 700);
+      assert_true(rc == 0 || rc == 1);
+      slices++;
+    }
+    assert_int_equal(ld_rln_proving_ctx_complete(ctx), rc == 0);
+  }
+  assert_true(slices > 3);
+  assert_int_equal(ld_rln_proving_ctx_build_step(ctx, 1), 0);
+  uint64_t hits, misses;
+  ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
+  assert_int_equal(misses, 1);
+  assert_int_equal(hits, proofs - 1);
+  ld_rln_proving_ctx_free(ctx);
+}
+
 /* Broken zkeys: truncations at every section boundary and inside, bad magic, a coordinate
  * pushed off the curve. */
 static void zkey_errors(void **state) {
@@ -572,6 +639,7 @@ int main(void) {
       cmocka_unit_test(proofs_two_threads),
       cmocka_unit_test(graph_dependents_split),
       cmocka_unit_test(proofs_cached),
+      cmocka_unit_test(proofs_cached_deferred),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
