@@ -389,6 +389,10 @@ int ld_node_rln_attach(ld_node_t *node, const ld_waku_message_t *in, ld_waku_mes
   return 0;
 }
 
+int ld_node_rln_why(const ld_node_t *node, int rc, uint64_t requested, char *why, size_t why_len) {
+  return node->rln != NULL ? attach_failed(rc, node->rln, requested, why, why_len) : rc;
+}
+
 ld_rln_validator_t *ld_node_rln_validator(const ld_node_t *node) {
   return node->rln != NULL ? node->rln->validator : NULL;
 }
