@@ -275,6 +275,17 @@ int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku
                         uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason);
 void ld_node_rln_publish_stop(ld_node_t *node);
 void ld_node_rln_publish_free(ld_node_t *node);
+/* A light client's message proved by the queue: rc 0 and `msg` (its proof attached; valid during
+ * the call) on `pubsub_topic`, or the proof's error and NULL (LD_ERR_CANCELED when the node
+ * stops first). Called once, on the loop. */
+typedef void (*ld_node_rln_proved_fn)(void *user_data, int rc, const char *pubsub_topic,
+                                      const ld_waku_message_t *msg);
+/* Queues `msg` (copied, its timestamp set; any proof ignored) to be proved with `claim` (copied;
+ * the caller wipes its own) in turn with the node's messages; `proved` gets it instead of relay.
+ * 0, or LD_ERR_NOMEM / LD_ERR_STATE (stopping), and then `proved` is never called. */
+int ld_node_rln_prove_for(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                          const ld_node_rln_claim_t *claim, ld_node_rln_proved_fn proved,
+                          void *user_data);
 /* The relay outgoing check's reason as an error code (node.c). */
 int ld_node_outgoing_error(ld_relay_reason_t reason);
 /* ld_node_rln_prepare with nwaku's appendRLNProof error text in `why` (why_len bytes, NULL: no
@@ -286,16 +297,20 @@ int ld_node_rln_attach(ld_node_t *node, const ld_waku_message_t *in, ld_waku_mes
                        uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], char *why,
                        size_t why_len);
 ld_rln_validator_t *ld_node_rln_validator(const ld_node_t *node);
+/* nwaku's appendRLNProof text (as ld_node_rln_attach writes it) of `rc` from ld_node_rln_claim
+ * (`requested` its message_id) or from the proof; returns rc. */
+int ld_node_rln_why(const ld_node_t *node, int rc, uint64_t requested, char *why, size_t why_len);
 /* The RLN hook of store-sync's and the reliability service's transfer ingress (ingress.h check
  * 7): with RLN-relay mounted, ld_rln_sync_accept on the node's validator (a transferred message
  * passes the same proof checks as one arriving by relay, without the clock gap and nullifier
  * log an old message cannot meet); without it NULL (accept). */
 void ld_node_sync_rln_hook(const ld_node_t *node, ld_sync_rln_fn *fn, void **ctx);
-/* node_lightpush.c: the lightpush service's publish callback (ld_lightpush_publish_fn, ctx the
- * node): with RLN-relay mounted, proofs for light clients' messages and relay's RLN validation
- * before publishing, as nwaku; without it, ld_lightpush_relay_publish on the node's relay. */
+/* node_lightpush.c: the lightpush service's publish callback (ld_lightpush_publish_later_fn, ctx
+ * the node): with RLN-relay mounted, proofs for light clients' messages (made off the loop, the
+ * push answered when the message is published) and relay's RLN validation before publishing, as
+ * nwaku; without it, ld_lightpush_relay_publish on the node's relay. */
 int ld_node_lightpush_publish(void *ctx, const char *pubsub_topic, const ld_waku_message_t *msg,
-                              char *why, size_t why_len);
+                              ld_lightpush_reply_t *reply, char *why, size_t why_len);
 /* nwaku's RLN metric families (waku_rln_messages_total, waku_rln_spam_messages_total,
  * waku_rln_invalid_messages_total{type}, waku_rln_valid_messages_total,
  * waku_rln_proof_verification_total, waku_rln_proof_verification_duration_seconds) collected from

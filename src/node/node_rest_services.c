@@ -71,6 +71,20 @@ static int push_through_peer(ld_node_t *node, const char *topic, const ld_waku_m
   return rc;
 }
 
+/* A push to our own lightpush service, answered when it is published (an RLN proof is made off
+ * the loop first on an RLN-relay node). */
+typedef struct local_push {
+  ld_rest_lightpush_done_fn done;
+  void *done_ud;
+} local_push_t;
+
+static void on_local_pushed(void *ud, const ld_lightpush_local_result_t *out) {
+  local_push_t *p = ud;
+  p->done(p->done_ud, out->status_code, out->status_desc[0] != '\0' ? out->status_desc : NULL,
+          out->relay_peer_count);
+  free(p);
+}
+
 static int rest_push(void *ud, const char *topic, const ld_waku_message_t *msg,
                      ld_rest_lightpush_done_fn done, void *done_ud) {
   ld_node_t *node = ud;
@@ -78,13 +92,14 @@ static int rest_push(void *ud, const char *topic, const ld_waku_message_t *msg,
     return push_through_peer(node, topic, msg, done, done_ud);
   if (node->lightpush == NULL)
     return LD_ERR_NOT_FOUND;
-  ld_lightpush_local_result_t out;
-  int rc = ld_lightpush_server_push_local(node->lightpush, topic, msg, &out);
+  local_push_t *p = malloc(sizeof *p);
+  if (p == NULL)
+    return LD_ERR_NOMEM;
+  *p = (local_push_t){done, done_ud};
+  int rc = ld_lightpush_server_push_local_async(node->lightpush, topic, msg, on_local_pushed, p);
   if (rc != 0)
-    return rc;
-  done(done_ud, out.status_code, out.status_desc[0] != '\0' ? out.status_desc : NULL,
-       out.relay_peer_count);
-  return 0;
+    free(p);
+  return rc;
 }
 
 /* ---- store --------------------------------------------------------------------------------------

@@ -372,24 +372,25 @@ int ld_node_rln_attach(ld_node_t *node, const ld_waku_message_t *in, ld_waku_mes
                        uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED], char *why,
                        size_t why_len) {
   *out = *in;
-  node_rln_t *r = node->rln;
-  if (r == NULL)
-    return 0;
-  if (r->prover == NULL || (r->chain != NULL && !r->member_ready))
-    return attach_failed(LD_ERR_STATE, r, 0, why, why_len);
-  if (out->timestamp == 0)
-    out->timestamp = (int64_t)ld_wall_ns();
-  uint64_t message_id = 0;
-  int rc = ld_rln_nonce_next(&r->nonce, ld_rln_epoch_of(out->timestamp, r->epoch_sec), &message_id);
-  size_t len = 0;
-  if (rc == 0)
-    rc = ld_rln_attach_proof(r->prover, &r->member, out, r->epoch_sec, message_id, NULL, proof,
-                             &len);
+  ld_node_rln_claim_t claim;
+  int rc = ld_node_rln_claim(node, out, &claim);
   if (rc != 0)
-    return attach_failed(rc, r, message_id, why, why_len);
+    return attach_failed(rc, node->rln, claim.message_id, why, why_len);
+  if (claim.prover == NULL)
+    return 0; /* no RLN-relay */
+  size_t len = 0;
+  rc = ld_rln_attach_proof(claim.prover, &claim.member, out, claim.epoch_sec, claim.message_id,
+                           NULL, proof, &len);
+  explicit_bzero(&claim.member, sizeof claim.member);
+  if (rc != 0)
+    return attach_failed(rc, node->rln, claim.message_id, why, why_len);
   out->proof = proof;
   out->proof_len = len;
   return 0;
+}
+
+int ld_node_rln_why(const ld_node_t *node, int rc, uint64_t requested, char *why, size_t why_len) {
+  return node->rln != NULL ? attach_failed(rc, node->rln, requested, why, why_len) : rc;
 }
 
 ld_rln_validator_t *ld_node_rln_validator(const ld_node_t *node) {
@@ -408,6 +409,7 @@ const ld_rln_validator_stats_t *ld_node_rln_stats(const ld_node_t *node) {
 int ld_node_rln_claim(ld_node_t *node, ld_waku_message_t *msg, ld_node_rln_claim_t *out) {
   node_rln_t *r = node->rln;
   out->prover = NULL;
+  out->message_id = 0;
   if (r == NULL)
     return 0;
   if (r->prover == NULL || (r->chain != NULL && !r->member_ready))

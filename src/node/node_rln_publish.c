@@ -39,6 +39,9 @@ typedef struct prove_job {
   uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
   size_t proof_len;
   int rc; /* of the proof */
+  /* a light client's message (ld_node_rln_prove_for): handed to `proved` instead of published */
+  ld_node_rln_proved_fn proved;
+  void *proved_ud;
 } prove_job_t;
 
 typedef struct node_rln_queue {
@@ -71,6 +74,8 @@ static size_t proof_encoded_len(void) {
 }
 
 static void free_job(prove_job_t *job) {
+  if (job->proved != NULL) /* dropped before its proof was handed over */
+    job->proved(job->proved_ud, LD_ERR_CANCELED, job->pubsub_topic, NULL);
   explicit_bzero(&job->claim.member, sizeof job->claim.member);
   ld_waku_message_clear(&job->msg);
   free(job->pubsub_topic);
@@ -212,6 +217,8 @@ static void build_done(uv_work_t *w, int status) {
   start_next(q);
 }
 
+static void hand_over_proved(prove_job_t *job); /* light clients' messages, below */
+
 static void prove_done(uv_work_t *w, int status) {
   prove_job_t *job = w->data;
   node_rln_queue_t *q = job->queue;
@@ -229,7 +236,10 @@ static void prove_done(uv_work_t *w, int status) {
   }
   if (status != 0)
     job->rc = status == UV_ECANCELED ? LD_ERR_CANCELED : LD_ERR_INTERNAL;
-  publish_proved(q, job);
+  if (job->proved != NULL)
+    hand_over_proved(job);
+  else
+    publish_proved(q, job);
   free_job(job);
   start_next(q);
 }
@@ -307,6 +317,46 @@ int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku
   /* the relay peers it will go to, as ld_relay_publish counts them: 0 is nwaku's
    * NoPeersToPublish for the C library, "not propagated" for the Messaging API */
   return (int)ld_gs_service_topic_peers(node->gs, pubsub_topic, NULL, 0);
+}
+
+/* ---- light clients' messages (node_lightpush.c) -------------------------------------------- */
+
+static void hand_over_proved(prove_job_t *job) {
+  ld_node_rln_proved_fn proved = job->proved;
+  job->proved = NULL;
+  if (job->rc == 0) {
+    job->msg.proof = job->proof;
+    job->msg.proof_len = job->proof_len;
+  }
+  proved(job->proved_ud, job->rc, job->pubsub_topic, job->rc == 0 ? &job->msg : NULL);
+  job->msg.proof = NULL;
+  job->msg.proof_len = 0;
+}
+
+int ld_node_rln_prove_for(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                          const ld_node_rln_claim_t *claim, ld_node_rln_proved_fn proved,
+                          void *user_data) {
+  node_rln_queue_t *q = queue_of(node);
+  if (q == NULL)
+    return LD_ERR_NOMEM;
+  if (q->stopping)
+    return LD_ERR_STATE;
+  ld_waku_message_t m = *msg;
+  m.proof = NULL;
+  m.proof_len = 0;
+  prove_job_t *job = new_job(q, pubsub_topic, &m, claim);
+  if (job == NULL)
+    return LD_ERR_NOMEM;
+  job->proved = proved;
+  job->proved_ud = user_data;
+  if (q->tail != NULL)
+    q->tail->next = job;
+  else
+    q->head = job;
+  q->tail = job;
+  q->waiting++;
+  start_next(q);
+  return 0;
 }
 
 size_t ld_node_rln_pending(const ld_node_t *node) {

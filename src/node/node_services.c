@@ -254,7 +254,7 @@ static int mount_store_sync(ld_node_t *node) {
 static int mount_lightpush(ld_node_t *node) {
   ld_lightpush_server_config_t lc;
   ld_lightpush_server_config_default(&lc);
-  lc.publish = ld_node_lightpush_publish; /* relay publish, with RLN proofs (node_lightpush.c) */
+  lc.publish_later = ld_node_lightpush_publish; /* relay publish, RLN proofs (node_lightpush.c) */
   lc.publish_ctx = node;
   lc.static_sharding = node->cfg.num_shards_in_network == 0;
   lc.cluster_id = node->cfg.cluster_id;

@@ -51,6 +51,7 @@ struct ld_reqresp_call {
   bool cancelled; /* no callback at all any more */
   bool reset;     /* ld_stream_reset was called */
   bool released;
+  bool deferred; /* server: on_request answers later (ld_reqresp_respond) */
   uv_timer_t timer;
   ld_reqresp_done_fn done;
   const ld_reqresp_server_t *srv;
@@ -125,6 +126,11 @@ static void answer(ld_reqresp_call_t *call) {
   ld_buf_t resp;
   ld_buf_init(&resp);
   int rc = call->srv->on_request(call->stream, call->rx.data, call->rx.len, &resp, call->user_data);
+  if (rc == LD_REQRESP_LATER && !call->cancelled && !call->reset) {
+    call->deferred = true;
+    ld_buf_clear(&resp);
+    return;
+  }
   bool answered = rc == 0;
   if (answered && !call->cancelled && resp.len > 0)
     rc = ld_stream_write(call->stream, resp.data, resp.len);
@@ -162,6 +168,27 @@ static void on_timeout(uv_timer_t *t) {
   reset_stream(call);
 }
 
+void ld_reqresp_respond(ld_reqresp_call_t *call, const uint8_t *resp, size_t len, int err) {
+  if (call == NULL || !call->deferred)
+    return;
+  call->deferred = false;
+  if (call->cancelled || call->reset || call->stream == NULL)
+    return;
+  int rc = err;
+  if (rc == 0 && len > 0)
+    rc = ld_stream_write(call->stream, resp, len);
+  if (rc == 0)
+    rc = ld_stream_close_write(call->stream);
+  if (rc != 0 && err == 0) {
+    LD_DEBUG(LOG_TOPIC, "%s: answer not written: %s", ld_stream_protocol(call->stream),
+             ld_errname(rc));
+    if (call->srv->on_failed != NULL)
+      call->srv->on_failed(call->stream, rc, call->user_data);
+  }
+  if (rc != 0)
+    reset_stream(call);
+}
+
 /* ---- stream handler ------------------------------------------------------------------------- */
 
 static void on_data(ld_stream_t *s, const uint8_t *data, size_t len) {
@@ -191,7 +218,7 @@ static void on_eof(ld_stream_t *s) {
     return;
   }
   complete(call);
-  if (!call->reset)
+  if (!call->reset && !call->deferred)
     ld_stream_close_write(s);
 }
 

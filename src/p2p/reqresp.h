@@ -98,7 +98,10 @@ typedef struct ld_reqresp_server {
   /* The request arrived (`req` valid only during the call; the bytes of the first frame and what
    * followed, when frame_max is set). Append the answer, framing included, to `resp` (empty)
    * and return 0: it is written and our side half-closed (an empty answer only half-closes).
-   * Return an error to reset the stream instead. Called at most once. Required. */
+   * Return an error to reset the stream instead. Or return LD_REQRESP_LATER (leaving `resp`
+   * empty) and answer later with ld_reqresp_respond on the call's handle (from ld_reqresp_serve's
+   * *out); the stream stays open meanwhile, under the same deadline. Called at most once.
+   * Required. */
   int (*on_request)(ld_stream_t *s, const uint8_t *req, size_t len, ld_buf_t *resp,
                     void *user_data);
   /* No request could be read: LD_ERR_TIMEOUT, LD_ERR_TOO_LARGE, a frame error, LD_ERR_PROTOCOL,
@@ -116,5 +119,15 @@ typedef struct ld_reqresp_server {
  * LD_ERR_NOMEM / LD_ERR_INVALID_ARG after resetting `s`; then no callback is called. */
 int ld_reqresp_serve(ld_switch_t *sw, ld_stream_t *s, const ld_reqresp_opts_t *opts,
                      const ld_reqresp_server_t *srv, void *user_data, ld_reqresp_call_t **out);
+
+/* on_request's answer for "the answer comes later through ld_reqresp_respond". */
+#define LD_REQRESP_LATER 1
+
+/* Answers a served stream whose on_request returned LD_REQRESP_LATER: with err 0 the `len` bytes
+ * of `resp` (framing included; copied) are written and our side is half-closed, otherwise (or
+ * when the write fails, reported to on_failed) the stream is reset. Once only, and never after
+ * the stream's on_closed (the stream may end first: deadline, reset, the connection closing —
+ * then the answer is not given). */
+void ld_reqresp_respond(ld_reqresp_call_t *call, const uint8_t *resp, size_t len, int err);
 
 #endif

@@ -14,6 +14,9 @@
  *    420 "RLN validation failed" (v2: that info); R never gets it.
  *  - T, an RLN-relay node without credentials serving lightpush, answers 504 "could not generate
  *    rln-v2 proof: identity credentials are not set".
+ * Proofs for light clients are made off the loop (push_proves_off_the_loop): while S proves a
+ * pushed message its loop answers a REST health check, and the push is answered 200 once the
+ * message is published; legacy v2 and the REST lightpush endpoint (S's own service) likewise.
  * The epoch is 10^9 s long, so that no epoch change can fall inside the test. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +31,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "http_client.h"
 #include "node/events.h"
 #include "node/node.h"
 #include "node_harness.h"
@@ -249,10 +253,95 @@ static void light_clients_get_proofs_attached(void **state) {
   rh_group_free(&g);
 }
 
+/* A push that proves: S's loop answers a REST health check while the proof is made on the thread
+ * pool (S's proving queue holds it), and the push is answered 200 once the message is
+ * published, as is a legacy push queued behind it; REST lightpush through S's own service too
+ * (its answer may come after the message is published, the REST handler's 5 s wait is short). */
+static void push_proves_off_the_loop(void **state) {
+  (void)state;
+  rh_group_t g;
+  rh_group_make(&g, MEMBERS, 4, OURS);
+  got_t at_r = {0};
+  ld_node_config_t *cr = nh_config();
+  rh_configure(&g, cr, EPOCH_SEC, false);
+  ld_node_t *r = nh_start_subscribed(&g_loop, cr, LD_EVENT_MESSAGE, on_message, &at_r);
+  ld_node_config_t *cs = nh_config();
+  cs->lightpush = true;
+  rh_configure(&g, cs, EPOCH_SEC, true);
+  char err[256];
+  assert_int_equal(ld_node_config_set_rest(cs, true, "127.0.0.1", 0, 0, err, sizeof err), 0);
+  nh_add_static(cs, r);
+  ld_node_t *s = nh_start(&g_loop, cs);
+  NH_WAIT_FOR(&g_loop, mesh(s) == 1 && mesh(r) == 1, WAIT_MS);
+  ld_switch_t *c = sh_switch_new(&g_loop, NULL);
+  ld_conn_t *to_s = dial(c, s);
+  assert_int_equal(ld_node_rln_pending(s), 0);
+
+  push_res_t v3, v2;
+  memset(&v3, 0, sizeof v3);
+  memset(&v2, 0, sizeof v2);
+  ld_lightpush_push_opts_t opts = {.timeout_ms = WAIT_MS};
+  ld_waku_message_t m1, m2;
+  text_message(&m1, "offloop-v3");
+  text_message(&m2, "offloop-v2");
+  assert_int_equal(ld_lightpush_client_push_ex(c, to_s, TOPIC, &m1, &opts, on_push, &v3, NULL), 0);
+  assert_int_equal(
+      ld_lightpush_legacy_client_push_ex(c, to_s, TOPIC, &m2, &opts, on_legacy, &v2, NULL), 0);
+  /* both pushes reached S and wait in its proving queue */
+  NH_WAIT_FOR(&g_loop, ld_node_rln_pending(s) == 2, WAIT_MS);
+  http_response_t h;
+  assert_int_equal(
+      http_request_on_loop(&g_loop, ld_node_rest_port(s), "GET", "/health", NULL, NULL, 0, &h), 0);
+  assert_int_equal(h.status, 200);
+  http_response_free(&h);
+  assert_true(ld_node_rln_pending(s) >= 1); /* answered while a proof was still pending */
+  assert_false(v2.done);
+
+  assert_true(sh_run_until(&g_loop, push_done, &v3, WAIT_MS));
+  assert_int_equal(v3.code, 200);
+  assert_int_equal(v3.peers, 1);
+  assert_true(sh_run_until(&g_loop, push_done, &v2, WAIT_MS));
+  assert_true(v2.legacy_success);
+  assert_string_equal(v2.desc, "OK");
+  NH_WAIT_FOR(&g_loop, got_payload(&at_r, "offloop-v3") && got_payload(&at_r, "offloop-v2"),
+              WAIT_MS);
+  assert_true(got_with_proof(&at_r, "offloop-v3") > 300);
+  assert_true(got_with_proof(&at_r, "offloop-v2") > 300);
+
+  /* REST lightpush through S's own service: proved the same way, answered when published */
+  char body[256];
+  snprintf(body, sizeof body,
+           "{\"pubsubTopic\":\"%s\",\"message\":{\"payload\":\"b2ZmbG9vcC1yZXN0\","
+           "\"contentTopic\":\"%s\"}}",
+           TOPIC, CONTENT_TOPIC); /* "offloop-rest", stamped by S */
+  assert_int_equal(
+      http_request_on_loop(&g_loop, ld_node_rest_port(s), "POST", "/lightpush/v3/message",
+                           "Content-Type: application/json\r\n", body, strlen(body), &h),
+      0);
+  /* 200 once published; the REST server waits 5 s at most for a push (nwaku's), less than a
+   * proof can take under the sanitizers on a loaded machine: then 503 and the push goes on */
+  if (h.status == 503)
+    assert_non_null(strstr(h.body, "Push request timed out"));
+  else
+    assert_int_equal(h.status, 200);
+  if (h.status == 200)
+    assert_non_null(strstr(h.body, "\"relayPeerCount\":1"));
+  http_response_free(&h);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_r, "offloop-rest"), WAIT_MS);
+  assert_true(got_with_proof(&at_r, "offloop-rest") > 300);
+  assert_int_equal(ld_node_rln_pending(s), 0);
+
+  sh_switch_close(c, &g_loop);
+  nh_stop(&g_loop, s, WAIT_MS);
+  nh_stop(&g_loop, r, WAIT_MS);
+  rh_group_free(&g);
+}
+
 int main(void) {
   uv_loop_init(&g_loop);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(light_clients_get_proofs_attached),
+      cmocka_unit_test(push_proves_off_the_loop),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   uv_loop_close(&g_loop);

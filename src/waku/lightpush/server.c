@@ -34,7 +34,32 @@ typedef struct served {
   ld_lightpush_server_t *srv;
   ld_conn_t *conn; /* only a key: never dereferenced after the stream is over */
   bool legacy;
+  ld_reqresp_call_t *call;     /* for an answer given later */
+  ld_lightpush_reply_t *reply; /* the push waiting for its publish result, or NULL */
 } served_t;
+
+/* Where a push came from: a stream, or the node itself (a local push). */
+typedef struct origin {
+  served_t *sv;  /* the stream, or NULL for a local push */
+  bool can_wait; /* the publish result may come later */
+  ld_lightpush_local_done_fn local_done;
+  void *local_ud;
+} origin_t;
+
+/* A push waiting for its publish result (publish_later). */
+struct ld_lightpush_reply {
+  ld_lightpush_server_t *srv;
+  served_t *sv; /* the stream to answer; NULL once it is over, and for a local push */
+  ld_lightpush_local_done_fn local_done;
+  void *local_ud;
+  bool legacy;
+  char *request_id;
+  size_t request_id_len;
+  bool in_callback; /* publish_later is running */
+  bool given;       /* the result was given from inside publish_later */
+  int result;
+  char why[LD_LIGHTPUSH_WHY_MAX];
+};
 
 typedef struct bucket {
   double tokens;
@@ -116,9 +141,64 @@ static bool rate_allow(ld_lightpush_server_t *srv, const ld_peerid_t *peer) {
 
 /* ---- publishing ----------------------------------------------------------------------------- */
 
-static int do_publish(ld_lightpush_server_t *srv, const char *topic, const ld_waku_message_t *msg,
-                      char *why, size_t cap) {
+static void reply_free(ld_lightpush_reply_t *reply) {
+  free(reply->request_id);
+  free(reply);
+}
+
+static ld_lightpush_reply_t *reply_new(ld_lightpush_server_t *srv, const origin_t *o, bool legacy,
+                                       const char *request_id, size_t request_id_len) {
+  ld_lightpush_reply_t *reply = calloc(1, sizeof *reply);
+  if (reply == NULL || (reply->request_id = malloc(request_id_len + 1)) == NULL) {
+    free(reply);
+    return NULL;
+  }
+  if (request_id_len > 0)
+    memcpy(reply->request_id, request_id, request_id_len);
+  reply->request_id[request_id_len] = '\0';
+  reply->request_id_len = request_id_len;
+  reply->srv = srv;
+  reply->sv = o->sv;
+  reply->local_done = o->local_done;
+  reply->local_ud = o->local_ud;
+  reply->legacy = legacy;
+  return reply;
+}
+
+/* The publish_later step: its result, or LD_LIGHTPUSH_LATER with the reply kept for the
+ * answer. */
+static int publish_later(ld_lightpush_server_t *srv, const origin_t *o, bool legacy,
+                         const char *request_id, size_t request_id_len, const char *topic,
+                         const ld_waku_message_t *msg, char *why, size_t cap) {
+  ld_lightpush_reply_t *reply = NULL;
+  if (o->can_wait && (reply = reply_new(srv, o, legacy, request_id, request_id_len)) == NULL)
+    return LD_ERR_NOMEM;
+  if (reply != NULL)
+    reply->in_callback = true;
+  int rc = srv->cfg.publish_later(srv->cfg.publish_ctx, topic, msg, reply, why, cap);
+  why[cap - 1] = '\0';
+  if (reply == NULL)
+    return rc == LD_LIGHTPUSH_LATER ? LD_ERR_INTERNAL : rc;
+  reply->in_callback = false;
+  if (rc == LD_LIGHTPUSH_LATER && !reply->given) {
+    if (o->sv != NULL)
+      o->sv->reply = reply;
+    return rc;
+  }
+  if (rc == LD_LIGHTPUSH_LATER) {
+    rc = reply->result;
+    set_text(why, cap, "%s", reply->why);
+  }
+  reply_free(reply);
+  return rc;
+}
+
+static int do_publish(ld_lightpush_server_t *srv, const origin_t *o, bool legacy,
+                      const char *request_id, size_t request_id_len, const char *topic,
+                      const ld_waku_message_t *msg, char *why, size_t cap) {
   why[0] = '\0';
+  if (srv->cfg.publish_later != NULL)
+    return publish_later(srv, o, legacy, request_id, request_id_len, topic, msg, why, cap);
   if (srv->cfg.publish == NULL)
     return LD_ERR_UNSUPPORTED;
   int rc = srv->cfg.publish(srv->cfg.publish_ctx, topic, msg, why, cap);
@@ -244,25 +324,9 @@ static bool is_blank(const char *s) {
   return true;
 }
 
-/* Fills `r` (texts in `desc` or the request) for a decoded request. */
-static void push_v3(ld_lightpush_server_t *srv, const ld_lightpush_request_t *req,
-                    ld_lightpush_response_t *r, char *desc, size_t cap) {
-  char topic_buf[LD_LIGHTPUSH_MAX_TOPIC_LEN + 1];
-  const char *topic = req->pubsub_topic;
-  if (topic == NULL) {
-    r->status_code = resolve_topic(srv, &req->message, topic_buf, sizeof topic_buf, desc, cap);
-    if (r->status_code != 0)
-      return;
-    topic = topic_buf;
-  }
-  if (is_blank(topic)) {
-    r->status_code = LD_LIGHTPUSH_BAD_REQUEST;
-    set_text(desc, cap, "topic must not be empty");
-    return;
-  }
-  srv->stats.v3_pushes++;
-  char why[LD_LIGHTPUSH_WHY_MAX];
-  int rc = do_publish(srv, topic, &req->message, why, sizeof why);
+/* Fills `r` (texts in `desc`) for a publish result. */
+static void v3_result(const ld_lightpush_server_t *srv, int rc, const char *why,
+                      ld_lightpush_response_t *r, char *desc, size_t cap) {
   if (rc > 0) {
     r->status_code = LD_LIGHTPUSH_SUCCESS;
     r->has_relay_peer_count = true;
@@ -270,12 +334,39 @@ static void push_v3(ld_lightpush_server_t *srv, const ld_lightpush_request_t *re
     return;
   }
   r->status_code = publish_status(srv, rc, why, desc, cap);
-  LD_DEBUG(LOG_TOPIC, "push on %s failed: %u %s", topic, r->status_code, desc);
+  LD_DEBUG(LOG_TOPIC, "push failed: %u %s", r->status_code, desc);
 }
 
-static void answer_v3(ld_lightpush_server_t *srv, const uint8_t *body, size_t len, bool limited,
-                      ld_lightpush_request_t *req, ld_lightpush_response_t *r, char *desc,
-                      size_t cap) {
+/* Fills `r` (texts in `desc` or the request) for a decoded request; LD_LIGHTPUSH_LATER when the
+ * publish result comes later. */
+static int push_v3(ld_lightpush_server_t *srv, const origin_t *o, const ld_lightpush_request_t *req,
+                   ld_lightpush_response_t *r, char *desc, size_t cap) {
+  char topic_buf[LD_LIGHTPUSH_MAX_TOPIC_LEN + 1];
+  const char *topic = req->pubsub_topic;
+  if (topic == NULL) {
+    r->status_code = resolve_topic(srv, &req->message, topic_buf, sizeof topic_buf, desc, cap);
+    if (r->status_code != 0)
+      return 0;
+    topic = topic_buf;
+  }
+  if (is_blank(topic)) {
+    r->status_code = LD_LIGHTPUSH_BAD_REQUEST;
+    set_text(desc, cap, "topic must not be empty");
+    return 0;
+  }
+  srv->stats.v3_pushes++;
+  char why[LD_LIGHTPUSH_WHY_MAX];
+  int rc = do_publish(srv, o, false, req->request_id, req->request_id_len, topic, &req->message,
+                      why, sizeof why);
+  if (rc == LD_LIGHTPUSH_LATER)
+    return rc;
+  v3_result(srv, rc, why, r, desc, cap);
+  return 0;
+}
+
+static int answer_v3(ld_lightpush_server_t *srv, const origin_t *o, const uint8_t *body, size_t len,
+                     bool limited, ld_lightpush_request_t *req, ld_lightpush_response_t *r,
+                     char *desc, size_t cap) {
   char why[LD_LIGHTPUSH_WHY_MAX];
   r->request_id = LD_LIGHTPUSH_NA;
   r->request_id_len = strlen(LD_LIGHTPUSH_NA);
@@ -288,27 +379,35 @@ static void answer_v3(ld_lightpush_server_t *srv, const uint8_t *body, size_t le
   } else {
     r->request_id = req->request_id;
     r->request_id_len = req->request_id_len;
-    push_v3(srv, req, r, desc, cap);
+    return push_v3(srv, o, req, r, desc, cap);
   }
+  return 0;
+}
+
+/* Counts and encodes the answer `r` (its text in `desc` unless a success). */
+static int encode_v3(ld_lightpush_server_t *srv, ld_lightpush_response_t *r, const char *desc,
+                     ld_buf_t *out) {
   if (r->status_code != LD_LIGHTPUSH_SUCCESS) {
     r->status_desc = desc;
     r->status_desc_len = strlen(desc);
   }
+  int i = ld_lightpush_code_index(r->status_code);
+  if (i >= 0)
+    srv->stats.v3_answers[i]++;
+  return ld_lightpush_response_encode(r, out);
 }
 
-static int serve_v3(ld_lightpush_server_t *srv, const uint8_t *body, size_t len, bool limited,
-                    ld_buf_t *out) {
+/* The answer in `out`, or LD_REQRESP_LATER when it comes later (ld_lightpush_reply_send). */
+static int serve_v3(ld_lightpush_server_t *srv, const origin_t *o, const uint8_t *body, size_t len,
+                    bool limited, ld_buf_t *out) {
   ld_lightpush_request_t req;
   ld_lightpush_response_t r;
   char desc[DESC_MAX] = "";
   ld_lightpush_request_init(&req);
   ld_lightpush_response_init(&r);
   srv->stats.v3_requests++;
-  answer_v3(srv, body, len, limited, &req, &r, desc, sizeof desc);
-  int i = ld_lightpush_code_index(r.status_code);
-  if (i >= 0)
-    srv->stats.v3_answers[i]++;
-  int rc = ld_lightpush_response_encode(&r, out);
+  int rc = answer_v3(srv, o, body, len, limited, &req, &r, desc, sizeof desc);
+  rc = rc == LD_LIGHTPUSH_LATER ? LD_REQRESP_LATER : encode_v3(srv, &r, desc, out);
   ld_lightpush_request_clear(&req);
   return rc;
 }
@@ -327,24 +426,14 @@ static int encode_local_request(const char *topic, const ld_waku_message_t *msg,
   return rc == LD_ERR_FIELD_TOO_LONG ? LD_ERR_INVALID_ARG : rc;
 }
 
-int ld_lightpush_server_push_local(ld_lightpush_server_t *srv, const char *pubsub_topic,
-                                   const ld_waku_message_t *msg, ld_lightpush_local_result_t *out) {
-  if (srv == NULL || out == NULL)
-    return LD_ERR_INVALID_ARG;
-  ld_buf_t frame, resp;
-  ld_buf_init(&frame);
-  ld_buf_init(&resp);
+/* The local result of the encoded answer `resp` (one frame). */
+static int local_result(const ld_buf_t *resp, ld_lightpush_local_result_t *out) {
   const uint8_t *body;
   size_t n;
-  int rc = encode_local_request(pubsub_topic, msg, &frame);
-  if (rc == 0 && ld_reqresp_read_frame(frame.data, frame.len, SIZE_MAX, &body, &n) < 0)
-    rc = LD_ERR_INTERNAL;
-  if (rc == 0)
-    rc = serve_v3(srv, body, n, false, &resp);
   ld_lightpush_response_t r;
   ld_lightpush_response_init(&r);
-  if (rc == 0 && ld_reqresp_read_frame(resp.data, resp.len, SIZE_MAX, &body, &n) < 0)
-    rc = LD_ERR_INTERNAL;
+  int rc =
+      ld_reqresp_read_frame(resp->data, resp->len, SIZE_MAX, &body, &n) < 0 ? LD_ERR_INTERNAL : 0;
   if (rc == 0)
     rc = ld_lightpush_response_decode(body, n, &r, NULL, 0);
   if (rc == 0) {
@@ -356,8 +445,56 @@ int ld_lightpush_server_push_local(ld_lightpush_server_t *srv, const char *pubsu
              r.status_desc != NULL ? r.status_desc : "");
   }
   ld_lightpush_response_clear(&r);
+  return rc;
+}
+
+/* Serves a local push from `o`: 0 with the answer in `resp`, LD_REQRESP_LATER, or an error. */
+static int serve_local(ld_lightpush_server_t *srv, const origin_t *o, const char *pubsub_topic,
+                       const ld_waku_message_t *msg, ld_buf_t *resp) {
+  ld_buf_t frame;
+  ld_buf_init(&frame);
+  const uint8_t *body;
+  size_t n;
+  int rc = encode_local_request(pubsub_topic, msg, &frame);
+  if (rc == 0 && ld_reqresp_read_frame(frame.data, frame.len, SIZE_MAX, &body, &n) < 0)
+    rc = LD_ERR_INTERNAL;
+  if (rc == 0)
+    rc = serve_v3(srv, o, body, n, false, resp);
   ld_buf_clear(&frame);
+  return rc;
+}
+
+int ld_lightpush_server_push_local(ld_lightpush_server_t *srv, const char *pubsub_topic,
+                                   const ld_waku_message_t *msg, ld_lightpush_local_result_t *out) {
+  if (srv == NULL || out == NULL)
+    return LD_ERR_INVALID_ARG;
+  origin_t o = {0};
+  ld_buf_t resp;
+  ld_buf_init(&resp);
+  int rc = serve_local(srv, &o, pubsub_topic, msg, &resp);
+  if (rc == 0)
+    rc = local_result(&resp, out);
   ld_buf_clear(&resp);
+  return rc;
+}
+
+int ld_lightpush_server_push_local_async(ld_lightpush_server_t *srv, const char *pubsub_topic,
+                                         const ld_waku_message_t *msg,
+                                         ld_lightpush_local_done_fn done, void *user_data) {
+  if (srv == NULL || done == NULL)
+    return LD_ERR_INVALID_ARG;
+  origin_t o = {.can_wait = true, .local_done = done, .local_ud = user_data};
+  ld_buf_t resp;
+  ld_buf_init(&resp);
+  ld_lightpush_local_result_t out;
+  int rc = serve_local(srv, &o, pubsub_topic, msg, &resp);
+  if (rc == 0)
+    rc = local_result(&resp, &out);
+  ld_buf_clear(&resp);
+  if (rc == LD_REQRESP_LATER)
+    return 0;
+  if (rc == 0)
+    done(user_data, &out);
   return rc;
 }
 
@@ -367,12 +504,9 @@ static void legacy_error(ld_lightpush_server_t *srv, ld_lightpush_legacy_error_t
   srv->stats.legacy_errors[e]++;
 }
 
-/* Publishes a decoded request; fills the response fields of `r` (info text in `info`). */
-static void push_legacy(ld_lightpush_server_t *srv, const ld_lightpush_rpc_t *in,
-                        ld_lightpush_rpc_t *r, char *info, size_t cap) {
-  char why[LD_LIGHTPUSH_WHY_MAX];
-  srv->stats.legacy_pushes++;
-  int rc = do_publish(srv, in->pubsub_topic, &in->message, why, sizeof why);
+/* Fills the response fields of `r` (info text in `info`) for a publish result. */
+static void legacy_result(ld_lightpush_server_t *srv, int rc, const char *why,
+                          ld_lightpush_rpc_t *r, char *info, size_t cap) {
   r->is_success = rc > 0;
   if (rc > 0) {
     srv->stats.legacy_successes++;
@@ -389,8 +523,23 @@ static void push_legacy(ld_lightpush_server_t *srv, const ld_lightpush_rpc_t *in
   }
 }
 
-static void answer_legacy(ld_lightpush_server_t *srv, const uint8_t *body, size_t len, bool limited,
-                          ld_lightpush_rpc_t *in, ld_lightpush_rpc_t *r, char *info, size_t cap) {
+/* Publishes a decoded request; fills the response fields of `r` (info text in `info`), or
+ * LD_LIGHTPUSH_LATER when the publish result comes later. */
+static int push_legacy(ld_lightpush_server_t *srv, const origin_t *o, const ld_lightpush_rpc_t *in,
+                       ld_lightpush_rpc_t *r, char *info, size_t cap) {
+  char why[LD_LIGHTPUSH_WHY_MAX];
+  srv->stats.legacy_pushes++;
+  int rc = do_publish(srv, o, true, in->request_id, in->request_id_len, in->pubsub_topic,
+                      &in->message, why, sizeof why);
+  if (rc == LD_LIGHTPUSH_LATER)
+    return rc;
+  legacy_result(srv, rc, why, r, info, cap);
+  return 0;
+}
+
+static int answer_legacy(ld_lightpush_server_t *srv, const origin_t *o, const uint8_t *body,
+                         size_t len, bool limited, ld_lightpush_rpc_t *in, ld_lightpush_rpc_t *r,
+                         char *info, size_t cap) {
   char why[LD_LIGHTPUSH_WHY_MAX];
   r->request_id = "";
   r->has_response = true;
@@ -406,28 +555,94 @@ static void answer_legacy(ld_lightpush_server_t *srv, const uint8_t *body, size_
     set_text(info, cap, "empty_request_body_failure");
   } else {
     r->request_id = in->request_id;
-    push_legacy(srv, in, r, info, cap);
+    if (push_legacy(srv, o, in, r, info, cap) == LD_LIGHTPUSH_LATER)
+      return LD_LIGHTPUSH_LATER;
   }
   r->request_id_len = strlen(r->request_id);
   if (r->request_id == in->request_id)
     r->request_id_len = in->request_id_len;
-  r->info = info;
-  r->info_len = strlen(info);
+  return 0;
 }
 
-static int serve_legacy(ld_lightpush_server_t *srv, const uint8_t *body, size_t len, bool limited,
-                        ld_buf_t *out) {
+static int encode_legacy(ld_lightpush_rpc_t *r, const char *info, ld_buf_t *out) {
+  r->info = info;
+  r->info_len = strlen(info);
+  if (!r->is_success)
+    LD_DEBUG(LOG_TOPIC, "legacy push failed: %s", info);
+  return ld_lightpush_rpc_encode(r, 0, out);
+}
+
+/* The answer in `out`, or LD_REQRESP_LATER when it comes later (ld_lightpush_reply_send). */
+static int serve_legacy(ld_lightpush_server_t *srv, const origin_t *o, const uint8_t *body,
+                        size_t len, bool limited, ld_buf_t *out) {
   ld_lightpush_rpc_t in, r;
   char info[DESC_MAX] = "";
   ld_lightpush_rpc_init(&in);
   ld_lightpush_rpc_init(&r);
   srv->stats.legacy_requests++;
-  answer_legacy(srv, body, len, limited, &in, &r, info, sizeof info);
-  if (!r.is_success)
-    LD_DEBUG(LOG_TOPIC, "legacy push failed: %s", info);
-  int rc = ld_lightpush_rpc_encode(&r, 0, out);
+  int rc = answer_legacy(srv, o, body, len, limited, &in, &r, info, sizeof info);
+  rc = rc == LD_LIGHTPUSH_LATER ? LD_REQRESP_LATER : encode_legacy(&r, info, out);
   ld_lightpush_rpc_clear(&in);
   return rc;
+}
+
+/* ---- answers given later -------------------------------------------------------------------- */
+
+static int encode_later(ld_lightpush_reply_t *reply, int result, const char *why, ld_buf_t *out) {
+  char text[DESC_MAX] = "";
+  if (reply->legacy) {
+    ld_lightpush_rpc_t r;
+    ld_lightpush_rpc_init(&r);
+    r.has_response = true;
+    r.request_id = reply->request_id;
+    r.request_id_len = reply->request_id_len;
+    legacy_result(reply->srv, result, why, &r, text, sizeof text);
+    return encode_legacy(&r, text, out);
+  }
+  ld_lightpush_response_t r;
+  ld_lightpush_response_init(&r);
+  r.request_id = reply->request_id;
+  r.request_id_len = reply->request_id_len;
+  v3_result(reply->srv, result, why, &r, text, sizeof text);
+  return encode_v3(reply->srv, &r, text, out);
+}
+
+static void answer_local(ld_lightpush_reply_t *reply, int rc, const ld_buf_t *resp) {
+  ld_lightpush_local_result_t out;
+  if (rc == 0)
+    rc = local_result(resp, &out);
+  if (rc != 0) {
+    memset(&out, 0, sizeof out);
+    out.status_code = LD_LIGHTPUSH_INTERNAL_SERVER_ERROR;
+    set_text(out.status_desc, sizeof out.status_desc, "%s", ld_strerror(rc));
+  }
+  reply->local_done(reply->local_ud, &out);
+}
+
+void ld_lightpush_reply_send(ld_lightpush_reply_t *reply, int result, const char *why) {
+  if (reply == NULL)
+    return;
+  char text[LD_LIGHTPUSH_WHY_MAX];
+  set_text(text, sizeof text, "%s", why != NULL ? why : "");
+  if (reply->in_callback) { /* publish_later answers with it when it returns */
+    reply->given = true;
+    reply->result = result;
+    set_text(reply->why, sizeof reply->why, "%s", text);
+    return;
+  }
+  ld_buf_t out;
+  ld_buf_init(&out);
+  int rc = encode_later(reply, result, text, &out);
+  if (reply->sv != NULL) {
+    reply->sv->reply = NULL;
+    if (rc == 0)
+      reply->srv->stats.bytes_out += out.len;
+    ld_reqresp_respond(reply->sv->call, out.data, out.len, rc);
+  } else if (reply->local_done != NULL) {
+    answer_local(reply, rc, &out);
+  }
+  ld_buf_clear(&out);
+  reply_free(reply);
 }
 
 /* ---- streams -------------------------------------------------------------------------------- */
@@ -455,8 +670,11 @@ static int on_request(ld_stream_t *s, const uint8_t *req, size_t len, ld_buf_t *
   if (rc < 0)
     return rc;
   bool limited = !rate_allow(srv, ld_conn_remote_peer(ld_stream_conn(s)));
-  rc = sv->legacy ? serve_legacy(srv, body, n, limited, resp)
-                  : serve_v3(srv, body, n, limited, resp);
+  origin_t o = {.sv = sv, .can_wait = true};
+  rc = sv->legacy ? serve_legacy(srv, &o, body, n, limited, resp)
+                  : serve_v3(srv, &o, body, n, limited, resp);
+  if (rc == LD_REQRESP_LATER)
+    return rc;
   if (rc == 0)
     srv->stats.bytes_out += resp->len;
   else
@@ -476,6 +694,8 @@ static void on_failed(ld_stream_t *s, int err, void *ud) {
 
 static void on_closed(void *ud) {
   served_t *sv = ud;
+  if (sv->reply != NULL) /* its result comes later: only counted */
+    sv->reply->sv = NULL;
   size_t n = conn_streams(sv->srv, sv->conn);
   conn_set_streams(sv->srv, sv->conn, n > 0 ? n - 1 : 0);
   free(sv);
@@ -501,10 +721,12 @@ static void accept_stream(ld_lightpush_server_t *srv, ld_stream_t *s, bool legac
   sv->srv = srv;
   sv->conn = c;
   sv->legacy = legacy;
+  sv->call = NULL;
+  sv->reply = NULL;
   ld_reqresp_opts_t o = {.max_bytes = srv->frame_max + PREFIX_MAX,
                          .frame_max = srv->frame_max,
                          .timeout_ms = srv->cfg.timeout_ms};
-  if (ld_reqresp_serve(srv->sw, s, &o, &g_server, sv, NULL) != 0) {
+  if (ld_reqresp_serve(srv->sw, s, &o, &g_server, sv, &sv->call) != 0) {
     conn_set_streams(srv, c, n);
     free(sv);
   }

@@ -60,9 +60,13 @@
  *   failure, 0 peers included) | rate-limited: id "N/A", false "TOO_MANY_REQUESTS".
  * The legacy protocol carries a pubsub topic in every request: no sharding step.
  *
+ * A publish step that takes time (an RLN proof made off the loop) answers later: the service's
+ * `publish_later` callback returns LD_LIGHTPUSH_LATER and gives its result afterwards through
+ * ld_lightpush_reply_send, which answers the push as if the callback had returned it.
+ *
  * Threading: everything on the switch's loop thread; the publish and autoshard callbacks are
  * called from that loop, from inside the stream's request handling (never from inside an
- * ld_lightpush_server_* call). */
+ * ld_lightpush_server_* call but ld_lightpush_server_push_local*). */
 #ifndef LD_WAKU_LIGHTPUSH_SERVER_H
 #define LD_WAKU_LIGHTPUSH_SERVER_H
 
@@ -101,6 +105,28 @@
 typedef int (*ld_lightpush_publish_fn)(void *ctx, const char *pubsub_topic,
                                        const ld_waku_message_t *msg, char *why, size_t why_len);
 
+/* A push waiting for its publish result (see ld_lightpush_publish_later_fn). */
+typedef struct ld_lightpush_reply ld_lightpush_reply_t;
+
+/* A publish callback's "the result comes later". */
+#define LD_LIGHTPUSH_LATER (-1000000)
+
+/* As ld_lightpush_publish_fn, except that the callback may take `reply` and return
+ * LD_LIGHTPUSH_LATER: it then gives the result (what it would have returned, with its `why`
+ * text) through ld_lightpush_reply_send exactly once, on the loop, before the service is freed
+ * (from inside the callback too). Meanwhile the request's stream stays open under its deadline;
+ * when the stream ends first (deadline, reset by the peer, connection gone) the result is only
+ * counted. `reply` is NULL when the push must be answered at once (ld_lightpush_server_push_local):
+ * the callback must not return LD_LIGHTPUSH_LATER then. */
+typedef int (*ld_lightpush_publish_later_fn)(void *ctx, const char *pubsub_topic,
+                                             const ld_waku_message_t *msg,
+                                             ld_lightpush_reply_t *reply, char *why,
+                                             size_t why_len);
+
+/* Gives a publish result that came later (`result` as a publish callback returns it, `why` its
+ * text or NULL): the push is answered by the table at the top, and `reply` is freed. */
+void ld_lightpush_reply_send(ld_lightpush_reply_t *reply, int result, const char *why);
+
 /* Resolves the pubsub topic of a content topic (bytes, not NUL-terminated) into `out` (room for
  * `cap`, NUL-terminated). Returns its length, or LD_ERR_BAD_CONTENT_TOPIC (answered 420
  * "Invalid content-topic:<why>") or another error (answered 500 "Auto-sharding error: <why>"),
@@ -113,6 +139,9 @@ typedef struct ld_lightpush_server_config {
   bool mount_legacy;               /* default true */
   ld_lightpush_publish_fn publish; /* NULL: every push answered "no waku relay found" */
   void *publish_ctx;
+  /* Used instead of `publish` when set (same publish_ctx): a publish step that may answer
+   * later. */
+  ld_lightpush_publish_later_fn publish_later;
   /* Static sharding: a v3 request without pubsub topic is refused (420). Default false. */
   bool static_sharding;
   /* Autosharding of v3 requests without pubsub topic: the callback when set, otherwise
@@ -172,6 +201,17 @@ typedef struct ld_lightpush_local_result {
  * LD_ERR_NOMEM (nothing published). Loop thread only. */
 int ld_lightpush_server_push_local(ld_lightpush_server_t *srv, const char *pubsub_topic,
                                    const ld_waku_message_t *msg, ld_lightpush_local_result_t *out);
+
+/* The result of ld_lightpush_server_push_local_async; `res` valid during the call only. */
+typedef void (*ld_lightpush_local_done_fn)(void *user_data, const ld_lightpush_local_result_t *res);
+
+/* As ld_lightpush_server_push_local, with a publish step that may answer later
+ * (publish_later): `done` is called exactly once with the answer, from inside this call when
+ * it is known at once. Returns 0, or LD_ERR_INVALID_ARG / LD_ERR_NOMEM (nothing published,
+ * `done` never called). */
+int ld_lightpush_server_push_local_async(ld_lightpush_server_t *srv, const char *pubsub_topic,
+                                         const ld_waku_message_t *msg,
+                                         ld_lightpush_local_done_fn done, void *user_data);
 
 /* Counters since creation, for metrics (nwaku's waku_lightpush_v3_messages / _errors and
  * waku_lightpush_messages / _errors) and tests. */
