@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "liblogosdelivery.h"
+#include "bench_clock.h"
 
 #define TOPIC "/ldbench/1/channels/proto"
 #define MAX_MESSAGES 100000
@@ -34,18 +35,6 @@ static uint64_t now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static long rss_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long kib = -1;
-  while (f != NULL && fgets(line, sizeof line, f) != NULL)
-    if (strncmp(line, "VmRSS:", 6) == 0)
-      kib = atol(line + 6);
-  if (f != NULL)
-    fclose(f);
-  return kib;
 }
 
 /* ---- replies -------------------------------------------------------------------------------- */
@@ -352,11 +341,11 @@ int main(int argc, char **argv) {
 
   /* restart B on its state directory */
   finish(b);
-  long rss0 = rss_kib();
+  long rss0 = bench_rss_kib();
   b = start(dir_b, addr, &g_b, NULL, 0);
-  long rss1 = rss_kib();
+  long rss1 = bench_rss_kib();
   uint64_t restore_us = create_channel(b, "bob");
-  long rss2 = rss_kib();
+  long rss2 = bench_rss_kib();
   printf("restart: channel_create restoring %zu logged messages took %.1f ms (%.1f ms of process "
          "CPU); RSS +%ld KiB for the channel (context itself +%ld KiB)\n",
          rx + 1, restore_us / 1000.0, g_create_cpu_us / 1000.0, rss2 - rss1, rss1 - rss0);

@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "liblogosdelivery.h"
+#include "bench_clock.h"
 
 #define CONTENT_TOPIC "/ldbench/1/lib/proto"
 #define MAX_CONTEXTS 64
@@ -73,20 +74,6 @@ static void sleep_until(uint64_t t) {
 
 static void sleep_ms(unsigned ms) {
   sleep_until(now_ns() + (uint64_t)ms * 1000000ull);
-}
-
-/* VmRSS of this process in KiB, 0 when unreadable. */
-static long rss_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long kib = 0;
-  if (f == NULL)
-    return 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-      break;
-  fclose(f);
-  return kib;
 }
 
 static void print_load(const char *when) {
@@ -433,15 +420,15 @@ static int send_seq(void *ctx, sender_t *s, uint32_t seq) {
 static void section_rss(void) {
   unsigned n = opt.contexts > MAX_CONTEXTS ? MAX_CONTEXTS : opt.contexts;
   lctx_t *cs = calloc(n, sizeof *cs);
-  long rss0 = rss_kib(), rss1 = 0;
+  long rss0 = bench_rss_kib(), rss1 = 0;
   for (unsigned i = 0; i < n; i++) {
     ctx_start(&cs[i], "");
     if (i == 0)
-      rss1 = rss_kib();
+      rss1 = bench_rss_kib();
   }
-  long rss_n = rss_kib();
+  long rss_n = bench_rss_kib();
   sleep_ms(2000);
-  long rss_idle = rss_kib();
+  long rss_idle = bench_rss_kib();
   printf("rss: %u idle contexts (Core mode, started, not connected): VmRSS %.1f MiB before, "
          "%.1f MiB with one, %.1f MiB with %u (%.1f MiB after 2 s idle)\n",
          n, rss0 / 1024.0, rss1 / 1024.0, rss_n / 1024.0, n, rss_idle / 1024.0);
@@ -451,7 +438,7 @@ static void section_rss(void) {
          (rss1 - rss0) / 1024.0);
   for (unsigned i = 0; i < n; i++)
     ctx_free(&cs[i]);
-  printf("  after stop + destroy of all: VmRSS %.1f MiB\n", rss_kib() / 1024.0);
+  printf("  after stop + destroy of all: VmRSS %.1f MiB\n", bench_rss_kib() / 1024.0);
   free(cs);
 }
 

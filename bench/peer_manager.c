@@ -30,6 +30,7 @@
 #include "node/peer_manager.h"
 #include "p2p/identify.h"
 #include "waku/core/codecs.h"
+#include "bench_clock.h"
 
 #define MAX_CLIENTS 4000
 #define IN_FLIGHT 50
@@ -78,19 +79,6 @@ static int run_node(int out_fd) {
 }
 
 /* ---- /proc ---------------------------------------------------------------------------------- */
-
-static long rss_kib(pid_t pid) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  FILE *f = fopen(path, "r");
-  long kib = -1;
-  while (f != NULL && fgets(line, sizeof line, f) != NULL)
-    if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-      break;
-  if (f != NULL)
-    fclose(f);
-  return kib;
-}
 
 static double cpu_ms(pid_t pid) {
   char path[64], buf[1024];
@@ -254,19 +242,19 @@ int main(int argc, char **argv) {
     return 1;
   uv_loop_init(&g_loop);
   usleep(500000);
-  long rss0 = rss_kib(pid);
+  long rss0 = bench_rss_kib_of(pid);
   double cpu0 = cpu_ms(pid);
   uint64_t t0 = ld_now_ms();
   g_target = clients;
   run_until(dialed_all, 120000);
   wait_ms(3000); /* identify, metadata, gossipsub subscriptions */
   uint64_t setup_ms = ld_now_ms() - t0;
-  long rss1 = rss_kib(pid);
+  long rss1 = bench_rss_kib_of(pid);
   double cpu1 = cpu_ms(pid);
   size_t up_after_setup = g_up;
   wait_ms((uint64_t)hold_s * 1000);
   double cpu2 = cpu_ms(pid);
-  long rss2 = rss_kib(pid);
+  long rss2 = bench_rss_kib_of(pid);
   size_t up_after_hold = g_up;
   g_target = clients + extra;
   run_until(dialed_all, 60000);

@@ -21,6 +21,7 @@
 
 #include "base/buf.h"
 #include "base/hashmap.h"
+#include "base/list.h"
 #include "p2p/multistream.h"
 #include "p2p/muxer.h"
 #include "p2p/noise.h"
@@ -47,38 +48,6 @@
 #define LD_SWITCH_MAX_EVENT_LISTENERS 16
 #define LD_SWITCH_MAX_PROTOCOLS 256
 #define LD_SWITCH_PROTOCOL_MAX_LEN (LD_MSS_MAX_MESSAGE - 1)
-
-/* ---- intrusive lists (circular, with a sentinel) --------------------------------------- */
-
-typedef struct ld_link {
-  struct ld_link *prev, *next;
-} ld_link_t;
-
-static inline void ld_list_init(ld_link_t *head) {
-  head->prev = head->next = head;
-}
-static inline bool ld_list_empty(const ld_link_t *head) {
-  return head->next == head;
-}
-static inline bool ld_link_linked(const ld_link_t *l) {
-  return l->next != NULL;
-}
-static inline void ld_list_push(ld_link_t *head, ld_link_t *l) {
-  l->prev = head->prev;
-  l->next = head;
-  head->prev->next = l;
-  head->prev = l;
-}
-/* Unlinks `l` when it is linked; a no-op otherwise. */
-static inline void ld_link_remove(ld_link_t *l) {
-  if (l->next == NULL)
-    return;
-  l->prev->next = l->next;
-  l->next->prev = l->prev;
-  l->prev = l->next = NULL;
-}
-
-#define LD_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /* ---- streams ---------------------------------------------------------------------------- */
 

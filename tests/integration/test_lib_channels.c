@@ -47,6 +47,7 @@
 #include "liblogosdelivery.h"
 #include "liblogosdelivery_channels.h"
 #include "node/fanout.h"
+#include "lib_reply.h"
 #include "thread_wait.h"
 
 #define WAIT_MS 120000
@@ -59,48 +60,15 @@
 
 /* ---- replies -------------------------------------------------------------------------------- */
 
-typedef struct reply {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int n, ret;
-  char msg[1024];
-} reply_t;
-
-static void on_reply(int ret, const char *msg, size_t len, void *ud) {
-  reply_t *r = ud;
-  pthread_mutex_lock(&r->mu);
-  r->n++;
-  r->ret = ret;
-  size_t n = msg == NULL ? 0 : len < sizeof r->msg - 1 ? len : sizeof r->msg - 1;
-  if (n > 0)
-    memcpy(r->msg, msg, n);
-  r->msg[n] = '\0';
-  pthread_cond_broadcast(&r->cv);
-  pthread_mutex_unlock(&r->mu);
-}
-
-static void reply_init(reply_t *r) {
-  memset(r, 0, sizeof *r);
-  pthread_mutex_init(&r->mu, NULL);
-  pthread_cond_init(&r->cv, NULL);
-}
-
 /* Waits for the answer and checks its code and (when not NULL) its text; copies the text. */
 static void reply_expect(reply_t *r, int ret, const char *text, char *out, size_t cap) {
-  uint64_t deadline = ld_now_ms() + WAIT_MS;
-  pthread_mutex_lock(&r->mu);
-  while (r->n == 0 && ld_now_ms() < deadline)
-    tw_cond_wait_ms(&r->cv, &r->mu, 50);
-  pthread_mutex_unlock(&r->mu);
-  assert_int_equal(r->n, 1);
+  reply_wait(r, WAIT_MS);
   if (r->ret != ret)
     fail_msg("expected %d, got %d: %s", ret, r->ret, r->msg);
   if (text != NULL)
     assert_string_equal(r->msg, text);
   if (out != NULL && cap > 0)
     snprintf(out, cap, "%s", r->msg);
-  pthread_mutex_destroy(&r->mu);
-  pthread_cond_destroy(&r->cv);
 }
 
 /* ---- nodes and their events ----------------------------------------------------------------- */

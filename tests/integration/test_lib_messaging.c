@@ -29,6 +29,7 @@
 #include "base/clock.h"
 #include "liblogosdelivery.h"
 #include "liblogosdelivery_kernel.h"
+#include "lib_reply.h"
 #include "thread_wait.h"
 #include "waku/archive/archive.h"
 
@@ -42,40 +43,9 @@
 
 /* ---- replies -------------------------------------------------------------------------------- */
 
-typedef struct reply {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int n, ret;
-  char msg[1024];
-} reply_t;
-
-static void on_reply(int ret, const char *msg, size_t len, void *ud) {
-  reply_t *r = ud;
-  pthread_mutex_lock(&r->mu);
-  r->n++;
-  r->ret = ret;
-  size_t n = msg == NULL ? 0 : len < sizeof r->msg - 1 ? len : sizeof r->msg - 1;
-  if (n > 0)
-    memcpy(r->msg, msg, n);
-  r->msg[n] = '\0';
-  pthread_cond_broadcast(&r->cv);
-  pthread_mutex_unlock(&r->mu);
-}
-
-static void reply_init(reply_t *r) {
-  memset(r, 0, sizeof *r);
-  pthread_mutex_init(&r->mu, NULL);
-  pthread_cond_init(&r->cv, NULL);
-}
-
 /* Waits for the answer; fails the test on RET_ERR or silence. Copies the text to `out`. */
 static void reply_ok(reply_t *r, char *out, size_t cap) {
-  uint64_t deadline = ld_now_ms() + WAIT_MS;
-  pthread_mutex_lock(&r->mu);
-  while (r->n == 0 && ld_now_ms() < deadline)
-    tw_cond_wait_ms(&r->cv, &r->mu, 50);
-  pthread_mutex_unlock(&r->mu);
-  assert_int_equal(r->n, 1);
+  reply_wait(r, WAIT_MS);
   if (r->ret != RET_OK)
     fail_msg("request failed: %s", r->msg);
   if (out != NULL && cap > 0) {
@@ -83,8 +53,6 @@ static void reply_ok(reply_t *r, char *out, size_t cap) {
     memcpy(out, r->msg, n);
     out[n] = '\0';
   }
-  pthread_mutex_destroy(&r->mu);
-  pthread_cond_destroy(&r->cv);
 }
 
 typedef int (*simple_fn)(void *ctx, FFICallBack cb, void *ud);

@@ -19,13 +19,14 @@
 #include "base/log.h"
 #include "http_client.h"
 #include "node_harness.h"
+#include "rest_call.h"
 #include "node/node.h"
 #include "rest/httpd.h"
 #include "waku/enr/enr.h"
 #include "waku/core/sharding.h"
 
 #define STEP_MS 15000
-#define JSON_HDR "Content-Type: application/json\r\n"
+#define JSON_HDR REST_JSON_HDR
 #define SHARD0 "/waku/2/rs/0/0"
 #define SHARD0_ENC "%2Fwaku%2F2%2Frs%2F0%2F0"
 #define CT "/toy/1/chat/proto"
@@ -126,35 +127,17 @@ static const char *unknown_peer(void) {
 
 static http_response_t call(const tnode_t *t, const char *method, const char *path,
                             const char *body) {
-  http_response_t r;
-  int rc = http_request_on_loop(&g_loop, t->rest, method, path, body ? JSON_HDR : NULL, body,
-                                body ? strlen(body) : 0, &r);
-  assert_int_equal(rc, 0);
-  return r;
+  return rest_call_json(&g_loop, t->rest, method, path, body);
 }
 
 /* Asserts the status and, when `text` is not NULL, the exact body. */
 static void expect(const tnode_t *t, const char *method, const char *path, const char *body,
                    int status, const char *text) {
-  http_response_t r = call(t, method, path, body);
-  if (r.status != status || (text != NULL && strcmp(r.body, text) != 0))
-    print_error("%s %s -> %d %s\n", method, path, r.status, r.body);
-  assert_int_equal(r.status, status);
-  if (text != NULL)
-    assert_string_equal(r.body, text);
-  http_response_free(&r);
+  rest_expect(&g_loop, t->rest, method, path, body ? JSON_HDR : NULL, body, status, text);
 }
 
 static json_t *get_json(const tnode_t *t, const char *path) {
-  http_response_t r = call(t, "GET", path, NULL);
-  assert_int_equal(r.status, 200);
-  char ct[64];
-  assert_string_equal(http_header(&r, "Content-Type", ct, sizeof ct), "application/json");
-  json_error_t err;
-  json_t *j = json_loads(r.body, 0, &err);
-  assert_non_null(j);
-  http_response_free(&r);
-  return j;
+  return rest_json_status(&g_loop, t->rest, "GET", path, NULL, 200);
 }
 
 /* ---- debug, health --------------------------------------------------------------------------- */

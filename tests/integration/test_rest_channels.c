@@ -30,9 +30,10 @@
 #include "node/node.h"
 #include "rest/channels_routes.h"
 #include "node_harness.h"
+#include "rest_call.h"
 
 #define STEP_MS 30000
-#define JSON_HDR "Content-Type: application/json\r\n"
+#define JSON_HDR REST_JSON_HDR
 #define CT "/rest/1/channel/proto"
 #define SEGMENT_SIZE 256
 
@@ -93,23 +94,13 @@ static void stop(tnode_t *t) {
 
 static http_response_t call_port(uint16_t port, const char *method, const char *path,
                                  const char *body) {
-  http_response_t r;
-  int rc = http_request_on_loop(&g_loop, port, method, path, body ? JSON_HDR : NULL, body,
-                                body ? strlen(body) : 0, &r);
-  assert_int_equal(rc, 0);
-  return r;
+  return rest_call_json(&g_loop, port, method, path, body);
 }
 
 /* Asserts the status and, when `text` is not NULL, the exact body. */
 static void expect(const tnode_t *t, const char *method, const char *path, const char *body,
                    int status, const char *text) {
-  http_response_t r = call_port(t->rest, method, path, body);
-  if (r.status != status || (text != NULL && strcmp(r.body, text) != 0))
-    print_error("%s %s -> %d %s\n", method, path, r.status, r.body);
-  assert_int_equal(r.status, status);
-  if (text != NULL)
-    assert_string_equal(r.body, text);
-  http_response_free(&r);
+  rest_expect(&g_loop, t->rest, method, path, body ? JSON_HDR : NULL, body, status, text);
 }
 
 /* Asserts the status and that the body starts with `prefix`. */
@@ -125,23 +116,7 @@ static void expect_prefix(const tnode_t *t, const char *method, const char *path
 
 static json_t *get_json_status(const tnode_t *t, const char *method, const char *path,
                                const char *body, int status) {
-  http_response_t r = call_port(t->rest, method, path, body);
-  if (r.status != status)
-    print_error("%s %s -> %d %s\n", method, path, r.status, r.body);
-  assert_int_equal(r.status, status);
-  char ct[64];
-  assert_string_equal(http_header(&r, "Content-Type", ct, sizeof ct), "application/json");
-  json_error_t err;
-  json_t *j = json_loads(r.body, 0, &err);
-  assert_non_null(j);
-  http_response_free(&r);
-  return j;
-}
-
-static const char *str(const json_t *obj, const char *key) {
-  const char *s = json_string_value(json_object_get(obj, key));
-  assert_non_null(s);
-  return s;
+  return rest_json_status(&g_loop, t->rest, method, path, body, status);
 }
 
 static void create_channel(const tnode_t *t, const char *id, const char *sender) {
@@ -149,7 +124,7 @@ static void create_channel(const tnode_t *t, const char *id, const char *sender)
   snprintf(body, sizeof body, "{\"channelId\":\"%s\",\"contentTopic\":\"%s\",\"senderId\":\"%s\"}",
            id, CT, sender);
   json_t *j = get_json_status(t, "POST", "/channels/v1/channels", body, 200);
-  assert_string_equal(str(j, "channelId"), id);
+  assert_string_equal(rest_str(j, "channelId"), id);
   json_decref(j);
 }
 
@@ -158,9 +133,9 @@ static const json_t *find_event(const json_t *all, const char *kind, const char 
   size_t i;
   const json_t *ev;
   json_array_foreach(all, i, ev) {
-    if (strcmp(str(ev, "eventType"), kind) != 0)
+    if (strcmp(rest_str(ev, "eventType"), kind) != 0)
       continue;
-    if (request_id == NULL || strcmp(str(ev, "requestId"), request_id) == 0)
+    if (request_id == NULL || strcmp(rest_str(ev, "requestId"), request_id) == 0)
       return ev;
   }
   return NULL;
@@ -211,7 +186,7 @@ static void message_travels_with_its_events(void **state) {
   create_channel(&g_a, "room", "alice");
   create_channel(&g_b, "room", "bob");
   json_t *j = get_json_status(&g_a, "GET", "/channels/v1/channels/room", NULL, 200);
-  assert_string_equal(str(j, "channelId"), "room");
+  assert_string_equal(rest_str(j, "channelId"), "room");
   assert_true(json_is_true(json_object_get(j, "exists")));
   json_decref(j);
 
@@ -219,21 +194,21 @@ static void message_travels_with_its_events(void **state) {
   j = get_json_status(&g_a, "POST", "/channels/v1/channels/room/messages",
                       "{\"payload\":\"aGVsbG8gY2hhbm5lbA==\"}", 200);
   char request_id[LD_REST_CHANNEL_REQUEST_ID_MAX + 1];
-  snprintf(request_id, sizeof request_id, "%s", str(j, "requestId"));
+  snprintf(request_id, sizeof request_id, "%s", rest_str(j, "requestId"));
   assert_int_equal(strlen(request_id), LD_CHANNEL_REQUEST_ID_LEN);
   json_decref(j);
 
   json_t *on_b = json_array();
   const json_t *got = poll_for(&g_b, on_b, "channel_message_received", NULL);
-  assert_string_equal(str(got, "channelId"), "room");
-  assert_string_equal(str(got, "senderId"), "alice");
-  assert_string_equal(str(got, "payload"), "aGVsbG8gY2hhbm5lbA==");
+  assert_string_equal(rest_str(got, "channelId"), "room");
+  assert_string_equal(rest_str(got, "senderId"), "alice");
+  assert_string_equal(rest_str(got, "payload"), "aGVsbG8gY2hhbm5lbA==");
   assert_true(json_integer_value(json_object_get(got, "timestamp")) > 0);
   json_decref(on_b);
 
   json_t *on_a = json_array();
   const json_t *sent = poll_for(&g_a, on_a, "channel_message_sent", request_id);
-  assert_string_equal(str(sent, "channelId"), "room");
+  assert_string_equal(rest_str(sent, "channelId"), "room");
   assert_null(json_object_get(sent, "payload"));
   /* B acknowledges by its causal history / bloom filter (its sync messages) */
   poll_for(&g_a, on_a, "channel_message_delivered", request_id);

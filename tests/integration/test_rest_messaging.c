@@ -25,9 +25,10 @@
 #include "rest/server_groups.h"
 #include "waku/core/sharding.h"
 #include "node_harness.h"
+#include "rest_call.h"
 
 #define STEP_MS 20000
-#define JSON_HDR "Content-Type: application/json\r\n"
+#define JSON_HDR REST_JSON_HDR
 #define CT "/rest/1/chat/proto"
 #define CT_ENC "%2Frest%2F1%2Fchat%2Fproto"
 #define CT2 "/rest/1/other/proto"
@@ -82,30 +83,15 @@ static void stop(tnode_t *t) {
 
 /* ---- requests -------------------------------------------------------------------------------- */
 
-static http_response_t call_h(const tnode_t *t, const char *method, const char *path,
-                              const char *headers, const char *body) {
-  http_response_t r;
-  int rc = http_request_on_loop(&g_loop, t->rest, method, path, headers, body,
-                                body ? strlen(body) : 0, &r);
-  assert_int_equal(rc, 0);
-  return r;
-}
-
 static http_response_t call(const tnode_t *t, const char *method, const char *path,
                             const char *body) {
-  return call_h(t, method, path, body ? JSON_HDR : NULL, body);
+  return rest_call_json(&g_loop, t->rest, method, path, body);
 }
 
 /* Asserts the status and, when `text` is not NULL, the exact body. */
 static void expect_h(const tnode_t *t, const char *method, const char *path, const char *headers,
                      const char *body, int status, const char *text) {
-  http_response_t r = call_h(t, method, path, headers, body);
-  if (r.status != status || (text != NULL && strcmp(r.body, text) != 0))
-    print_error("%s %s -> %d %s\n", method, path, r.status, r.body);
-  assert_int_equal(r.status, status);
-  if (text != NULL)
-    assert_string_equal(r.body, text);
-  http_response_free(&r);
+  rest_expect(&g_loop, t->rest, method, path, headers, body, status, text);
 }
 
 static void expect(const tnode_t *t, const char *method, const char *path, const char *body,
@@ -116,17 +102,7 @@ static void expect(const tnode_t *t, const char *method, const char *path, const
 /* The answer's JSON, after checking the status and the media type. */
 static json_t *get_json_status(const tnode_t *t, const char *method, const char *path,
                                const char *body, int status) {
-  http_response_t r = call(t, method, path, body);
-  if (r.status != status)
-    print_error("%s %s -> %d %s\n", method, path, r.status, r.body);
-  assert_int_equal(r.status, status);
-  char ct[64];
-  assert_string_equal(http_header(&r, "Content-Type", ct, sizeof ct), "application/json");
-  json_error_t err;
-  json_t *j = json_loads(r.body, 0, &err);
-  assert_non_null(j);
-  http_response_free(&r);
-  return j;
+  return rest_json_status(&g_loop, t->rest, method, path, body, status);
 }
 
 static json_t *get_json(const tnode_t *t, const char *path) {
@@ -142,19 +118,13 @@ static void expect_error(const tnode_t *t, const char *method, const char *path,
   json_decref(j);
 }
 
-static const char *str(const json_t *obj, const char *key) {
-  const char *s = json_string_value(json_object_get(obj, key));
-  assert_non_null(s);
-  return s;
-}
-
 /* Sends `payload_b64` on `topic` through A's REST; returns the request ID (static storage). */
 static const char *send_via_rest(const char *topic, const char *payload_b64) {
   static char id[64];
   char body[256];
   snprintf(body, sizeof body, "{\"payload\":\"%s\",\"contentTopic\":\"%s\"}", payload_b64, topic);
   json_t *j = get_json_status(&g_a, "POST", "/messaging/v1/messages", body, 200);
-  snprintf(id, sizeof id, "%s", str(j, "requestId"));
+  snprintf(id, sizeof id, "%s", rest_str(j, "requestId"));
   assert_int_equal(json_object_size(j), 1);
   json_decref(j);
   assert_int_equal(strlen(id), LD_MESSAGING_REQUEST_ID_LEN);
@@ -213,7 +183,7 @@ static void kernel_only_node_answers_404(void **state) {
   expect(&g_k, "OPTIONS", "/messaging/v1/subscriptions", NULL, 404, LD_REST_MESSAGING_UNAVAILABLE);
   json_t *h = get_json(&g_k, "/health");
   assert_null(json_object_get(h, "connectionStatus"));
-  assert_string_equal(str(h, "nodeHealth"), "READY");
+  assert_string_equal(rest_str(h, "nodeHealth"), "READY");
   json_decref(h);
 }
 
@@ -292,12 +262,12 @@ static void message_travels_from_a_to_b(void **state) {
   json_t *got = poll_until(&g_b, "/messaging/v1/events/received", 1);
   assert_int_equal(json_array_size(got), 1);
   json_t *rec = json_array_get(got, 0);
-  snprintf(g_hash, sizeof g_hash, "%s", str(rec, "messageHash"));
+  snprintf(g_hash, sizeof g_hash, "%s", rest_str(rec, "messageHash"));
   assert_int_equal(strlen(g_hash), LD_WAKU_HASH_HEX_LEN);
   assert_true(strncmp(g_hash, "0x", 2) == 0);
   json_t *msg = json_object_get(rec, "message");
-  assert_string_equal(str(msg, "payload"), "aGVsbG8gQg==");
-  assert_string_equal(str(msg, "contentTopic"), CT);
+  assert_string_equal(rest_str(msg, "payload"), "aGVsbG8gQg==");
+  assert_string_equal(rest_str(msg, "contentTopic"), CT);
   assert_int_equal(json_integer_value(json_object_get(msg, "version")), 0);
   assert_true(json_integer_value(json_object_get(msg, "timestamp")) > 0);
   assert_true(json_is_false(json_object_get(msg, "ephemeral")));
@@ -317,16 +287,16 @@ static void message_travels_from_a_to_b(void **state) {
     if (r.status == 200) {
       json_t *st = json_loads(r.body, 0, NULL);
       assert_non_null(st);
-      assert_string_equal(str(st, "requestId"), g_request_id);
+      assert_string_equal(rest_str(st, "requestId"), g_request_id);
       json_t *events = json_object_get(st, "events");
       for (size_t i = 0; i < json_array_size(events); i++) {
         json_t *ev = json_array_get(events, i);
         assert_true(json_integer_value(json_object_get(ev, "timestamp")) > 0);
-        if (strcmp(str(ev, "kind"), "propagated") == 0) {
-          assert_string_equal(str(ev, "messageHash"), g_hash);
+        if (strcmp(rest_str(ev, "kind"), "propagated") == 0) {
+          assert_string_equal(rest_str(ev, "messageHash"), g_hash);
           propagated = true;
         }
-        assert_string_not_equal(str(ev, "kind"), "error");
+        assert_string_not_equal(rest_str(ev, "kind"), "error");
       }
       json_decref(st);
     } else {
@@ -346,16 +316,16 @@ static void records_answer_by_request_id_and_hash(void **state) {
   char path[160];
   snprintf(path, sizeof path, "/message?requestId=%s", g_request_id);
   json_t *own = get_json(&g_a, path);
-  assert_string_equal(str(own, "requestId"), g_request_id);
+  assert_string_equal(rest_str(own, "requestId"), g_request_id);
   assert_true(json_is_boolean(json_object_get(own, "sending")));
   assert_true(json_is_boolean(json_object_get(own, "sent")));
   assert_true(json_is_boolean(json_object_get(own, "stored")));
   assert_true(json_is_boolean(json_object_get(own, "received")));
   assert_null(json_object_get(own, "error"));
-  assert_string_equal(str(own, "messageHash"), g_hash);
+  assert_string_equal(rest_str(own, "messageHash"), g_hash);
   json_t *msg = json_object_get(own, "message");
-  assert_string_equal(str(msg, "payload"), "aGVsbG8gQg==");
-  assert_string_equal(str(msg, "contentTopic"), CT);
+  assert_string_equal(rest_str(msg, "payload"), "aGVsbG8gQg==");
+  assert_string_equal(rest_str(msg, "contentTopic"), CT);
   assert_null(json_object_get(msg, "meta")); /* unset fields are left out */
   assert_null(json_object_get(msg, "proof"));
   assert_null(json_object_get(msg, "version"));
@@ -363,7 +333,7 @@ static void records_answer_by_request_id_and_hash(void **state) {
 
   snprintf(path, sizeof path, "/message?hash=%s", g_hash);
   json_t *by_hash = get_json(&g_a, path);
-  assert_string_equal(str(by_hash, "requestId"), g_request_id);
+  assert_string_equal(rest_str(by_hash, "requestId"), g_request_id);
   json_decref(by_hash);
   /* B's record: received through its subscription, no send fields */
   json_t *theirs = get_json(&g_b, path);
@@ -371,7 +341,7 @@ static void records_answer_by_request_id_and_hash(void **state) {
   assert_null(json_object_get(theirs, "requestId"));
   assert_null(json_object_get(theirs, "sending"));
   assert_null(json_object_get(theirs, "sent"));
-  assert_string_equal(str(json_object_get(theirs, "message"), "payload"), "aGVsbG8gQg==");
+  assert_string_equal(rest_str(json_object_get(theirs, "message"), "payload"), "aGVsbG8gQg==");
   json_decref(theirs);
   /* without the 0x prefix, upper case */
   char upper[LD_WAKU_HASH_HEX_LEN + 1];
@@ -382,7 +352,7 @@ static void records_answer_by_request_id_and_hash(void **state) {
 
   json_t *list = get_json(&g_b, "/messages?contentTopic=" CT_ENC);
   assert_int_equal(json_array_size(list), 1);
-  assert_string_equal(str(json_array_get(list, 0), "messageHash"), g_hash);
+  assert_string_equal(rest_str(json_array_get(list, 0), "messageHash"), g_hash);
   json_decref(list);
 }
 
@@ -444,9 +414,9 @@ static void paging_follows_skip_and_take(void **state) {
       json_t *st = json_array_get(sends, i);
       json_t *events = json_object_get(st, "events");
       for (size_t k = 0; k < 3; k++)
-        for (size_t e = 0; strcmp(str(st, "requestId"), ids[k]) == 0 && e < json_array_size(events);
-             e++)
-          if (strcmp(str(json_array_get(events, e), "kind"), "propagated") == 0) {
+        for (size_t e = 0;
+             strcmp(rest_str(st, "requestId"), ids[k]) == 0 && e < json_array_size(events); e++)
+          if (strcmp(rest_str(json_array_get(events, e), "kind"), "propagated") == 0) {
             assert_false(seen[k]);
             seen[k] = true;
           }
@@ -459,7 +429,7 @@ static void paging_follows_skip_and_take(void **state) {
   for (size_t i = 0; i < json_array_size(again); i++) {
     json_t *events = json_object_get(json_array_get(again, i), "events");
     for (size_t e = 0; e < json_array_size(events); e++)
-      assert_string_not_equal(str(json_array_get(events, e), "kind"), "propagated");
+      assert_string_not_equal(rest_str(json_array_get(events, e), "kind"), "propagated");
   }
   json_decref(again);
 }
@@ -468,7 +438,7 @@ static void draft_subscription_paths(void **state) {
   (void)state;
   json_t *j = get_json_status(&g_b, "POST", "/subscribe", "{\"contentTopic\":\"" CT2 "\"}", 200);
   char id[64];
-  snprintf(id, sizeof id, "%s", str(j, "subscriptionId"));
+  snprintf(id, sizeof id, "%s", rest_str(j, "subscriptionId"));
   json_decref(j);
   char expected[160];
   assert_true(ld_messaging_subscription_id(g_b.m, CT2, expected));
@@ -482,7 +452,7 @@ static void draft_subscription_paths(void **state) {
   snprintf(body, sizeof body, "{\"pubsubTopic\":\"/waku/2/rs/0/%u\",\"contentTopic\":\"" CT2 "\"}",
            shard.shard_id);
   j = get_json_status(&g_b, "POST", "/subscribe", body, 200);
-  assert_string_equal(str(j, "subscriptionId"), id);
+  assert_string_equal(rest_str(j, "subscriptionId"), id);
   json_decref(j);
   unsigned other = (shard.shard_id + 1u) % 8u;
   snprintf(body, sizeof body, "{\"pubsubTopic\":\"/waku/2/rs/0/%u\",\"contentTopic\":\"" CT2 "\"}",
@@ -507,7 +477,7 @@ static void draft_subscription_paths(void **state) {
   snprintf(path, sizeof path, "/messages?subscriptionId=%s&take=1", ct_id);
   json_t *page = get_json(&g_b, path);
   assert_int_equal(json_array_size(page), 1);
-  assert_string_equal(str(json_array_get(page, 0), "messageHash"), g_hash);
+  assert_string_equal(rest_str(json_array_get(page, 0), "messageHash"), g_hash);
   json_decref(page);
 
   expect_error(&g_b, "POST", "/subscribe",
@@ -520,7 +490,7 @@ static void draft_subscription_paths(void **state) {
       "invalid content topic: 'nope': invalid format: content-topic must start with slash");
   snprintf(body, sizeof body, "{\"subscriptionId\":\"%s\"}", id);
   j = get_json_status(&g_b, "POST", "/unsubscribe", body, 200);
-  assert_string_equal(str(j, "status"), "ok");
+  assert_string_equal(rest_str(j, "status"), "ok");
   json_decref(j);
   assert_false(ld_messaging_subscribed(g_b.m, CT2));
   subs = get_json(&g_b, "/subscriptions");

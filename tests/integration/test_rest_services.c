@@ -20,11 +20,12 @@
 #include "base/error.h"
 #include "http_client.h"
 #include "rest/server.h"
+#include "rest_call.h"
 #include "switch_harness.h"
 
 #define TIMEOUT_MS 300 /* the servers' service timeout */
 #define LATE_MS 600    /* a completion after it */
-#define JSON_HDR "Content-Type: application/json\r\n"
+#define JSON_HDR REST_JSON_HDR
 #define PEER "16Uiu2HAmAc9H4ckpNyweSv1f4Jk3A6kvyd6UT4bH26XLy2pr2paP"
 #define TS_BIG "1712345678901234567"
 #define CT_A "/app/1/a/proto"
@@ -331,15 +332,11 @@ static int teardown(void **state) {
 
 static http_response_t call_ct(uint16_t port, const char *method, const char *path,
                                const char *headers, const char *body) {
-  http_response_t r;
-  int rc = http_request_on_loop(&g_loop, port, method, path, headers, body,
-                                body != NULL ? strlen(body) : 0, &r);
-  assert_int_equal(rc, 0);
-  return r;
+  return rest_call(&g_loop, port, method, path, headers, body);
 }
 
 static http_response_t call(uint16_t port, const char *method, const char *path, const char *body) {
-  return call_ct(port, method, path, body != NULL ? JSON_HDR : NULL, body);
+  return rest_call_json(&g_loop, port, method, path, body);
 }
 
 /* Asserts the status, the content type (when given) and the exact body (when given). */

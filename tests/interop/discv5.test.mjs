@@ -9,7 +9,6 @@
 import './lib/node20-compat.mjs';
 
 import assert from 'node:assert/strict';
-import { createSocket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 
 import { Discv5 } from '@chainsafe/discv5';
@@ -18,19 +17,11 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import { multiaddr } from '@multiformats/multiaddr';
 
 import { Proc, missing, nodePath, stopAll } from './lib/cpeer.mjs';
+import { freeUdpPort } from './lib/net.mjs';
 
 const NODE = nodePath();
 const SKIP = missing('logosdelivery', NODE);
 const STEP_MS = 30_000;
-
-/** A UDP port on 127.0.0.1 that was free a moment ago. */
-async function freeUdpPort() {
-  const s = createSocket('udp4');
-  await new Promise((resolve) => s.bind(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 async function createJsNode() {
   const privateKey = await generateKeyPair('secp256k1');

@@ -7,7 +7,6 @@ import './lib/node20-compat.mjs';
 
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +19,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import { DnsNodeDiscovery } from '@waku/discovery';
 
 import { missing, nodePath } from './lib/cpeer.mjs';
+import { freeUdpPort } from './lib/net.mjs';
 
 const run = promisify(execFile);
 const NODE = nodePath();
@@ -39,14 +39,6 @@ const OTHER_KEY = '43'.repeat(32);
 
 const dir = mkdtempSync(join(tmpdir(), 'ld-dnsdisc-'));
 const servers = [];
-
-async function freeUdpPort() {
-  const s = createSocket('udp4');
-  await new Promise((resolve) => s.bind(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 /** `count` records with a waku2 field (js-waku ignores records without one), as ENR text. */
 async function makeRecords(count) {

@@ -22,15 +22,14 @@ import './lib/node20-compat.mjs';
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 
-import { Proc, stopAll } from './lib/cpeer.mjs';
+import { stopAll } from './lib/cpeer.mjs';
 import { MUXER_PROTOCOLS, withTimeout } from './lib/jspeer.mjs';
+import { LIBNODE, LibNode } from './lib/libnode.mjs';
 import { FILTER_SUBSCRIBE_CODEC, LIGHTPUSH_CODEC, Protocols, createLight } from './lib/lightnode.mjs';
 import { autoShard, createRelayPeer, nwakuHash, shardTopic, wakuHash } from './lib/wakupeer.mjs';
 
-const LIBNODE = process.env.LD_LIBNODE && existsSync(process.env.LD_LIBNODE) ? process.env.LD_LIBNODE : null;
 const LIB_SKIP = LIBNODE ? false : 'ld_libnode is not built (set LD_LIBNODE)';
 
 const CLUSTER = 42;
@@ -38,7 +37,6 @@ const NUM_SHARDS = 8;
 const CT = '/ld-lib/1/interop/proto';
 const SHARD = autoShard(CT, NUM_SHARDS);
 const TOPIC = shardTopic(CLUSTER, SHARD);
-const START_MS = 30_000;
 const STEP_MS = 30_000;
 const SUITE_MS = 180_000;
 const EXIT_MS = 20_000;
@@ -70,103 +68,6 @@ function libConfig({ websocket = false } = {}) {
     websocketPort: 0,
     logLevel: 'WARN',
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// ld_libnode
-
-const RESULT_RE = /^(OK|ERR) ?/;
-
-function eventOf(line) {
-  if (line.stream !== 'stdout' || !line.text.startsWith('EVENT ')) return null;
-  if (line.event === undefined) {
-    const raw = line.text.slice('EVENT '.length);
-    line.event = JSON.parse(raw);
-    // JSON numbers lose digits past 2^53: the nanosecond timestamp is read from the text.
-    const ts = raw.match(/"timestamp":(-?\d+)/)?.[1];
-    line.timestamp = ts == null ? undefined : BigInt(ts);
-  }
-  return line.event;
-}
-
-/** One ld_libnode process: commands on stdin, results and events read from stdout. */
-class LibNode {
-  static async start(config, { timeoutMs = START_MS } = {}) {
-    const proc = new Proc(LIBNODE, [JSON.stringify(config)], { name: 'ld_libnode' });
-    let line;
-    try {
-      line = await proc.waitLine((l) => l.stream === 'stdout' && /^(ADDRS|ERR) /.test(l.text), (l) => l.text,
-        'ADDRS', timeoutMs);
-    } catch (err) {
-      await proc.stop();
-      throw err;
-    }
-    if (!line.startsWith('ADDRS ')) {
-      await proc.stop();
-      throw new Error(`ld_libnode did not start: ${line}\n${proc.describe()}`);
-    }
-    return new LibNode(proc, line.slice('ADDRS '.length).split(','));
-  }
-
-  constructor(proc, addrs) {
-    this.proc = proc;
-    this.addrs = addrs;
-    this.addr = addrs.find((a) => /^\/ip4\/127\.0\.0\.1\/tcp\/\d+\/p2p\//.test(a));
-    this.wsAddr = addrs.find((a) => /\/tcp\/\d+\/ws\/p2p\//.test(a)) ?? null;
-    assert.ok(this.addr, `no TCP loopback address in ${addrs}`);
-    this.peerId = this.addr.split('/p2p/').pop();
-  }
-
-  get lines() {
-    return this.proc.lines;
-  }
-
-  describe() {
-    return this.proc.describe();
-  }
-
-  /** Writes one command; resolves with {ok, text, index} of its result line. */
-  async command(text, { timeoutMs = STEP_MS } = {}) {
-    const mark = this.lines.length;
-    this.proc.child.stdin.write(`${text}\n`);
-    const line = await this.proc.waitLine(
-      (l) => l.stream === 'stdout' && RESULT_RE.test(l.text) && this.lines.indexOf(l) >= mark, (l) => l,
-      `the result of ${text.slice(0, 80)}`, timeoutMs);
-    const [tag] = line.text.match(RESULT_RE);
-    return { ok: tag.startsWith('OK'), text: line.text.slice(tag.length), index: this.lines.indexOf(line) };
-  }
-
-  async commandOk(text, opts) {
-    const r = await this.command(text, opts);
-    assert.ok(r.ok, `${text.slice(0, 80)} failed: ${r.text}\n${this.describe()}`);
-    return r;
-  }
-
-  /**
-   * The first EVENT line whose JSON satisfies `pred`, now or later: {event, timestamp (the
-   * message timestamp read exactly, a bigint), index}.
-   */
-  waitEvent(pred, what, { timeoutMs = STEP_MS } = {}) {
-    return this.proc.waitLine((l) => {
-      const e = eventOf(l);
-      return e != null && pred(e);
-    }, (l) => ({ event: l.event, timestamp: l.timestamp, index: this.lines.indexOf(l) }), what, timeoutMs);
-  }
-
-  /** Every event so far satisfying `pred`. */
-  events(pred = () => true) {
-    return this.lines.map(eventOf).filter((e) => e != null && pred(e));
-  }
-
-  /** Sends QUIT; resolves with {status, results (the stop and destroy lines)}. */
-  async quit() {
-    const mark = this.lines.length;
-    this.proc.child.stdin.write('QUIT\n');
-    const status = await this.proc.waitExit({ timeoutMs: EXIT_MS });
-    const results = this.lines.slice(mark).filter((l) => l.stream === 'stdout' && RESULT_RE.test(l.text))
-      .map((l) => l.text);
-    return { status, results };
-  }
 }
 
 /** Resolves with false when the context announces a /ws address with websocketSupport, else the reason. */
@@ -294,7 +195,7 @@ function suite(transport) {
         assert.equal(sent.pubsubTopic, TOPIC);
         assert.equal(nwakuHash(TOPIC, sent.message), sent.hash, 'message-hash and the nwaku rule disagree');
 
-        const received = await node.waitEvent(isReceived(sent.hash), `message_received 0x${sent.hash}`);
+        const received = await node.waitEventLine(isReceived(sent.hash), `message_received 0x${sent.hash}`);
         assert.equal(Object.keys(received.event)[0], 'eventType');
         assertReceived(received, sent.message, 'message_received');
         const relayed = await relay.waitHash(sent.hash, { timeoutMs: 10_000 });
@@ -312,7 +213,7 @@ function suite(transport) {
           const r = await relay.publish({ ...newMessage(CT, 'relay to the library'),
             timestamp: BigInt(Date.now()) * 1_000_000n });
           assert.ok(r.recipients.includes(node.peerId), `relay publish went to ${r.recipients}`);
-          const received = await node.waitEvent(isReceived(r.hash), `message_received 0x${r.hash}`);
+          const received = await node.waitEventLine(isReceived(r.hash), `message_received 0x${r.hash}`);
           assertReceived(received, r.message, 'message_received (relay)');
         });
 
@@ -338,7 +239,7 @@ function suite(transport) {
         assert.equal(pushes[0].from, node.peerId, 'pushed by the context over the connection the light node opened');
         assert.equal(pushes[0].pubsubTopic, TOPIC);
 
-        const prop = await node.waitEvent((e) => e.eventType === 'message_propagated' && e.requestId === requestId,
+        const prop = await node.waitEventLine((e) => e.eventType === 'message_propagated' && e.requestId === requestId,
           `message_propagated ${requestId}`);
         assert.equal(prop.event.messageHash, `0x${got.hash}`, 'message_propagated names the pushed message');
         assert.ok(prop.index > reply.index, `message_propagated came before the send returned the request ID\n${node.describe()}`);
@@ -350,7 +251,7 @@ function suite(transport) {
 
       it('QUIT: stop_node and destroy answer OK, no event callback reported an error, exit status 0',
         { timeout: EXIT_MS + 5_000 }, async () => {
-          const { status, results } = await node.quit();
+          const { status, results } = await node.quitWithResults();
           assert.deepEqual(results.map((t) => t.split(' ')[0]), ['OK', 'OK'], results.join('\n'));
           assert.deepEqual(status, { code: 0, signal: null }, node.describe());
           assert.deepEqual(node.lines.filter((l) => l.text.startsWith('EVENTERR')).map((l) => l.text), []);

@@ -103,6 +103,9 @@ ld_discv5_t *ld_discv5_new(const ld_discv5_config_t *cfg, const ld_discv5_callba
   for (int i = 0; i < 4; i++)
     d->rng[i] = splitmix64(&seed);
   d->next_handle = 1;
+  ld_list_init(&d->sessions_lru);
+  ld_list_init(&d->rates_lru);
+  ld_list_init(&d->verified_lru);
   ld_timerheap_init(&d->timers);
   d->revalidate_timer.kind = TIMER_REVALIDATE;
   d->refresh_timer.kind = TIMER_REFRESH;
@@ -181,36 +184,12 @@ void ld_discv5_peer_key(peer_key_t *k, const uint8_t *id, const ld_discv5_addr_t
   k->b[PEER_KEY_LEN - 1] = (uint8_t)a->port;
 }
 
-static void lru_unlink(ld_discv5_t *d, session_t *s) {
-  if (s->prev)
-    s->prev->next = s->next;
-  else
-    d->lru_head = s->next;
-  if (s->next)
-    s->next->prev = s->prev;
-  else
-    d->lru_tail = s->prev;
-  s->prev = s->next = NULL;
-}
-
-static void lru_push_front(ld_discv5_t *d, session_t *s) {
-  s->prev = NULL;
-  s->next = d->lru_head;
-  if (d->lru_head)
-    d->lru_head->prev = s;
-  d->lru_head = s;
-  if (d->lru_tail == NULL)
-    d->lru_tail = s;
-}
-
 session_t *ld_discv5_session_get(ld_discv5_t *d, const uint8_t *id, const ld_discv5_addr_t *a) {
   peer_key_t k;
   ld_discv5_peer_key(&k, id, a);
   session_t *s = ld_hashmap_get(d->sessions, k.b, PEER_KEY_LEN);
-  if (s != NULL && s != d->lru_head) {
-    lru_unlink(d, s);
-    lru_push_front(d, s);
-  }
+  if (s != NULL)
+    ld_list_move_front(&d->sessions_lru, &s->lru);
   return s;
 }
 
@@ -220,8 +199,8 @@ int ld_discv5_session_put(ld_discv5_t *d, const uint8_t *id, const ld_discv5_add
   session_t *s = ld_discv5_session_get(d, id, a);
   if (s == NULL) {
     if (ld_hashmap_size(d->sessions) >= d->cfg.max_sessions) {
-      session_t *old = d->lru_tail;
-      lru_unlink(d, old);
+      session_t *old = LD_CONTAINER_OF(ld_list_last(&d->sessions_lru), session_t, lru);
+      ld_link_remove(&old->lru);
       ld_hashmap_remove(d->sessions, old->key.b, PEER_KEY_LEN);
       free(old);
     }
@@ -233,7 +212,7 @@ int ld_discv5_session_put(ld_discv5_t *d, const uint8_t *id, const ld_discv5_add
       free(s);
       return LD_ERR_NOMEM;
     }
-    lru_push_front(d, s);
+    ld_list_push_front(&d->sessions_lru, &s->lru);
   }
   memcpy(s->read_key, read_key, LD_DISCV5_KEY_LEN);
   memcpy(s->write_key, write_key, LD_DISCV5_KEY_LEN);
@@ -270,38 +249,17 @@ int ld_discv5_send_message(ld_discv5_t *d, const uint8_t *id, const ld_discv5_ad
 
 /* ---- rate limits (token buckets per source IP, LRU-bounded) ---------------------------------- */
 
-static void rate_unlink(ld_discv5_t *d, rate_entry_t *e) {
-  if (e->prev)
-    e->prev->next = e->next;
-  else
-    d->rate_head = e->next;
-  if (e->next)
-    e->next->prev = e->prev;
-  else
-    d->rate_tail = e->prev;
-  e->prev = e->next = NULL;
-}
-
-static void rate_push_front(ld_discv5_t *d, rate_entry_t *e) {
-  e->next = d->rate_head;
-  if (d->rate_head)
-    d->rate_head->prev = e;
-  d->rate_head = e;
-  if (d->rate_tail == NULL)
-    d->rate_tail = e;
-}
-
 static rate_entry_t *rate_entry(ld_discv5_t *d, const uint8_t *key, size_t klen, uint64_t burst,
                                 uint64_t now) {
   rate_entry_t *e = ld_hashmap_get(d->rates, key, klen);
   if (e != NULL) {
-    rate_unlink(d, e);
-    rate_push_front(d, e);
+    ld_list_move_front(&d->rates_lru, &e->lru);
     return e;
   }
   if (ld_hashmap_size(d->rates) >= d->cfg.max_rate_entries) {
-    e = d->rate_tail; /* the stalest IP starts over with a full bucket */
-    rate_unlink(d, e);
+    /* the stalest IP starts over with a full bucket */
+    e = LD_CONTAINER_OF(ld_list_last(&d->rates_lru), rate_entry_t, lru);
+    ld_link_remove(&e->lru);
     ld_hashmap_remove(d->rates, e->key, e->key_len);
   } else if ((e = malloc(sizeof *e)) == NULL) {
     return NULL;
@@ -310,12 +268,11 @@ static rate_entry_t *rate_entry(ld_discv5_t *d, const uint8_t *key, size_t klen,
   e->key_len = (uint8_t)klen;
   e->milli_tokens = burst * 1000;
   e->last_ms = now;
-  e->prev = e->next = NULL;
   if (ld_hashmap_put(d->rates, e->key, klen, e, NULL) != 0) {
     free(e);
     return NULL;
   }
-  rate_push_front(d, e);
+  ld_list_push_front(&d->rates_lru, &e->lru);
   return e;
 }
 
@@ -343,33 +300,10 @@ bool ld_discv5_rate_allow(ld_discv5_t *d, char kind, const ld_discv5_addr_t *a, 
 
 /* ---- verified records (LRU) ----------------------------------------------------------------- */
 
-static void ver_unlink(ld_discv5_t *d, verified_t *v) {
-  if (v->prev)
-    v->prev->next = v->next;
-  else
-    d->ver_head = v->next;
-  if (v->next)
-    v->next->prev = v->prev;
-  else
-    d->ver_tail = v->prev;
-  v->prev = v->next = NULL;
-}
-
-static void ver_push_front(ld_discv5_t *d, verified_t *v) {
-  v->next = d->ver_head;
-  if (d->ver_head)
-    d->ver_head->prev = v;
-  d->ver_head = v;
-  if (d->ver_tail == NULL)
-    d->ver_tail = v;
-}
-
 static const ld_discv5_node_t *verified_get(ld_discv5_t *d, const uint8_t *rec, size_t len) {
   verified_t *v = ld_hashmap_get(d->verified, rec, len);
-  if (v != NULL && v != d->ver_head) {
-    ver_unlink(d, v);
-    ver_push_front(d, v);
-  }
+  if (v != NULL)
+    ld_list_move_front(&d->verified_lru, &v->lru);
   return v != NULL ? &v->node : NULL;
 }
 
@@ -378,20 +312,19 @@ static void verified_put(ld_discv5_t *d, const ld_discv5_node_t *n) {
   if (d->cfg.max_verified == 0)
     return;
   if (ld_hashmap_size(d->verified) >= d->cfg.max_verified) {
-    v = d->ver_tail;
-    ver_unlink(d, v);
+    v = LD_CONTAINER_OF(ld_list_last(&d->verified_lru), verified_t, lru);
+    ld_link_remove(&v->lru);
     ld_hashmap_remove(d->verified, v->node.enr, v->node.enr_len);
   } else if ((v = malloc(sizeof *v)) == NULL) {
     return;
   }
   v->node = *n;
   v->node.seen = v->node.bootstrap = false;
-  v->prev = v->next = NULL;
   if (ld_hashmap_put(d->verified, v->node.enr, v->node.enr_len, v, NULL) != 0) {
     free(v);
     return;
   }
-  ver_push_front(d, v);
+  ld_list_push_front(&d->verified_lru, &v->lru);
 }
 
 int ld_discv5_check_record(ld_discv5_t *d, const uint8_t *rec, size_t len, ld_enr_t *enr,

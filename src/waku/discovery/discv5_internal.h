@@ -3,6 +3,7 @@
 #define LD_WAKU_DISCOVERY_DISCV5_INTERNAL_H
 
 #include "base/hashmap.h"
+#include "base/list.h"
 #include "base/timerheap.h"
 #include "waku/discovery/discv5.h"
 
@@ -46,7 +47,7 @@ typedef struct session {
   uint8_t read_key[LD_DISCV5_KEY_LEN];
   uint8_t write_key[LD_DISCV5_KEY_LEN];
   uint32_t counter;
-  struct session *prev, *next; /* LRU: head is the most recently used */
+  ld_link_t lru; /* in the sessions' LRU: first is the most recently used */
 } session_t;
 
 typedef struct challenge {
@@ -133,14 +134,14 @@ typedef struct rate_entry {
   uint8_t key_len;
   uint64_t milli_tokens;
   uint64_t last_ms;
-  struct rate_entry *prev, *next; /* LRU */
+  ld_link_t lru; /* in the rate limits' LRU */
 } rate_entry_t;
 
 /* A record verified lately (NODES answers repeat the same records): skips the signature check
  * and the node ID computation when it comes again, byte for byte. LRU of max_verified. */
 typedef struct verified {
   ld_discv5_node_t node; /* its bytes are the key */
-  struct verified *prev, *next;
+  ld_link_t lru;
 } verified_t;
 
 typedef struct vote {
@@ -165,7 +166,7 @@ struct ld_discv5 {
   uint64_t last_lookup_ms;
   /* sessions: peer key → session_t, LRU list */
   ld_hashmap_t *sessions;
-  session_t *lru_head, *lru_tail;
+  ld_link_t sessions_lru;
   /* challenges: peer key → challenge_t */
   ld_hashmap_t *challenges;
   /* requests: nonce → request_t, response key → request_t; handshakes: peer key → handshake_t */
@@ -176,10 +177,10 @@ struct ld_discv5 {
   size_t n_pingbacks;
   /* rate limits: kind ‖ IP → rate_entry_t, LRU list */
   ld_hashmap_t *rates;
-  rate_entry_t *rate_head, *rate_tail;
+  ld_link_t rates_lru;
   /* verified records: record bytes → verified_t, LRU list */
   ld_hashmap_t *verified;
-  verified_t *ver_head, *ver_tail;
+  ld_link_t verified_lru;
   /* PONG address votes: node ID → vote_t */
   ld_hashmap_t *votes;
   uint64_t next_majority_check;

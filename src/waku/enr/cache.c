@@ -4,18 +4,19 @@
 
 #include "base/error.h"
 #include "base/hashmap.h"
+#include "base/list.h"
 #include "crypto/crypto.h"
 
-/* An entry, linked in put order: head is the most recent. */
+/* An entry, linked in put order: first is the most recent. */
 typedef struct entry {
-  struct entry *prev, *next;
+  ld_link_t link;
   ld_peerid_t peer;
   ld_enr_t enr;
 } entry_t;
 
 struct ld_enr_cache {
   ld_hashmap_t *map; /* peer ID bytes → entry_t */
-  entry_t *head, *tail;
+  ld_link_t entries;
   size_t max;
 };
 
@@ -24,6 +25,7 @@ ld_enr_cache_t *ld_enr_cache_new(size_t max_entries) {
   if (c == NULL)
     return NULL;
   c->max = max_entries != 0 ? max_entries : LD_ENR_CACHE_DEFAULT_MAX;
+  ld_list_init(&c->entries);
   if ((c->map = ld_hashmap_new(16)) == NULL) {
     free(c);
     return NULL;
@@ -38,30 +40,12 @@ void ld_enr_cache_free(ld_enr_cache_t *c) {
   free(c);
 }
 
-static void unlink_entry(ld_enr_cache_t *c, entry_t *e) {
-  if (e->prev != NULL)
-    e->prev->next = e->next;
-  else
-    c->head = e->next;
-  if (e->next != NULL)
-    e->next->prev = e->prev;
-  else
-    c->tail = e->prev;
-  e->prev = e->next = NULL;
-}
-
-static void push_front(ld_enr_cache_t *c, entry_t *e) {
-  e->prev = NULL;
-  e->next = c->head;
-  if (c->head != NULL)
-    c->head->prev = e;
-  c->head = e;
-  if (c->tail == NULL)
-    c->tail = e;
+static entry_t *entry_of(const ld_link_t *l) {
+  return LD_CONTAINER_OF(l, entry_t, link);
 }
 
 static void drop(ld_enr_cache_t *c, entry_t *e) {
-  unlink_entry(c, e);
+  ld_link_remove(&e->link);
   ld_hashmap_remove(c->map, e->peer.bytes, e->peer.len);
   free(e);
 }
@@ -76,8 +60,7 @@ int ld_enr_cache_put(ld_enr_cache_t *c, const ld_enr_t *enr) {
     if (e->enr.seq > enr->seq)
       return LD_ERR_EXISTS;
     e->enr = *enr;
-    unlink_entry(c, e);
-    push_front(c, e);
+    ld_list_move_front(&c->entries, &e->link);
     return 0;
   }
   if ((e = malloc(sizeof *e)) == NULL)
@@ -88,9 +71,9 @@ int ld_enr_cache_put(ld_enr_cache_t *c, const ld_enr_t *enr) {
     free(e);
     return LD_ERR_NOMEM;
   }
-  push_front(c, e);
+  ld_list_push_front(&c->entries, &e->link);
   while (ld_hashmap_size(c->map) > c->max)
-    drop(c, c->tail);
+    drop(c, entry_of(ld_list_last(&c->entries)));
   return 0;
 }
 
@@ -114,7 +97,8 @@ size_t ld_enr_cache_size(const ld_enr_cache_t *c) {
 size_t ld_enr_cache_sample(const ld_enr_cache_t *c, ld_enr_filter_fn filter, void *user_data,
                            const ld_enr_t **out, size_t max) {
   size_t seen = 0;
-  for (const entry_t *e = c->head; e != NULL && max > 0; e = e->next) {
+  for (const ld_link_t *l = c->entries.next; l != &c->entries && max > 0; l = l->next) {
+    const entry_t *e = entry_of(l);
     if (filter != NULL && !filter(&e->enr, &e->peer, user_data))
       continue;
     if (seen < max) {
@@ -132,10 +116,10 @@ size_t ld_enr_cache_sample(const ld_enr_cache_t *c, ld_enr_filter_fn filter, voi
 void ld_enr_cache_foreach(const ld_enr_cache_t *c,
                           bool (*fn)(const ld_enr_t *enr, const ld_peerid_t *peer, void *ud),
                           void *user_data) {
-  for (const entry_t *e = c->head; e != NULL;) {
-    const entry_t *next = e->next;
+  for (const ld_link_t *l = c->entries.next; l != &c->entries;) {
+    const entry_t *e = entry_of(l);
+    l = l->next;
     if (!fn(&e->enr, &e->peer, user_data))
       return;
-    e = next;
   }
 }

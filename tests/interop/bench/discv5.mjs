@@ -11,7 +11,6 @@
 // Prints one JSON line.
 import '../lib/node20-compat.mjs';
 
-import { createSocket } from 'node:dgram';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 
@@ -20,15 +19,8 @@ import { SignableENR } from '@chainsafe/enr';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { multiaddr } from '@multiformats/multiaddr';
 
+import { freeUdpPort } from '../lib/net.mjs';
 import { report, round, run } from './common.mjs';
-
-async function freeUdpPort() {
-  const s = createSocket('udp4');
-  await new Promise((resolve) => s.bind(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 async function createNode() {
   const privateKey = await generateKeyPair('secp256k1');

@@ -1,6 +1,7 @@
 // ld_libnode (tests/interop/libnode/libnode.c), one liblogosdelivery context driven through the
 // public C API: commands on stdin, one `OK …` / `ERR …` result line each, every event of the
-// context as `EVENT <json>`. Used by the channel interop suite (reliable-channel.test.mjs).
+// context as `EVENT <json>`. Used by the library and channel interop suites (library.test.mjs,
+// reliable-channel.test.mjs).
 import './node20-compat.mjs';
 
 import assert from 'node:assert/strict';
@@ -17,7 +18,13 @@ const EXIT_MS = 20_000;
 
 function eventOf(line) {
   if (line.stream !== 'stdout' || !line.text.startsWith('EVENT ')) return null;
-  if (line.event === undefined) line.event = JSON.parse(line.text.slice('EVENT '.length));
+  if (line.event === undefined) {
+    const raw = line.text.slice('EVENT '.length);
+    line.event = JSON.parse(raw);
+    // JSON numbers lose digits past 2^53: the nanosecond timestamp is read from the text.
+    const ts = raw.match(/"timestamp":(-?\d+)/)?.[1];
+    line.timestamp = ts == null ? undefined : BigInt(ts);
+  }
   return line.event;
 }
 
@@ -44,6 +51,7 @@ export class LibNode {
     this.proc = proc;
     this.addrs = addrs;
     this.addr = addrs.find((a) => /^\/ip4\/127\.0\.0\.1\/tcp\/\d+\/p2p\//.test(a));
+    this.wsAddr = addrs.find((a) => /\/tcp\/\d+\/ws\/p2p\//.test(a)) ?? null;
     assert.ok(this.addr, `no TCP loopback address in ${addrs}`);
     this.peerId = this.addr.split('/p2p/').pop();
   }
@@ -56,7 +64,7 @@ export class LibNode {
     return this.proc.describe();
   }
 
-  /** Writes one command; resolves with {ok, text} of its result line. */
+  /** Writes one command; resolves with {ok, text, index} of its result line. */
   async command(text, { timeoutMs = STEP_MS } = {}) {
     const mark = this.lines.length;
     this.proc.child.stdin.write(`${text}\n`);
@@ -64,7 +72,7 @@ export class LibNode {
       (l) => l.stream === 'stdout' && RESULT_RE.test(l.text) && this.lines.indexOf(l) >= mark, (l) => l,
       `the result of ${text.slice(0, 80)}`, timeoutMs);
     const [tag] = line.text.match(RESULT_RE);
-    return { ok: tag.startsWith('OK'), text: line.text.slice(tag.length) };
+    return { ok: tag.startsWith('OK'), text: line.text.slice(tag.length), index: this.lines.indexOf(line) };
   }
 
   async commandOk(text, opts) {
@@ -74,11 +82,19 @@ export class LibNode {
   }
 
   /** The first event whose JSON satisfies `pred`, now or later. */
-  waitEvent(pred, what, { timeoutMs = STEP_MS } = {}) {
+  async waitEvent(pred, what, opts) {
+    return (await this.waitEventLine(pred, what, opts)).event;
+  }
+
+  /**
+   * The first EVENT line whose JSON satisfies `pred`, now or later: {event, timestamp (the
+   * message timestamp read exactly, a bigint), index}.
+   */
+  waitEventLine(pred, what, { timeoutMs = STEP_MS } = {}) {
     return this.proc.waitLine((l) => {
       const e = eventOf(l);
       return e != null && pred(e);
-    }, (l) => l.event, what, timeoutMs);
+    }, (l) => ({ event: l.event, timestamp: l.timestamp, index: this.lines.indexOf(l) }), what, timeoutMs);
   }
 
   /** Every event so far satisfying `pred`, in the order the library reported them. */
@@ -88,7 +104,16 @@ export class LibNode {
 
   /** Sends QUIT; resolves with the exit status. */
   async quit() {
+    return (await this.quitWithResults()).status;
+  }
+
+  /** Sends QUIT; resolves with {status, results (the stop and destroy lines)}. */
+  async quitWithResults() {
+    const mark = this.lines.length;
     this.proc.child.stdin.write('QUIT\n');
-    return this.proc.waitExit({ timeoutMs: EXIT_MS });
+    const status = await this.proc.waitExit({ timeoutMs: EXIT_MS });
+    const results = this.lines.slice(mark).filter((l) => l.stream === 'stdout' && RESULT_RE.test(l.text))
+      .map((l) => l.text);
+    return { status, results };
   }
 }

@@ -20,9 +20,10 @@
 #include "base/error.h"
 #include "http_client.h"
 #include "rest/channels_routes.h"
+#include "rest_call.h"
 #include "switch_harness.h"
 
-#define JSON_HDR "Content-Type: application/json\r\n"
+#define JSON_HDR REST_JSON_HDR
 
 static uv_loop_t g_loop;
 static ld_switch_t *g_sw;
@@ -100,16 +101,7 @@ static int teardown(void **state) {
 
 static void expect(const char *method, const char *path, const char *body, int status,
                    const char *text) {
-  http_response_t r;
-  assert_int_equal(http_request_on_loop(&g_loop, g_port, method, path, body ? JSON_HDR : NULL, body,
-                                        body ? strlen(body) : 0, &r),
-                   0);
-  if (r.status != status || (text != NULL && strcmp(r.body, text) != 0))
-    print_error("%s %s -> %d %s\n", method, path, r.status, r.body);
-  assert_int_equal(r.status, status);
-  if (text != NULL)
-    assert_string_equal(r.body, text);
-  http_response_free(&r);
+  rest_expect(&g_loop, g_port, method, path, body ? JSON_HDR : NULL, body, status, text);
 }
 
 static json_t *poll_events(void) {
