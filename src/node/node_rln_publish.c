@@ -13,8 +13,8 @@
  * (zk/rln_prover.h): made without its tables in a few milliseconds, it proves from then on,
  * reusing the sums over the membership wires (a proof with a new root or path remakes them);
  * its fixed-base tables (some 16 MB, 0.7 s of CPU in a Release build, several seconds under the
- * sanitizers) are built in slices of some 10 ms, each a thread-pool job started only when no
- * proof is waiting. So the queue never runs more than one job at a time, a proof waits at most
+ * sanitizers) are built in some 45 slices of about 15 ms, each a thread-pool job started only when
+ * no proof is waiting. So the queue never runs more than one job at a time, a proof waits at most
  * one slice, and a node that never publishes pays nothing. The context is freed (its secret
  * values wiped) when the node stops. */
 #include <stdlib.h>
@@ -61,7 +61,7 @@ typedef struct node_rln_queue {
   ld_node_rln_proving_stats_t stats;
 } node_rln_queue_t;
 
-/* Points' rows per slice of the context's tables: some 10 ms of CPU in a Release build. */
+/* Points' rows per slice of the context's tables: some 15 ms of CPU in a Release build. */
 #define BUILD_SLICE_POINTS 256
 
 /* The length of every encoded RateLimitProof (seven fixed-size fields), for the size check

@@ -7,13 +7,13 @@
 
 #include "base/error.h"
 
-/* The window c minimising (255 / c) * (6 n + 14 * 2^c): the batch-affine additions of every
+/* The window c minimising (bits / c) * (6 n + 14 * 2^c): the batch-affine additions of every
  * (point, window) pair against each window's running-sum bucket reduction. */
-static unsigned msm_window_bits(size_t n) {
+static unsigned msm_window_bits(size_t n, unsigned bits) {
   unsigned best = 2;
   double best_cost = 0;
   for (unsigned c = 2; c <= 16; c++) {
-    double cost = (255.0 / c) * (6.0 * (double)n + 14.0 * (double)((size_t)1 << c));
+    double cost = ((double)bits / c) * (6.0 * (double)n + 14.0 * (double)((size_t)1 << c));
     if (c == 2 || cost < best_cost) {
       best = c;
       best_cost = cost;
@@ -35,8 +35,8 @@ static uint32_t scalar_bits(const uint64_t k[4], unsigned at, unsigned c) {
   return (uint32_t)(v & (((uint64_t)1 << c) - 1));
 }
 
-/* Signed digits in [-2^(c-1), 2^(c-1)]: k = sum_w d_w 2^(c w). With windows * c >= 255 and
- * k < 2^254 the top digit never needs a carry out. */
+/* Signed digits in [-2^(c-1), 2^(c-1)]: k = sum_w d_w 2^(c w). With k < 2^(windows * c - 1)
+ * (windows * c >= 255 for k < 2^254) the top digit never needs a carry out. */
 static void msm_signed_digits(int32_t *out, const uint64_t k[4], unsigned c, unsigned windows) {
   int32_t half = (int32_t)1 << (c - 1), full = (int32_t)1 << c;
   int32_t carry = 0;
@@ -51,19 +51,18 @@ static void msm_signed_digits(int32_t *out, const uint64_t k[4], unsigned c, uns
   }
 }
 
-/* The signed digits of the live points' scalars, window-major: out[w * m + j] is window w's
- * digit of scalars[live[j]]. */
-static void msm_scalar_digits(int32_t *out, const ld_fr_t *scalars, const uint32_t *live, size_t m,
-                              unsigned c, unsigned windows) {
+/* The signed digits of m scalars (plain limbs), window-major: out[w * m + j] is window w's digit
+ * of k[j]. */
+static void msm_scalar_digits(int32_t *out, const uint64_t (*k)[4], size_t m, unsigned c,
+                              unsigned windows) {
   int32_t d[256];
   for (size_t j = 0; j < m; j++) {
-    uint64_t k[4];
-    ld_fr_to_limbs(k, &scalars[live[j]]);
-    msm_signed_digits(d, k, c, windows);
+    msm_signed_digits(d, k[j], c, windows);
     for (unsigned w = 0; w < windows; w++) {
       out[(size_t)w * m + j] = d[w];
     }
   }
+  explicit_bzero(d, sizeof d);
 }
 
 /* A window's working memory (entries, den and prod typed by the instance). */
@@ -72,7 +71,6 @@ typedef struct msm_scratch {
   void *entries, *den, *prod;
 } msm_scratch_t;
 
-#define MSM_NAME ld_g1_msm_pippenger
 #define MSM_P ld_g1_t
 #define MSM_A ld_g1_affine_t
 #define MSM_F ld_fp_t
@@ -80,7 +78,6 @@ typedef struct msm_scratch {
 #define MSM_CURVE_(x) ld_g1_##x
 #define MSM_F_(x) ld_fp_##x
 #include "zk/msm_tmpl.h"
-#undef MSM_NAME
 #undef MSM_P
 #undef MSM_A
 #undef MSM_F
@@ -88,7 +85,6 @@ typedef struct msm_scratch {
 #undef MSM_CURVE_
 #undef MSM_F_
 
-#define MSM_NAME ld_g2_msm_pippenger
 #define MSM_P ld_g2_t
 #define MSM_A ld_g2_affine_t
 #define MSM_F ld_fp2_t
@@ -96,6 +92,138 @@ typedef struct msm_scratch {
 #define MSM_CURVE_(x) ld_g2_##x
 #define MSM_F_(x) ld_fp2_##x
 #include "zk/msm_tmpl.h"
+
+int ld_g2_msm_pippenger(ld_g2_t *r, const ld_g2_affine_t *points, const ld_fr_t *scalars,
+                        size_t n) {
+  return msm_g2_pippenger_full(r, points, scalars, n);
+}
+
+/* ---- G1 with the GLV endomorphism ---- */
+
+/* BN254's G1 has phi(x, y) = (beta x, y) = [lambda](x, y), beta a cube root of unity in Fp and
+ * lambda = 4407920970296243842393367215006156084916469457145843978461 one in Fr. A scalar k
+ * splits as k = k1 + lambda k2 (mod r) with |k1|, |k2| < 2^127 by rounding against the short
+ * basis v1 = (a1, b1), v2 = (a2, b2) of the lattice {(x, y): x + lambda y = 0 mod r}:
+ *   c1 = round(b2 k / r), c2 = round(-b1 k / r) (as (k g) >> 256 with g = 2^256 b / r; the
+ *   floor instead of rounding keeps the bound), k1 = k - c1 a1 - c2 a2, k2 = -c1 b1 - c2 b2. */
+static const uint64_t GLV_A1 = 0x89d3256894d213e3ULL; /* = b2 */
+static const uint64_t GLV_A2[2] = {0x0be4e1541221250bULL, 0x6f4d8248eeb859fdULL};
+static const uint64_t GLV_MINUS_B1[2] = {0x8211bbeb7d4f1128ULL, 0x6f4d8248eeb859fcULL};
+static const uint64_t GLV_G1[2] = {0xd91d232ec7e0b3d7ULL, 0x0000000000000002ULL}; /* 2^256 b2/r */
+static const uint64_t GLV_G2[3] = {0x7a7bd9d4391eb18dULL, 0x4ccef014a773d2cfULL,
+                                   0x0000000000000002ULL}; /* 2^256 (-b1) / r */
+/* beta in Montgomery form (beta 2^256 mod p) */
+static const ld_fp_t GLV_BETA = {
+    {0x71930c11d782e155ULL, 0xa6bb947cffbe3323ULL, 0xaa303344d4741444ULL, 0x2c3b3f0d26594943ULL}};
+
+/* out = x * y over limbs (nx + ny <= 8 limbs of out, the rest zero). */
+static void limbs_mul(uint64_t out[8], const uint64_t *x, size_t nx, const uint64_t *y, size_t ny) {
+  memset(out, 0, 8 * sizeof *out);
+  for (size_t i = 0; i < nx; i++) {
+    uint64_t carry = 0;
+    for (size_t j = 0; j < ny; j++) {
+      unsigned __int128 t = (unsigned __int128)x[i] * y[j] + out[i + j] + carry;
+      out[i + j] = (uint64_t)t;
+      carry = (uint64_t)(t >> 64);
+    }
+    out[i + ny] = carry;
+  }
+}
+
+/* r = a - b mod 2^256. */
+static void limbs_sub4(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+  uint64_t borrow = 0;
+  for (int i = 0; i < 4; i++) {
+    unsigned __int128 d = (unsigned __int128)a[i] - b[i] - borrow;
+    r[i] = (uint64_t)d;
+    borrow = (uint64_t)(d >> 64) & 1;
+  }
+}
+
+/* |v| of a two's complement 256-bit v, its sign to *neg. */
+static void limbs_abs4(uint64_t v[4], int *neg) {
+  *neg = (int)(v[3] >> 63);
+  if (*neg) {
+    const uint64_t zero[4] = {0, 0, 0, 0};
+    limbs_sub4(v, zero, v);
+  }
+}
+
+void ld_fr_glv_split(const ld_fr_t *k, uint64_t k1[4], int *neg1, uint64_t k2[4], int *neg2) {
+  uint64_t kl[4], t[8], u[8];
+  ld_fr_to_limbs(kl, k);
+  limbs_mul(t, kl, 4, GLV_G1, 2);
+  uint64_t c1 = t[4]; /* k g1 < 2^320 */
+  limbs_mul(u, kl, 4, GLV_G2, 3);
+  uint64_t c2[2] = {u[4], u[5]};
+  /* k1 = k - c1 a1 - c2 a2 */
+  limbs_mul(t, &c1, 1, &GLV_A1, 1);
+  limbs_sub4(k1, kl, t);
+  limbs_mul(t, c2, 2, GLV_A2, 2);
+  limbs_sub4(k1, k1, t);
+  /* k2 = c1 (-b1) - c2 b2, b2 = a1 */
+  limbs_mul(t, &c1, 1, GLV_MINUS_B1, 2);
+  limbs_mul(u, c2, 2, &GLV_A1, 1);
+  limbs_sub4(k2, t, u);
+  limbs_abs4(k1, neg1);
+  limbs_abs4(k2, neg2);
+  explicit_bzero(kl, sizeof kl);
+  explicit_bzero(t, sizeof t);
+  explicit_bzero(u, sizeof u);
+}
+
+void ld_g1_endomorphism(ld_g1_affine_t *r, const ld_g1_affine_t *p) {
+  *r = *p;
+  if (!p->infinity) {
+    ld_fp_mul(&r->x, &p->x, &GLV_BETA);
+  }
+}
+
+int ld_g1_msm_pippenger_noglv(ld_g1_t *r, const ld_g1_affine_t *points, const ld_fr_t *scalars,
+                              size_t n) {
+  return msm_g1_pippenger_full(r, points, scalars, n);
+}
+
+int ld_g1_msm_pippenger(ld_g1_t *r, const ld_g1_affine_t *points, const ld_fr_t *scalars,
+                        size_t n) {
+  ld_g1_set_infinity(r);
+  if (n == 0) {
+    return 0;
+  }
+  /* every live point P with k = k1 + lambda k2 becomes (+-P, |k1|) and (+-phi(P), |k2|) */
+  uint32_t *live = malloc(n * sizeof *live), *idx = malloc(2 * n * sizeof *idx);
+  ld_g1_affine_t *pts = malloc(2 * n * sizeof *pts);
+  uint64_t(*k)[4] = malloc(2 * n * sizeof *k);
+  int rc = LD_ERR_NOMEM;
+  if (live != NULL && idx != NULL && pts != NULL && k != NULL) {
+    size_t m = msm_g1_live_points(live, points, scalars, n), h = 0;
+    for (size_t j = 0; j < m; j++) {
+      const ld_g1_affine_t *p = &points[live[j]];
+      int neg1, neg2;
+      ld_fr_glv_split(&scalars[live[j]], k[h], &neg1, k[h + 1], &neg2);
+      pts[h] = *p;
+      if (neg1) {
+        ld_fp_neg(&pts[h].y, &pts[h].y);
+      }
+      ld_g1_endomorphism(&pts[h + 1], p);
+      if (neg2) {
+        ld_fp_neg(&pts[h + 1].y, &pts[h + 1].y);
+      }
+      h += 2;
+    }
+    for (size_t j = 0; j < h; j++) {
+      idx[j] = (uint32_t)j;
+    }
+    /* |k1|, |k2| < 2^127: windows over 128 bits */
+    rc = msm_g1_pippenger_limbs(r, pts, idx, (const uint64_t(*)[4])k, h, 128);
+    explicit_bzero(k, h * sizeof *k);
+  }
+  free(live);
+  free(idx);
+  free(pts);
+  free(k);
+  return rc;
+}
 
 /* ---- fixed-base tables ---- */
 

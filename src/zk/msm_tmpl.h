@@ -190,22 +190,15 @@ static size_t MSM_(live_points)(uint32_t *live, const MSM_A *points, const ld_fr
   return m;
 }
 
-int MSM_NAME(MSM_P *r, const MSM_A *points, const ld_fr_t *scalars, size_t n) {
+/* r = sum_j k[j] points[live[j]] for m scalars given as plain limbs below 2^(bits - 1). */
+static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *live,
+                                 const uint64_t (*k)[4], size_t m, unsigned bits) {
   MSM_CURVE_(set_infinity)(r);
-  if (n == 0) {
-    return 0;
-  }
-  uint32_t *live = malloc(n * sizeof *live);
-  if (live == NULL) {
-    return LD_ERR_NOMEM;
-  }
-  size_t m = MSM_(live_points)(live, points, scalars, n);
   if (m == 0) {
-    free(live);
     return 0;
   }
-  unsigned c = msm_window_bits(m);
-  unsigned windows = (255 + c - 1) / c;
+  unsigned c = msm_window_bits(m, bits);
+  unsigned windows = (bits + c - 1) / c;
   size_t half = (size_t)1 << (c - 1);
   int32_t *digits = malloc(m * windows * sizeof *digits); /* window-major: digits[w * m + j] */
   MSM_A *entries = malloc(m * sizeof *entries);
@@ -215,7 +208,7 @@ int MSM_NAME(MSM_P *r, const MSM_A *points, const ld_fr_t *scalars, size_t n) {
   int rc = LD_ERR_NOMEM;
   if (digits != NULL && entries != NULL && den != NULL && prod != NULL && s.start != NULL &&
       s.len != NULL) {
-    msm_scalar_digits(digits, scalars, live, m, c, windows);
+    msm_scalar_digits(digits, k, m, c, windows);
     for (unsigned w = windows; w-- > 0;) {
       for (unsigned d = 0; d < c && !MSM_CURVE_(is_infinity)(r); d++) {
         MSM_CURVE_(dbl)(r, r);
@@ -224,15 +217,39 @@ int MSM_NAME(MSM_P *r, const MSM_A *points, const ld_fr_t *scalars, size_t n) {
       MSM_(window_sum)(&acc, points, live, &digits[(size_t)w * m], m, half, &s);
       MSM_CURVE_(add)(r, r, &acc);
     }
+    explicit_bzero(digits, m * windows * sizeof *digits);
     rc = 0;
   }
-  free(live);
   free(digits);
   free(entries);
   free(den);
   free(prod);
   free(s.start);
   free(s.len);
+  return rc;
+}
+
+/* The MSM over full scalars (windows over 255 bits). */
+static int MSM_(pippenger_full)(MSM_P *r, const MSM_A *points, const ld_fr_t *scalars, size_t n) {
+  MSM_CURVE_(set_infinity)(r);
+  if (n == 0) {
+    return 0;
+  }
+  uint32_t *live = malloc(n * sizeof *live);
+  uint64_t(*k)[4] = malloc(n * sizeof *k);
+  if (live == NULL || k == NULL) {
+    free(live);
+    free(k);
+    return LD_ERR_NOMEM;
+  }
+  size_t m = MSM_(live_points)(live, points, scalars, n);
+  for (size_t j = 0; j < m; j++) {
+    ld_fr_to_limbs(k[j], &scalars[live[j]]);
+  }
+  int rc = MSM_(pippenger_limbs)(r, points, live, (const uint64_t(*)[4])k, m, 255);
+  explicit_bzero(k, m * sizeof *k);
+  free(live);
+  free(k);
   return rc;
 }
 

@@ -64,7 +64,7 @@ int ld_rln_proving_ctx_new(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p)
 /* The same without the tables, in a few milliseconds: the context proves at once (its cache of
  * the membership wires' sums works from the first proof; plain MSMs stand in for the missing
  * tables) and ld_rln_proving_ctx_build_step makes the tables a slice at a time (up to about
- * max_points points' rows per call; 256 is some 10 ms of CPU in a Release build), so that the
+ * max_points points' rows per call; 256 is some 15 ms of CPU in a Release build), so that the
  * work fits in the gaps between proofs: 1 while work remains, 0 once complete, LD_ERR_NOMEM.
  * Steps and proofs on one context must not run at the same time. */
 int ld_rln_proving_ctx_new_deferred(ld_rln_proving_ctx_t **out, const ld_rln_prover_t *p);

@@ -212,6 +212,9 @@ static void msm_matches_naive(void **state) {
     assert_int_equal(ld_g2_msm_pippenger(&got2, p2, k, n), 0);
     assert_true(ld_g1_equal(&got1, &acc1));
     assert_true(ld_g2_equal(&got2, &acc2));
+    /* the G1 MSM without the endomorphism gives the same sum */
+    assert_int_equal(ld_g1_msm_pippenger_noglv(&got1, p1, k, n), 0);
+    assert_true(ld_g1_equal(&got1, &acc1));
     /* the fixed-base tables give the same sums */
     ld_msm_table_t *t1, *t2;
     assert_int_equal(ld_g1_msm_table_new(&t1, p1, n), 0);
@@ -248,6 +251,114 @@ static void msm_matches_naive(void **state) {
     free(p2);
     free(k);
   }
+}
+
+/* The GLV split against GMP: k = (-1)^neg1 k1 + lambda (-1)^neg2 k2 (mod r) with both halves
+ * below 2^127, for random scalars and the edges (0, 1, r - 1, lambda, -lambda, 2^253); phi(P) is
+ * [lambda] P; and the GLV MSM equals the plain one for a few thousand random points and
+ * scalars. */
+static void glv_split_and_endomorphism(void **state) {
+  (void)state;
+  static const char *LAMBDA = "4407920970296243842393367215006156084916469457145843978461";
+  static const char *R =
+      "21888242871839275222246405745257275088548364400416034343698204186575808495617";
+  mpz_t r, lambda, want, got, h1, h2;
+  mpz_inits(r, lambda, want, got, h1, h2, NULL);
+  mpz_set_str(r, R, 10);
+  mpz_set_str(lambda, LAMBDA, 10);
+  uint64_t seed = 99;
+  ld_fr_t lam;
+  assert_int_equal(ld_fr_from_decimal(&lam, LAMBDA, strlen(LAMBDA)), 0);
+  for (int i = 0; i < 20000; i++) {
+    ld_fr_t k;
+    switch (i) {
+    case 0:
+      ld_fr_set_zero(&k);
+      break;
+    case 1:
+      ld_fr_set_one(&k);
+      break;
+    case 2:
+      ld_fr_set_one(&k);
+      ld_fr_neg(&k, &k);
+      break;
+    case 3:
+      k = lam;
+      break;
+    case 4:
+      ld_fr_neg(&k, &lam);
+      break;
+    case 5: {
+      uint8_t b[32] = {0};
+      b[31] = 0x20; /* 2^253 */
+      assert_int_equal(ld_fr_from_bytes(&k, b), 0);
+      break;
+    }
+    default:
+      zktest_fr(&seed, &k);
+    }
+    uint64_t k1[4], k2[4];
+    int n1, n2;
+    ld_fr_glv_split(&k, k1, &n1, k2, &n2);
+    assert_true(k1[2] == 0 && k1[3] == 0 && k1[1] >> 63 == 0);
+    assert_true(k2[2] == 0 && k2[3] == 0 && k2[1] >> 63 == 0);
+    mpz_import(h1, 4, -1, 8, 0, 0, k1);
+    mpz_import(h2, 4, -1, 8, 0, 0, k2);
+    if (n1) {
+      mpz_neg(h1, h1);
+    }
+    if (n2) {
+      mpz_neg(h2, h2);
+    }
+    mpz_mul(got, h2, lambda);
+    mpz_add(got, got, h1);
+    mpz_mod(got, got, r);
+    zktest_mpz_from_fr(want, &k);
+    assert_int_equal(mpz_cmp(got, want), 0);
+  }
+  mpz_clears(r, lambda, want, got, h1, h2, NULL);
+
+  ld_g1_affine_t gen, phi, want_a;
+  ld_g1_t g, lg;
+  ld_g1_generator(&gen);
+  ld_g1_from_affine(&g, &gen);
+  for (int i = 0; i < 4; i++) {
+    ld_fr_t m;
+    zktest_fr(&seed, &m);
+    ld_g1_t pj;
+    ld_g1_affine_t pa;
+    ld_g1_mul_fr_vartime(&pj, &g, &m);
+    ld_g1_to_affine(&pa, &pj);
+    ld_g1_endomorphism(&phi, &pa);
+    ld_g1_mul_fr_vartime(&lg, &pj, &lam);
+    ld_g1_to_affine(&want_a, &lg);
+    assert_memory_equal(&phi.x, &want_a.x, sizeof phi.x);
+    assert_memory_equal(&phi.y, &want_a.y, sizeof phi.y);
+  }
+
+  enum { N = 3000 };
+  ld_g1_affine_t *pts = calloc(N, sizeof *pts);
+  ld_fr_t *k = calloc(N, sizeof *k);
+  assert_non_null(pts);
+  assert_non_null(k);
+  ld_g1_t acc, step;
+  ld_g1_mul_fr_vartime(&acc, &g, &lam);
+  for (size_t i = 0; i < N; i++) { /* points from a cheap chain: P_i = P_{i-1} + step */
+    if (i % 97 == 0) {
+      ld_fr_t m;
+      zktest_fr(&seed, &m);
+      ld_g1_mul_fr_vartime(&step, &g, &m);
+    }
+    ld_g1_add(&acc, &acc, &step);
+    ld_g1_to_affine(&pts[i], &acc);
+    zktest_fr(&seed, &k[i]);
+  }
+  ld_g1_t a, b;
+  assert_int_equal(ld_g1_msm_pippenger(&a, pts, k, N), 0);
+  assert_int_equal(ld_g1_msm_pippenger_noglv(&b, pts, k, N), 0);
+  assert_true(ld_g1_equal(&a, &b));
+  free(pts);
+  free(k);
 }
 
 /* One point many times: bucket sums hit the doubling and cancelling cases of the affine
@@ -631,6 +742,7 @@ int main(void) {
       cmocka_unit_test(fft_matches_evaluation),
       cmocka_unit_test(msm_matches_naive),
       cmocka_unit_test(msm_repeated_points),
+      cmocka_unit_test(glv_split_and_endomorphism),
       cmocka_unit_test(zkey_errors),
       cmocka_unit_test(graph_errors),
       cmocka_unit_test(witness_public_wires),
