@@ -155,6 +155,13 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/libnode/libnode.c)
     set_property(TEST interop/${name} APPEND PROPERTY ENVIRONMENT
                  "LD_LIBNODE=$<TARGET_FILE:ld_libnode>")
   endforeach()
+  # tests/rlnchain/library.test.mjs: the library's RLN settings against the local chain
+  foreach(src ${LD_RLNCHAIN_TESTS})
+    get_filename_component(name ${src} NAME)
+    string(REGEX REPLACE "\\.test\\.mjs$" "" name ${name})
+    set_property(TEST interop/rlnchain-${name} APPEND PROPERTY ENVIRONMENT
+                 "LD_LIBNODE=$<TARGET_FILE:ld_libnode>")
+  endforeach()
 endif()
 
 # ---- the zk unit tests that read the RLN-v2 circuit files (proving key, witness graph) ----------

@@ -300,6 +300,16 @@ typedef struct structured {
   reliability_t reliability;
 } structured_t;
 
+/* An RLN contract turns RLN-relay on with the on-chain group, as --rln-relay
+ * --rln-relay-dynamic=true with --rln-relay-eth-contract-address do (logos-delivery's
+ * messaging configuration: enabled, dynamic, the contract, chain id, epoch and ethRpcEndpoints). */
+static int rln_from_contract(ld_node_opts_t *opts, char *why, size_t whylen) {
+  int rc = ld_node_opts_set(opts, ld_node_option_find_cli("rln-relay"), "true", why, whylen);
+  if (rc == 0)
+    rc = ld_node_opts_set(opts, ld_node_option_find_cli("rln-relay-dynamic"), "true", why, whylen);
+  return rc;
+}
+
 static int messaging_set(void *ctx, const target_t *t, const char *text, char *why, size_t whylen) {
   structured_t *s = ctx;
   if (t->arg == NULL)
@@ -307,7 +317,7 @@ static int messaging_set(void *ctx, const target_t *t, const char *text, char *w
   const ld_node_option_t *opt = ld_node_option_find_cli(t->arg);
   int rc = ld_node_opts_set(s->opts, opt, text, why, whylen);
   if (rc == 0 && strcmp(opt->cli, "rln-relay-eth-contract-address") == 0)
-    ld_node_config_add_inert(s->opts->cfg, "rln-relay");
+    rc = rln_from_contract(s->opts, why, whylen);
   return rc;
 }
 

@@ -383,7 +383,11 @@ static void structured_messaging_fields(void **state) {
   assert_int_equal(g_cfg->log_level, LD_LOG_TRACE);
   assert_int_equal(g_cfg->log_format, LD_LOG_FORMAT_JSON);
   assert_false(g_cfg->messaging.reliability);
-  assert_true(inert("rln-relay"));                       /* the preset's RLN is not applied */
+  /* the contract turns RLN-relay on with the on-chain group, as the node's flags do */
+  assert_true(c->rln.enabled);
+  assert_true(c->rln.dynamic);
+  assert_string_equal(c->rln.eth_contract, "0xB9cd878C90E49F797B4431fBF4fb333108CB90e6");
+  assert_false(inert("rln-relay"));
   assert_false(inert("rln-relay-eth-contract-address")); /* the on-chain group reads it */
   const ld_lib_channels_config_t *ch = &g_cfg->channels;
   assert_true(ch->has_segmentation_rs && ch->segmentation_rs);
