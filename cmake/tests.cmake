@@ -219,3 +219,8 @@ foreach(t integration/rln_lightpush integration/store_sync integration/nrs)
     set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
   endif()
 endforeach()
+
+# unit/waku/rln/batch: the batched RLN validator on messages proved with the circuit's files.
+if(TEST unit/waku/rln/batch)
+  set_tests_properties(unit/waku/rln/batch PROPERTIES ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()
