@@ -24,7 +24,7 @@
 //   node bench/relay-rate.mjs --impl node --callgrind RATE,COUNT
 //   node bench/relay-rate.mjs --impl node --status-page 1 [...]
 //   node bench/relay-rate.mjs --impl node --rln 50:100,1000:3000 [--nodes 10] [--rln-threads 2]
-//        [--rln-gap-ms 20000] [--rln-circuit DIR]
+//        [--rln-gap-ms 20000] [--rln-circuit DIR] [--rln-start-in SECONDS]
 //
 // --rln SEGMENTS: RLN validation on in every fleet node (--rln-relay with a static group of one
 // member, --rln-relay-epoch-sec 3600, a user message limit above the message count), and every
@@ -90,6 +90,7 @@ run(async () => {
       'rln-threads': { type: 'string', default: '2' },
       'rln-gap-ms': { type: 'string', default: '20000' },
       'rln-circuit': { type: 'string' },
+      'rln-start-in': { type: 'string' },
     },
   });
   for (const impl of o.impl.split(',')) {
@@ -301,13 +302,14 @@ async function measureNode(o) {
  * after the publisher finished. Untimed runs (the latency runs) scrape only once the publisher
  * finished, so that scraping adds no load while the latencies are taken.
  */
-async function runRate(fleet, pub, { rate, count, label, timed = true, drainMs = 2000, maxMs = 120_000, command }) {
+async function runRate(fleet, pub, { rate, count, label, timed = true, drainMs = 2000, maxMs = 120_000, command,
+  answerMs = 120_000 }) {
   const nodes = fleet.nodes;
   const base = await Promise.all(nodes.map((n) => scrape(n.metricsUrl)));
   const cpu0 = await Promise.all(nodes.map((n) => n.cpuMs()));
   pub.child.stdin.write(`${command ?? `run ${rate} ${count}`}\n`);
   let result = null;
-  const resultP = pub.next().then((line) => { result = JSON.parse(line); });
+  const resultP = pub.next(answerMs).then((line) => { result = JSON.parse(line); });
   resultP.catch(() => {});
   const doneAt = new Array(nodes.length).fill(null);
   let last = base;
@@ -418,6 +420,11 @@ async function measureRln(o) {
     '--threads', o['rln-threads'], '--gap-ms', o['rln-gap-ms'], '--size', o.size,
     '--epoch-sec', String(epochSec), '--limit', String(limit),
     ...segments.flatMap(([r, c]) => ['--segment', `${r}:${c}`])];
+  // --rln-start-in S: the schedule starts S seconds from now rather than where the prover's
+  // own estimate puts it (which a busy machine can make pessimistic)
+  if (o['rln-start-in'] != null) {
+    proveArgs.push('--start-ns', String(BigInt(Date.now()) * 1_000_000n + BigInt(Math.round(Number(o['rln-start-in']) * 1e9))));
+  }
   const prover = spawn(bin('bench_relay_rln_prove', 'LD_BENCH_RELAY_RLN_PROVE', 'bench_relay_rln_prove'),
     proveArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
   let proveOut = '';
@@ -447,15 +454,18 @@ async function measureRln(o) {
     for (const seg of plan.segments) {
       const before = await scrapeRln(fleet.nodes);
       const r = await runRate(fleet, pub, { rate: seg.rate, count: seg.count, label: `rln ${seg.rate}`,
-        timed: false, drainMs: 5000, command: `replay ${seg.file}` });
+        timed: false, drainMs: 5000, command: `replay ${seg.file}`,
+        answerMs: Math.max(0, (seg.firstNs - Date.now() * 1e6) / 1e6) + (seg.count / seg.rate) * 1000 + 120_000 });
       const after = await scrapeRln(fleet.nodes);
       const d = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
       const verified = d.waku_rln_proof_verification_total;
       const batches = d.waku_rln_proof_verification_batches_total;
-      const spanS = seg.count / seg.rate;
+      // first publish → the scrape at which the last node had every message (the run's length)
+      const spanS = r.deliveredToAllPerSecond > 0 ? r.deliveredToAll / r.deliveredToAllPerSecond : NaN;
       Object.assign(r, {
         deliveredFraction: Number((r.deliveredToAll / seg.count).toFixed(4)),
-        fleetCores: r2(r.cpuMsTotal / 1000 / Math.max(spanS, r.publishSeconds)),
+        allDeliveredAfterS: r2(spanS),
+        fleetCores: r2(r.cpuMsTotal / 1000 / spanS),
         cpuPerNodeMsPerMessage: Number((r.cpuMsTotal / fleet.nodes.length / seg.count).toFixed(3)),
         proofsVerified: verified,
         meanBatch: batches > 0 ? r2(verified / batches) : null,
