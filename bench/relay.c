@@ -19,6 +19,12 @@
  *                              (open loop, 1 ms ticks), then prints one JSON line:
  *                              {"run":N,"published":…,"failed":…,"firstNs":…,"lastNs":…,
  *                               "publisherCpuMs":…}  (failed: refused, or no peer to send to)
+ *   replay PATH                publishes the messages of PATH (bench_relay_rln_prove's file:
+ *                              messages with RLN proofs made beforehand), each at its own
+ *                              timestamp (the planned send time, part of its proved signal),
+ *                              then prints the same JSON line with "lateMaxMs" (the most a
+ *                              message went out after its timestamp); firstNs/lastNs are the
+ *                              first and last timestamps
  *   quit (or end of input)     stops the nodes and exits
  *
  * Measuring (done by the driver, not here): every fleet node runs with its metrics server; the
@@ -46,6 +52,15 @@
 #define BURST_PER_TICK 128
 #define CONTENT_TOPIC "/ld/1/bench/proto"
 
+/* A message of a replay file. */
+typedef struct replay_msg {
+  int64_t timestamp;
+  uint8_t *payload;
+  size_t payload_len;
+  uint8_t *proof;
+  size_t proof_len;
+} replay_msg_t;
+
 typedef struct bench {
   uv_loop_t loop;
   ld_node_t *nodes[MAX_PEERS];
@@ -54,7 +69,7 @@ typedef struct bench {
   uint8_t *payload;
   size_t size;
   uv_pipe_t in;
-  char line[256];
+  char line[4096];
   size_t line_len;
   uv_timer_t tick;
   bool ready, running, quitting;
@@ -63,6 +78,9 @@ typedef struct bench {
   uint64_t first_ns, last_ns;
   double cpu0_ms;
   size_t rr;
+  replay_msg_t *replay; /* the replayed file, while replaying */
+  size_t n_replay, replay_next;
+  int64_t late_max_ns;
 } bench_t;
 
 static double cpu_ms(void) {
@@ -159,13 +177,120 @@ static void publish_one(bench_t *b) {
   b->sent++;
 }
 
+static void free_replay(bench_t *b) {
+  for (size_t i = 0; i < b->n_replay; i++) {
+    free(b->replay[i].payload);
+    free(b->replay[i].proof);
+  }
+  free(b->replay);
+  b->replay = NULL;
+  b->n_replay = b->replay_next = 0;
+}
+
 static void finish_run(bench_t *b) {
   b->running = false;
+  char late[48] = "";
+  if (b->replay != NULL)
+    snprintf(late, sizeof late, ",\"lateMaxMs\":%.1f", (double)b->late_max_ns / 1e6);
+  free_replay(b);
   printf("{\"run\":%u,\"published\":%llu,\"failed\":%llu,\"firstNs\":%llu,\"lastNs\":%llu,"
-         "\"publisherCpuMs\":%.1f}\n",
+         "\"publisherCpuMs\":%.1f%s}\n",
          b->run_id, (unsigned long long)(b->sent - b->failed), (unsigned long long)b->failed,
-         (unsigned long long)b->first_ns, (unsigned long long)b->last_ns, cpu_ms() - b->cpu0_ms);
+         (unsigned long long)b->first_ns, (unsigned long long)b->last_ns, cpu_ms() - b->cpu0_ms,
+         late);
   fflush(stdout);
+}
+
+/* ---- replaying messages proved beforehand --------------------------------------------------- */
+
+static bool read_exact(FILE *f, void *out, size_t n) {
+  return fread(out, 1, n, f) == n;
+}
+
+static bool read_u32(FILE *f, uint32_t *v) {
+  uint8_t b[4];
+  if (!read_exact(f, b, 4))
+    return false;
+  *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+  return true;
+}
+
+static bool read_blob(FILE *f, uint8_t **out, size_t *len, size_t max) {
+  uint32_t n;
+  if (!read_u32(f, &n) || n > max || (*out = malloc(n > 0 ? n : 1)) == NULL)
+    return false;
+  *len = n;
+  return read_exact(f, *out, n);
+}
+
+/* Loads bench_relay_rln_prove's file (see its header). */
+static bool load_replay(bench_t *b, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return false;
+  char magic[8];
+  uint32_t count = 0;
+  bool ok = read_exact(f, magic, 8) && memcmp(magic, "LDRLNMS1", 8) == 0 && read_u32(f, &count) &&
+            count > 0 && (b->replay = calloc(count, sizeof *b->replay)) != NULL;
+  for (uint32_t i = 0; ok && i < count; i++) {
+    replay_msg_t *m = &b->replay[i];
+    uint8_t ts[8];
+    b->n_replay = i + 1;
+    ok = read_exact(f, ts, 8) && read_blob(f, &m->payload, &m->payload_len, MAX_SIZE) &&
+         read_blob(f, &m->proof, &m->proof_len, 1024);
+    uint64_t t = 0;
+    for (int k = 7; k >= 0; k--)
+      t = t << 8 | ts[k];
+    m->timestamp = (int64_t)t;
+  }
+  fclose(f);
+  if (!ok)
+    free_replay(b);
+  return ok;
+}
+
+static void replay_one(bench_t *b, const replay_msg_t *m, uint64_t now) {
+  ld_waku_message_t msg;
+  ld_waku_message_init(&msg);
+  msg.payload = m->payload;
+  msg.payload_len = m->payload_len;
+  msg.content_topic = CONTENT_TOPIC;
+  msg.content_topic_len = strlen(CONTENT_TOPIC);
+  msg.timestamp = m->timestamp;
+  msg.proof = m->proof;
+  msg.proof_len = m->proof_len;
+  ld_node_t *node = b->nodes[b->rr++ % b->n_nodes];
+  if (ld_node_publish(node, b->topic, &msg, NULL) <= 0)
+    b->failed++;
+  int64_t late = (int64_t)now - m->timestamp;
+  if (late > b->late_max_ns)
+    b->late_max_ns = late;
+  b->sent++;
+}
+
+static void replay_tick(bench_t *b) {
+  uint64_t now = ld_wall_ns();
+  for (int k = 0; k < BURST_PER_TICK && b->replay_next < b->n_replay &&
+                  b->replay[b->replay_next].timestamp <= (int64_t)now;
+       k++)
+    replay_one(b, &b->replay[b->replay_next++], now);
+  if (b->replay_next == b->n_replay)
+    finish_run(b);
+}
+
+static void start_replay(bench_t *b, const char *path) {
+  if (!b->ready || b->running || !load_replay(b, path)) {
+    printf("{\"error\":\"%s\"}\n", !b->ready ? "not ready" : b->running ? "busy" : "bad file");
+    fflush(stdout);
+    return;
+  }
+  b->run_id++;
+  b->sent = b->failed = 0;
+  b->late_max_ns = 0;
+  b->first_ns = (uint64_t)b->replay[0].timestamp;
+  b->last_ns = (uint64_t)b->replay[b->n_replay - 1].timestamp;
+  b->cpu0_ms = cpu_ms();
+  b->running = true;
 }
 
 static void on_tick(uv_timer_t *t) {
@@ -180,6 +305,10 @@ static void on_tick(uv_timer_t *t) {
   }
   if (!b->running)
     return;
+  if (b->replay != NULL) {
+    replay_tick(b);
+    return;
+  }
   uint64_t elapsed_ns = uv_hrtime() - b->start_hr;
   uint64_t due = (uint64_t)((double)elapsed_ns * (double)b->rate / 1e9) + 1;
   if (due > b->count)
@@ -211,6 +340,8 @@ static void command(bench_t *b, const char *line) {
   unsigned long long rate, count;
   if (sscanf(line, "run %llu %llu", &rate, &count) == 2)
     start_run(b, rate, count);
+  else if (strncmp(line, "replay ", 7) == 0)
+    start_replay(b, line + 7);
   else if (strncmp(line, "quit", 4) == 0)
     quit(b);
 }
@@ -297,6 +428,7 @@ int main(int argc, char **argv) {
     quit(&b);
   uv_run(&b.loop, UV_RUN_DEFAULT);
   uv_loop_close(&b.loop);
+  free_replay(&b);
   free(b.payload);
   return rc != 0 ? 1 : 0;
 }

@@ -232,3 +232,8 @@ if(TEST integration/rln_proving_ctx)
   set_property(TEST integration/rln_proving_ctx APPEND PROPERTY ENVIRONMENT
                "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
 endif()
+
+# unit/waku/rln/batch: the batched RLN validator on messages proved with the circuit's files.
+if(TEST unit/waku/rln/batch)
+  set_tests_properties(unit/waku/rln/batch PROPERTIES ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()

@@ -23,6 +23,7 @@
 #include "base/log.h"
 #include "node/node_internal.h"
 #include "node/node_rln.h"
+#include "waku/rln/batch.h"
 #include "waku/rln/group_file.h"
 #include "waku/rln/hooks.h"
 #include "waku/rln/keystore.h"
@@ -34,7 +35,7 @@
 struct node_rln {
   ld_rln_verifier_t *verifier;
   ld_rln_validator_t *validator;
-  ld_rln_relay_hook_t hook;
+  ld_rln_batcher_t *batcher; /* relay's validator: zk verifications batched off the loop */
   ld_merkle_tree_t *tree;
   uint64_t epoch_sec;
   uint64_t user_message_limit;
@@ -287,6 +288,7 @@ static void free_rln(node_rln_t *r) {
   if (r == NULL)
     return;
   ld_node_rln_chain_stop(r->chain, NULL, NULL);
+  ld_rln_batcher_free(r->batcher);
   ld_rln_prover_free(r->prover);
   ld_rln_validator_free(r->validator);
   ld_rln_verifier_free(r->verifier);
@@ -305,8 +307,12 @@ int ld_node_rln_mount(ld_node_t *node) {
   char err[512] = "";
   int rc = build(r, &node->cfg, node->loop, err, sizeof err);
   if (rc == 0) {
-    r->hook.validator = r->validator;
-    int id = ld_relay_add_validator(node->relay, ld_rln_relay_validate, &r->hook);
+    ld_rln_batcher_config_t bc = {
+        .loop = node->loop, .validator = r->validator, .done = ld_rln_batch_relay_done};
+    rc = ld_rln_batcher_new(&r->batcher, &bc);
+  }
+  if (rc == 0) {
+    int id = ld_relay_add_validator(node->relay, ld_rln_batch_relay_validate, r->batcher);
     rc = id < 0 ? id : 0;
   }
   if (rc != 0) {
@@ -329,7 +335,13 @@ int ld_node_rln_mount(ld_node_t *node) {
 }
 
 void ld_node_rln_stop(ld_node_t *node) {
-  if (node->rln == NULL || node->rln->chain == NULL)
+  if (node->rln == NULL)
+    return;
+  if (node->rln->batcher != NULL) { /* its batches out on the thread pool come back first */
+    node->pending++;
+    ld_rln_batcher_close(node->rln->batcher, ld_node_pending_done, node);
+  }
+  if (node->rln->chain == NULL)
     return;
   node->pending++;
   ld_node_rln_chain_stop(node->rln->chain, ld_node_pending_done, node);
@@ -444,6 +456,7 @@ RLN_COUNTER_COLLECTOR(collect_messages, messages)
 RLN_COUNTER_COLLECTOR(collect_spam, spam)
 RLN_COUNTER_COLLECTOR(collect_valid, valid)
 RLN_COUNTER_COLLECTOR(collect_verifications, verifications)
+RLN_COUNTER_COLLECTOR(collect_batches, batches)
 
 static void collect_invalid(ld_metrics_emitter_t *e, void *user_data) {
   const ld_rln_validator_stats_t *s = stats_of(user_data);
@@ -493,6 +506,10 @@ int ld_node_rln_register_metrics(ld_node_t *node, ld_metrics_t *reg) {
        LD_METRIC_HISTOGRAM, false, collect_verify_time},
       {"waku_rln_number_registered_memberships", "number of registered and active rln memberships",
        LD_METRIC_GAUGE, false, collect_memberships},
+      /* ours: relay's zk verifications done together (waku/rln/batch.h); with
+       * waku_rln_proof_verification_total, the mean batch size */
+      {"waku_rln_proof_verification_batches", "number of batches the rln proofs were verified in",
+       LD_METRIC_COUNTER, false, collect_batches},
   };
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
     int rc = ld_metrics_add_collector(reg, families[i].name, families[i].type, families[i].help,

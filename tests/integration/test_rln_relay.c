@@ -226,6 +226,13 @@ static void rln_group_across_three_nodes(void **state) {
   assert_non_null(strstr(mr.body, "\nwaku_rln_valid_messages_total 4\n"));
   assert_non_null(strstr(mr.body, "\nwaku_rln_messages_total 7\n"));
   assert_non_null(strstr(mr.body, "\nwaku_rln_proof_verification_duration_seconds_count "));
+  /* relay's zk verifications went through the batched validator (waku/rln/batch.h) */
+  assert_true(sb->batches >= 1);
+  assert_int_equal(sb->batched, sb->verifications);
+  char batches[96];
+  snprintf(batches, sizeof batches, "\nwaku_rln_proof_verification_batches_total %llu\n",
+           (unsigned long long)sb->batches);
+  assert_non_null(strstr(mr.body, batches));
   http_response_free(&mr);
   /* A and C never connected: every message C got came through B */
   assert_int_equal(ld_gs_service_topic_peers(ld_node_gossipsub(c), TOPIC, NULL, 0), 1);

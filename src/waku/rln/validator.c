@@ -139,14 +139,14 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Step 5: the values decode canonically, x is the signal's hash, and the proof verifies. */
-static bool proof_verifies(ld_rln_validator_t *v, const ld_rln_rate_limit_proof_t *p,
-                           const ld_waku_message_t *msg) {
-  ld_rln_proof_values_t values;
-  if (ld_fr_from_bytes(&values.root, p->merkle_root) != 0 ||
-      ld_fr_from_bytes(&values.x, p->share_x) != 0 ||
-      ld_fr_from_bytes(&values.y, p->share_y) != 0 ||
-      ld_fr_from_bytes(&values.nullifier, p->nullifier) != 0) {
+/* Step 5 up to the zk verification: the values decode canonically, x is the signal's hash; the
+ * external nullifier from the epoch and the identifier. */
+static bool values_of(const ld_rln_rate_limit_proof_t *p, const ld_waku_message_t *msg,
+                      ld_rln_proof_values_t *values) {
+  if (ld_fr_from_bytes(&values->root, p->merkle_root) != 0 ||
+      ld_fr_from_bytes(&values->x, p->share_x) != 0 ||
+      ld_fr_from_bytes(&values->y, p->share_y) != 0 ||
+      ld_fr_from_bytes(&values->nullifier, p->nullifier) != 0) {
     return false;
   }
   size_t n = ld_rln_message_signal(NULL, NULL, msg->payload_len, NULL, msg->content_topic_len,
@@ -160,16 +160,11 @@ static bool proof_verifies(ld_rln_validator_t *v, const ld_rln_rate_limit_proof_
   ld_fr_t x;
   ld_rln_hash_to_field(&x, signal, n);
   free(signal);
-  if (!ld_fr_equal(&x, &values.x)) {
+  if (!ld_fr_equal(&x, &values->x)) {
     return false;
   }
-  ld_rln_external_nullifier_nwaku(&values.external_nullifier, p->epoch, p->rln_identifier);
-  v->stats.verifications++;
-  double t = now_seconds();
-  int rc = ld_rln_verify(v->verifier, p->proof, &values);
-  v->stats.last_verify_seconds = now_seconds() - t;
-  v->stats.verify_seconds_sum += v->stats.last_verify_seconds;
-  return rc == 0;
+  ld_rln_external_nullifier_nwaku(&values->external_nullifier, p->epoch, p->rln_identifier);
+  return true;
 }
 
 static ld_rln_verdict_t finish(ld_rln_validator_t *v, ld_rln_reason_t r, ld_rln_reason_t *out) {
@@ -188,9 +183,10 @@ static ld_rln_verdict_t finish(ld_rln_validator_t *v, ld_rln_reason_t r, ld_rln_
   return LD_RLN_INVALID;
 }
 
-/* Steps 3 to 5 on a decoded proof. */
+/* Steps 3 and 4, and step 5 up to the zk verification, on a decoded proof: LD_RLN_OK with *out
+ * ready for the verification, or why not. */
 static ld_rln_reason_t check_decoded(ld_rln_validator_t *v, const ld_rln_rate_limit_proof_t *p,
-                                     const ld_waku_message_t *msg) {
+                                     const ld_waku_message_t *msg, ld_rln_pending_proof_t *out) {
   uint8_t epoch[32];
   ld_rln_epoch_bytes(epoch, ld_rln_epoch_of(msg->timestamp, v->epoch_sec));
   if (memcmp(epoch, p->epoch, 32) != 0) {
@@ -199,7 +195,13 @@ static ld_rln_reason_t check_decoded(ld_rln_validator_t *v, const ld_rln_rate_li
   if (!ld_rln_validator_root_ok(v, p->merkle_root)) {
     return LD_RLN_INVALID_ROOT;
   }
-  return proof_verifies(v, p, msg) ? LD_RLN_OK : LD_RLN_INVALID_PROOF;
+  if (!values_of(p, msg, &out->values)) {
+    return LD_RLN_INVALID_PROOF;
+  }
+  memcpy(out->proof, p->proof, sizeof out->proof);
+  memcpy(out->epoch, p->epoch, sizeof out->epoch);
+  memcpy(out->nullifier, p->nullifier, sizeof out->nullifier);
+  return LD_RLN_OK;
 }
 
 static bool clock_gap_ok(int64_t now_ns, int64_t ts_ns) {
@@ -212,7 +214,7 @@ static bool clock_gap_ok(int64_t now_ns, int64_t ts_ns) {
 }
 
 /* Steps 6 and 7. */
-static ld_rln_reason_t log_nullifier(ld_rln_validator_t *v, const ld_rln_rate_limit_proof_t *p) {
+static ld_rln_reason_t log_nullifier(ld_rln_validator_t *v, const ld_rln_pending_proof_t *p) {
   uint64_t epoch = epoch_value(p->epoch);
   log_epoch_t *e = log_find(v, epoch);
   if (e != NULL && ld_hashmap_contains(e->nullifiers, p->nullifier, 32)) {
@@ -231,22 +233,71 @@ static ld_rln_reason_t log_nullifier(ld_rln_validator_t *v, const ld_rln_rate_li
   return LD_RLN_OK;
 }
 
-ld_rln_verdict_t ld_rln_validator_check(ld_rln_validator_t *v, const ld_waku_message_t *msg,
-                                        int64_t now_ns, ld_rln_reason_t *reason) {
+ld_rln_reason_t ld_rln_validator_begin(ld_rln_validator_t *v, const ld_waku_message_t *msg,
+                                       int64_t now_ns, ld_rln_pending_proof_t *out) {
   prune_log(v, ld_rln_epoch_of(now_ns, v->epoch_sec));
   ld_rln_rate_limit_proof_t p;
+  ld_rln_reason_t r;
   if (ld_rln_rate_limit_proof_decode(&p, msg->proof, msg->proof_len) != 0) {
-    return finish(v, LD_RLN_UNDECODABLE, reason);
+    r = LD_RLN_UNDECODABLE;
+  } else {
+    v->stats.messages++;
+    r = clock_gap_ok(now_ns, msg->timestamp) ? check_decoded(v, &p, msg, out)
+                                             : LD_RLN_INVALID_TIMESTAMP;
   }
-  v->stats.messages++;
-  if (!clock_gap_ok(now_ns, msg->timestamp)) {
-    return finish(v, LD_RLN_INVALID_TIMESTAMP, reason);
+  if (r != LD_RLN_OK) {
+    finish(v, r, NULL);
   }
-  ld_rln_reason_t r = check_decoded(v, &p, msg);
-  if (r == LD_RLN_OK) {
-    r = log_nullifier(v, &p);
+  return r;
+}
+
+ld_rln_verdict_t ld_rln_validator_end(ld_rln_validator_t *v, const ld_rln_pending_proof_t *p,
+                                      int zk_result, double verify_seconds, int64_t now_ns,
+                                      ld_rln_reason_t *reason) {
+  v->stats.verifications++;
+  v->stats.last_verify_seconds = verify_seconds;
+  v->stats.verify_seconds_sum += verify_seconds;
+  if (zk_result != 0) {
+    return finish(v, LD_RLN_INVALID_PROOF, reason);
   }
-  return finish(v, r, reason);
+  prune_log(v, ld_rln_epoch_of(now_ns, v->epoch_sec));
+  return finish(v, log_nullifier(v, p), reason);
+}
+
+void ld_rln_validator_note_batch(ld_rln_validator_t *v, size_t count) {
+  v->stats.batches++;
+  v->stats.batched += count;
+  if (count > v->stats.largest_batch) {
+    v->stats.largest_batch = count;
+  }
+}
+
+const ld_rln_verifier_t *ld_rln_validator_verifier(const ld_rln_validator_t *v) {
+  return v->verifier;
+}
+
+/* The zk verification of a begun message, timed. */
+static int verify_pending(const ld_rln_validator_t *v, const ld_rln_pending_proof_t *p,
+                          double *seconds) {
+  double t = now_seconds();
+  int rc = ld_rln_verify(v->verifier, p->proof, &p->values);
+  *seconds = now_seconds() - t;
+  return rc;
+}
+
+ld_rln_verdict_t ld_rln_validator_check(ld_rln_validator_t *v, const ld_waku_message_t *msg,
+                                        int64_t now_ns, ld_rln_reason_t *reason) {
+  ld_rln_pending_proof_t p;
+  ld_rln_reason_t r = ld_rln_validator_begin(v, msg, now_ns, &p);
+  if (r != LD_RLN_OK) {
+    if (reason != NULL) {
+      *reason = r;
+    }
+    return r == LD_RLN_DUPLICATE ? LD_RLN_SPAM : LD_RLN_INVALID;
+  }
+  double seconds;
+  int rc = verify_pending(v, &p, &seconds);
+  return ld_rln_validator_end(v, &p, rc, seconds, now_ns, reason);
 }
 
 ld_rln_verdict_t ld_rln_validator_check_proof(ld_rln_validator_t *v, const ld_waku_message_t *msg,
@@ -255,7 +306,17 @@ ld_rln_verdict_t ld_rln_validator_check_proof(ld_rln_validator_t *v, const ld_wa
   if (ld_rln_rate_limit_proof_decode(&p, msg->proof, msg->proof_len) != 0) {
     return finish(v, LD_RLN_UNDECODABLE, reason);
   }
-  return finish(v, check_decoded(v, &p, msg), reason);
+  ld_rln_pending_proof_t pending;
+  ld_rln_reason_t r = check_decoded(v, &p, msg, &pending);
+  if (r != LD_RLN_OK) {
+    return finish(v, r, reason);
+  }
+  double seconds;
+  int rc = verify_pending(v, &pending, &seconds);
+  v->stats.verifications++;
+  v->stats.last_verify_seconds = seconds;
+  v->stats.verify_seconds_sum += seconds;
+  return finish(v, rc == 0 ? LD_RLN_OK : LD_RLN_INVALID_PROOF, reason);
 }
 
 size_t ld_rln_validator_log_size(const ld_rln_validator_t *v, size_t *epochs) {

@@ -63,6 +63,10 @@ typedef struct ld_rln_validator_stats {
   uint64_t by_reason[LD_RLN_REASON_COUNT];
   double verify_seconds_sum; /* waku_rln_proof_verification_duration_seconds */
   double last_verify_seconds;
+  /* zk verifications done together (ld_rln_validator_note_batch; batch.h) */
+  uint64_t batches;       /* waku_rln_proof_verification_batches_total */
+  uint64_t batched;       /* proofs in those batches */
+  uint64_t largest_batch; /* the most proofs in one batch */
 } ld_rln_validator_stats_t;
 
 /* `verifier` is borrowed and must outlive the validator; epoch_sec > 0. LD_ERR_INVALID_ARG,
@@ -87,6 +91,35 @@ ld_rln_verdict_t ld_rln_validator_check(ld_rln_validator_t *v, const ld_waku_mes
  * transfers them. The same reasons. */
 ld_rln_verdict_t ld_rln_validator_check_proof(ld_rln_validator_t *v, const ld_waku_message_t *msg,
                                               ld_rln_reason_t *reason);
+
+/* ---- the same steps split around the zk verification --------------------------------------
+ *
+ * For a caller that verifies the proofs of several messages at once (batch.h):
+ * ld_rln_validator_begin runs steps 0 to 4 and step 5's checks of the values; the zk
+ * verification of what it returns is the caller's (ld_rln_verify_batch, on any thread: the
+ * pending proof is a plain copy); ld_rln_validator_end takes its result and runs steps 6 and 7.
+ * Ending begun messages in the order they began keeps nwaku's double-signal rule: of two proofs
+ * with one (epoch, nullifier), the first ended is valid, the second spam. */
+typedef struct ld_rln_pending_proof {
+  uint8_t proof[LD_RLN_PROOF_BYTES];
+  ld_rln_proof_values_t values;
+  uint8_t epoch[32];     /* as carried: the log's key with the nullifier */
+  uint8_t nullifier[32]; /* as carried */
+} ld_rln_pending_proof_t;
+
+/* LD_RLN_OK with *out set when only the zk verification is left; otherwise the reason, already
+ * counted in the statistics as ld_rln_validator_check counts an Invalid verdict. */
+ld_rln_reason_t ld_rln_validator_begin(ld_rln_validator_t *v, const ld_waku_message_t *msg,
+                                       int64_t now_ns, ld_rln_pending_proof_t *out);
+/* Ends a message begun with LD_RLN_OK: zk_result is what ld_rln_verify answered for it (0 when
+ * the proof holds), verify_seconds its share of the verification time; now_ns prunes the log. */
+ld_rln_verdict_t ld_rln_validator_end(ld_rln_validator_t *v, const ld_rln_pending_proof_t *p,
+                                      int zk_result, double verify_seconds, int64_t now_ns,
+                                      ld_rln_reason_t *reason);
+/* Counts a zk verification of `count` proofs done together. */
+void ld_rln_validator_note_batch(ld_rln_validator_t *v, size_t count);
+/* The verifier given at creation. */
+const ld_rln_verifier_t *ld_rln_validator_verifier(const ld_rln_validator_t *v);
 
 /* Entries in the nullifier log, and epochs it holds. */
 size_t ld_rln_validator_log_size(const ld_rln_validator_t *v, size_t *epochs);

@@ -23,6 +23,19 @@
 //        [--rates 50,1000] [--seconds 10] [--js-ramp …] [--node-arg ARG …]
 //   node bench/relay-rate.mjs --impl node --callgrind RATE,COUNT
 //   node bench/relay-rate.mjs --impl node --status-page 1 [...]
+//   node bench/relay-rate.mjs --impl node --rln 50:100,1000:3000 [--nodes 10] [--rln-threads 2]
+//        [--rln-gap-ms 20000] [--rln-circuit DIR] [--rln-start-in SECONDS]
+//
+// --rln SEGMENTS: RLN validation on in every fleet node (--rln-relay with a static group of one
+// member, --rln-relay-epoch-sec 3600, a user message limit above the message count), and every
+// message carries an RLN-v2 proof made beforehand by bench_relay_rln_prove (bench/
+// relay_rln_prove.c, on --rln-threads threads, while the fleet starts): one run per RATE:COUNT
+// segment, each message's timestamp its planned send time (part of the proved signal), the
+// segments --rln-gap-ms apart; bench_relay publishes each message at its timestamp (`replay`).
+// The first segment doubles as the mesh's warm-up. Per run, besides the figures above: the
+// delivered fraction, the CPU of the fleet in cores, and from each node's /metrics the proofs
+// verified and the batches they were verified in (waku_rln_proof_verification_total,
+// waku_rln_proof_verification_batches_total).
 //
 // --status-page S: node 0's status page (GET /, refreshing every S seconds) stays open in
 // headless Chromium (puppeteer-core; $LD_CHROMIUM or /usr/bin/chromium) from the warm-up on, as
@@ -73,11 +86,17 @@ run(async () => {
       shard: { type: 'string', default: '0' },
       callgrind: { type: 'string' },
       'status-page': { type: 'string' },
+      rln: { type: 'string' },
+      'rln-threads': { type: 'string', default: '2' },
+      'rln-gap-ms': { type: 'string', default: '20000' },
+      'rln-circuit': { type: 'string' },
+      'rln-start-in': { type: 'string' },
     },
   });
   for (const impl of o.impl.split(',')) {
     if (impl === 'js') await measureJs(o);
     else if (impl === 'node' && o.callgrind) await measureInstructions(o);
+    else if (impl === 'node' && o.rln) await measureRln(o);
     else if (impl === 'node') await measureNode(o);
     else throw new Error(`unknown --impl ${impl}`);
   }
@@ -283,13 +302,14 @@ async function measureNode(o) {
  * after the publisher finished. Untimed runs (the latency runs) scrape only once the publisher
  * finished, so that scraping adds no load while the latencies are taken.
  */
-async function runRate(fleet, pub, { rate, count, label, timed = true, drainMs = 2000, maxMs = 120_000 }) {
+async function runRate(fleet, pub, { rate, count, label, timed = true, drainMs = 2000, maxMs = 120_000, command,
+  answerMs = 120_000 }) {
   const nodes = fleet.nodes;
   const base = await Promise.all(nodes.map((n) => scrape(n.metricsUrl)));
   const cpu0 = await Promise.all(nodes.map((n) => n.cpuMs()));
-  pub.child.stdin.write(`run ${rate} ${count}\n`);
+  pub.child.stdin.write(`${command ?? `run ${rate} ${count}`}\n`);
   let result = null;
-  const resultP = pub.next().then((line) => { result = JSON.parse(line); });
+  const resultP = pub.next(answerMs).then((line) => { result = JSON.parse(line); });
   resultP.catch(() => {});
   const doneAt = new Array(nodes.length).fill(null);
   let last = base;
@@ -344,7 +364,136 @@ async function runRate(fleet, pub, { rate, count, label, timed = true, drainMs =
     cpuMsPerDelivery: deliveries > 0 ? Number((cpuMs / deliveries).toFixed(4)) : null,
     cpuMsTotal: r2(cpuMs),
     publisherCpuMs: result.publisherCpuMs,
+    lateMaxMs: result.lateMaxMs,
   };
+}
+
+/** GET a node's /metrics text. */
+function metricsText(url) {
+  return new Promise((resolve, reject) => {
+    get(url, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve(text));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+const RLN_COUNTERS = ['waku_rln_proof_verification_total', 'waku_rln_proof_verification_batches_total',
+  'waku_rln_valid_messages_total', 'waku_rln_spam_messages_total'];
+
+/** The RLN counters of every node, summed over the fleet, and waku_rln_invalid_messages_total by type. */
+async function scrapeRln(nodes) {
+  const sum = Object.fromEntries(RLN_COUNTERS.map((k) => [k, 0]));
+  sum.invalid = 0;
+  for (const text of await Promise.all(nodes.map((n) => metricsText(n.metricsUrl)))) {
+    for (const line of text.split('\n')) {
+      const [name, value] = line.split(' ');
+      if (name in sum) sum[name] += Number(value);
+      else if (name?.startsWith('waku_rln_invalid_messages_total{')) sum.invalid += Number(value);
+    }
+  }
+  return sum;
+}
+
+function bin(name, envName, fallback) {
+  const path = process.env[envName] ?? fileURLToPath(new URL(`../../../build-rel/${fallback}`, import.meta.url));
+  if (!existsSync(path)) throw new Error(`${name} not found at ${path}: set ${envName}`);
+  return path;
+}
+
+/** The fleet with RLN validation on, fed messages proved beforehand (see the header). */
+async function measureRln(o) {
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const os = await import('node:os');
+  const dir = await mkdtemp(`${os.tmpdir()}/ld-relay-rln-`);
+  const segments = o.rln.split(',').map((s) => s.split(':').map(Number));
+  const total = segments.reduce((a, [, c]) => a + c, 0);
+  const limit = total + 10;
+  const epochSec = 3600;
+  const circuit = o['rln-circuit'] ?? process.env.LD_RLN_FIXTURES
+    ?? fileURLToPath(new URL('../fixtures/rln-v2', import.meta.url));
+  const group = `${dir}/group.json`;
+  const proveArgs = ['--circuit', circuit, '--group-out', group, '--out', `${dir}/msgs`,
+    '--threads', o['rln-threads'], '--gap-ms', o['rln-gap-ms'], '--size', o.size,
+    '--epoch-sec', String(epochSec), '--limit', String(limit),
+    ...segments.flatMap(([r, c]) => ['--segment', `${r}:${c}`])];
+  // --rln-start-in S: the schedule starts S seconds from now rather than where the prover's
+  // own estimate puts it (which a busy machine can make pessimistic)
+  if (o['rln-start-in'] != null) {
+    proveArgs.push('--start-ns', String(BigInt(Date.now()) * 1_000_000n + BigInt(Math.round(Number(o['rln-start-in']) * 1e9))));
+  }
+  const prover = spawn(bin('bench_relay_rln_prove', 'LD_BENCH_RELAY_RLN_PROVE', 'bench_relay_rln_prove'),
+    proveArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let proveOut = '';
+  prover.stdout.setEncoding('utf8');
+  prover.stdout.on('data', (d) => { proveOut += d; });
+  const proved = new Promise((resolve) => prover.on('close', resolve));
+  for (let i = 0; i < 600 && !existsSync(group); i++) await delay(100);
+  const extra = ['--metrics-server=true', '--metrics-server-address=127.0.0.1', '--metrics-server-port=0',
+    '--log-level=INFO', '--rln-relay=true', '--rln-relay-dynamic=false',
+    `--rln-relay-static-group-file=${group}`, `--rln-relay-epoch-sec=${epochSec}`,
+    `--rln-relay-user-message-limit=${limit}`, ...o['node-arg']];
+  const fleet = new Fleet({ impl: 'node', node: o.node, nodeArgs: extra, nodes: Number(o.nodes),
+    clusterId: Number(o.cluster), shard: Number(o.shard) });
+  let pub = null;
+  try {
+    await fleet.start();
+    for (let i = 0; i < 100 && fleet.nodes.some((n) => n.metricsUrl == null); i++) await delay(50);
+    if (fleet.nodes.some((n) => n.metricsUrl == null)) throw new Error('a node has no metrics server');
+    await fleet.connect(Number(o.degree));
+    pub = new Publisher(benchPath(o), fleet.nodes.map((n) => n.addr), o);
+    if ((await pub.next(60_000)) !== 'READY') throw new Error('bench_relay not ready');
+    const code = await proved;
+    if (code !== 0) throw new Error(`bench_relay_rln_prove exited ${code}`);
+    const plan = JSON.parse(proveOut.trim().split('\n').pop());
+    process.stderr.write(`${JSON.stringify({ ...plan, segments: undefined })}\n`);
+    const runs = [];
+    for (const seg of plan.segments) {
+      const before = await scrapeRln(fleet.nodes);
+      const r = await runRate(fleet, pub, { rate: seg.rate, count: seg.count, label: `rln ${seg.rate}`,
+        timed: false, drainMs: 5000, command: `replay ${seg.file}`,
+        answerMs: Math.max(0, (seg.firstNs - Date.now() * 1e6) / 1e6) + (seg.count / seg.rate) * 1000 + 120_000 });
+      const after = await scrapeRln(fleet.nodes);
+      const d = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+      const verified = d.waku_rln_proof_verification_total;
+      const batches = d.waku_rln_proof_verification_batches_total;
+      // first publish → the scrape at which the last node had every message (the run's length)
+      const spanS = r.deliveredToAllPerSecond > 0 ? r.deliveredToAll / r.deliveredToAllPerSecond : NaN;
+      Object.assign(r, {
+        deliveredFraction: Number((r.deliveredToAll / seg.count).toFixed(4)),
+        allDeliveredAfterS: r2(spanS),
+        fleetCores: r2(r.cpuMsTotal / 1000 / spanS),
+        cpuPerNodeMsPerMessage: Number((r.cpuMsTotal / fleet.nodes.length / seg.count).toFixed(3)),
+        proofsVerified: verified,
+        meanBatch: batches > 0 ? r2(verified / batches) : null,
+        rlnValid: d.waku_rln_valid_messages_total,
+        rlnInvalid: d.invalid,
+        rlnSpam: d.waku_rln_spam_messages_total,
+      });
+      runs.push(r);
+      process.stderr.write(`${JSON.stringify(r)}\n`);
+    }
+    report({
+      bench: 'relay-rate',
+      impl: 'node',
+      rln: true,
+      publisher: 'bench_relay (replay of proofs made beforehand)',
+      nodes: fleet.nodes.length,
+      degree: Number(o.degree),
+      payloadBytes: Number(o.size),
+      proofs: { count: plan.proofs, wallSeconds: plan.wallSeconds, cpuSeconds: plan.cpuSeconds },
+      loadAverage: os.loadavg().map(r2),
+      runs,
+    });
+  } finally {
+    prover.kill();
+    await pub?.stop();
+    await fleet.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 function sh(file, args) {
