@@ -899,7 +899,9 @@ static void on_messaging_outcome(int kind, const void *payload, void *ud) {
   ch_request_t *r = p->req;
   if (kind == LD_EVENT_MESSAGING_PROPAGATED) {
     r->dispatched++;
+    /* the hint is usually recorded (and its log row written) at submission: hint_at_submit */
     if (ev->has_hash && !r->ephemeral &&
+        !ld_sds_has_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN) &&
         ld_sds_set_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN) == 0)
       persist_log(r->ch, p->seg_id, p->lamport, r->ch->sender, ev->hash, LD_WAKU_HASH_LEN);
   } else {

@@ -263,6 +263,11 @@ int ld_sds_receive(ld_sds_t *s, uint64_t now_ms, const uint8_t *data, size_t len
 int ld_sds_set_retrieval_hint(ld_sds_t *s, const char *message_id, const uint8_t *hint,
                               size_t hint_len);
 
+/* Whether the logged message `message_id` already has the retrieval hint `hint` (false when it
+ * is not in the log, has none or another one). */
+bool ld_sds_has_retrieval_hint(const ld_sds_t *s, const char *message_id, const uint8_t *hint,
+                               size_t hint_len);
+
 /* Runs everything due at `now_ms`: retransmissions and give-ups, repair answers, repair requests
  * (a sync message carries them when due), fetches, lost dependencies, periodic sync.
  * LD_ERR_AGAIN when the event queue is full (nothing done), LD_ERR_NOMEM. */

@@ -564,6 +564,27 @@ static void bloom_filter_at_most_once_per_interval(void **state) {
   ld_sds_free(b);
 }
 
+/* The retrieval hint of a logged message: set, compared, replaced. */
+static void retrieval_hint_known(void **state) {
+  (void)state;
+  ld_sds_config_t c = test_cfg();
+  ld_sds_t *a = make(&c, "alice", T0);
+  const uint8_t h1[4] = {1, 2, 3, 4}, h2[4] = {1, 2, 3, 5};
+  assert_int_equal(ld_sds_set_retrieval_hint(a, "m1", h1, sizeof h1), LD_ERR_NOT_FOUND);
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h1, sizeof h1));
+  size_t len;
+  free(send_msg(a, T0, "m1", "hello", &len));
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h1, sizeof h1)); /* none yet */
+  assert_int_equal(ld_sds_set_retrieval_hint(a, "m1", h1, sizeof h1), 0);
+  assert_true(ld_sds_has_retrieval_hint(a, "m1", h1, sizeof h1));
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h2, sizeof h2));
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h1, 3));
+  assert_int_equal(ld_sds_set_retrieval_hint(a, "m1", h2, sizeof h2), 0);
+  assert_true(ld_sds_has_retrieval_hint(a, "m1", h2, sizeof h2));
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h1, sizeof h1));
+  ld_sds_free(a);
+}
+
 /* A bloom filter of another size is ignored (counted); the message is processed otherwise. */
 static void wrong_size_bloom_filter(void **state) {
   (void)state;
@@ -1528,6 +1549,7 @@ int main(void) {
       cmocka_unit_test(ack_by_causal_history),
       cmocka_unit_test(ack_by_bloom_threshold),
       cmocka_unit_test(bloom_filter_at_most_once_per_interval),
+      cmocka_unit_test(retrieval_hint_known),
       cmocka_unit_test(wrong_size_bloom_filter),
       cmocka_unit_test(retransmits_then_gives_up),
       cmocka_unit_test(never_acknowledged_stays_bounded),
