@@ -156,6 +156,7 @@ void ld_channels_config_default(ld_channels_config_t *cfg) {
   cfg->send_queue_max = LD_CHANNELS_DEFAULT_SEND_QUEUE;
   cfg->send_queue_max_bytes = LD_CHANNELS_DEFAULT_SEND_QUEUE_BYTES;
   cfg->sds.ack_sync_delay_ms = LD_CHANNELS_DEFAULT_ACK_SYNC_MS;
+  cfg->sds.bloom_interval_ms = LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS;
   size_t max_outgoing = atomic_load(&g_test_max_outgoing), queue = atomic_load(&g_test_send_queue);
   if (max_outgoing > 0)
     cfg->sds.max_outgoing = max_outgoing;
@@ -898,7 +899,9 @@ static void on_messaging_outcome(int kind, const void *payload, void *ud) {
   ch_request_t *r = p->req;
   if (kind == LD_EVENT_MESSAGING_PROPAGATED) {
     r->dispatched++;
+    /* the hint is usually recorded (and its log row written) at submission: hint_at_submit */
     if (ev->has_hash && !r->ephemeral &&
+        !ld_sds_has_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN) &&
         ld_sds_set_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN) == 0)
       persist_log(r->ch, p->seg_id, p->lamport, r->ch->sender, ev->hash, LD_WAKU_HASH_LEN);
   } else {

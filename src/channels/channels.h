@@ -85,6 +85,11 @@
 #define LD_CHANNELS_COMMIT_MS 5u
 /* Acknowledgement syncs (sds.h ack_sync_delay_ms) of the channel layer. */
 #define LD_CHANNELS_DEFAULT_ACK_SYNC_MS 100u
+/* Content messages carry the bloom filter at most once per second (sds.h bloom_interval_ms;
+ * channelsOverrides sdsBloomIntervalMs): syncs carry it always, and the acknowledgement syncs
+ * above follow every burst received, so bloom acknowledgements keep flowing while a burst's
+ * messages are ~200 bytes instead of ~19 KB. */
+#define LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS 1000u
 #define LD_CHANNELS_DEFAULT_EPOCH_MS 600000u /* the RLN epoch of the LIP: 600 s */
 #define LD_CHANNELS_DEFAULT_MAX_QUEUED 10000u
 #define LD_CHANNELS_DEFAULT_MAX_QUEUED_BYTES (64u * 1024 * 1024)

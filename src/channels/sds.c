@@ -499,6 +499,15 @@ int ld_sds_set_retrieval_hint(ld_sds_t *s, const char *message_id, const uint8_t
   return e == NULL ? LD_ERR_NOT_FOUND : sds_log_set_hint(e, hint, hint_len);
 }
 
+bool ld_sds_has_retrieval_hint(const ld_sds_t *s, const char *message_id, const uint8_t *hint,
+                               size_t hint_len) {
+  if (s == NULL || message_id == NULL || hint == NULL)
+    return false;
+  const log_entry_t *e = sds_log_find(&s->log, message_id, strlen(message_id));
+  return e != NULL && e->hint != NULL && e->hint_len == hint_len &&
+         memcmp(e->hint, hint, hint_len) == 0;
+}
+
 bool ld_sds_in_log(const ld_sds_t *s, const char *message_id) {
   return sds_log_find(&s->log, message_id, strlen(message_id)) != NULL;
 }

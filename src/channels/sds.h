@@ -123,6 +123,10 @@ typedef struct ld_sds_config {
   /* bloom filter (must match the peers': js-waku's defaults) */
   uint32_t bloom_capacity; /* 10 000; rebuilt from the newest half of the log when full */
   double bloom_error_rate; /* 0.001 */
+  /* Content messages carry the bloom filter (optional in the SDS specification; 18,752 bytes at
+   * js-waku's size) at most once per this many ms; sync messages always carry it, so bloom
+   * acknowledgements keep flowing through them. 0 = on every message (js-waku's behaviour). */
+  uint64_t bloom_interval_ms; /* 0 */
   /* limits */
   uint64_t max_lamport_ahead_ms; /* 86 400 000 (one day); 0 = no check */
   size_t max_log;                /* 10 000 */
@@ -258,6 +262,11 @@ int ld_sds_receive(ld_sds_t *s, uint64_t now_ms, const uint8_t *data, size_t len
  * the log, LD_ERR_INVALID_ARG, LD_ERR_NOMEM. */
 int ld_sds_set_retrieval_hint(ld_sds_t *s, const char *message_id, const uint8_t *hint,
                               size_t hint_len);
+
+/* Whether the logged message `message_id` already has the retrieval hint `hint` (false when it
+ * is not in the log, has none or another one). */
+bool ld_sds_has_retrieval_hint(const ld_sds_t *s, const char *message_id, const uint8_t *hint,
+                               size_t hint_len);
 
 /* Runs everything due at `now_ms`: retransmissions and give-ups, repair answers, repair requests
  * (a sync message carries them when due), fetches, lost dependencies, periodic sync.

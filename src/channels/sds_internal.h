@@ -141,6 +141,8 @@ struct ld_sds {
   uint64_t rng;
 
   ld_bloom_t bloom;
+  bool bloom_sent;        /* a message carried the bloom filter since the engine started */
+  uint64_t bloom_sent_at; /* when (cfg.bloom_interval_ms) */
   sds_log_t log;
 
   ld_hashmap_t *outgoing; /* id → out_entry_t */

@@ -38,9 +38,24 @@ typedef struct draft {
   missing_t *requested[LD_SDS_MAX_REPAIR_REQUESTS];
 } draft_t;
 
-/* Fills sender, channel, Lamport (ticked), causal history, bloom filter and the repair
+/* Whether the message being built carries the bloom filter: a sync always, content at most once
+ * per cfg.bloom_interval_ms. */
+static bool bloom_due(const ld_sds_t *s, bool sync) {
+  return sync || s->cfg.bloom_interval_ms == 0 || !s->bloom_sent ||
+         s->now - s->bloom_sent_at >= s->cfg.bloom_interval_ms;
+}
+
+/* After the message `m` went out. */
+static void note_bloom_sent(ld_sds_t *s, const ld_sds_message_t *m) {
+  if (!m->has_bloom)
+    return;
+  s->bloom_sent = true;
+  s->bloom_sent_at = s->now;
+}
+
+/* Fills sender, channel, Lamport (ticked), causal history, bloom filter (when due) and the repair
  * requests due (not yet marked as sent). `*saved_lamport` restores the clock on failure. */
-static int draft_init(ld_sds_t *s, draft_t *d, const char *id, uint64_t *saved_lamport) {
+static int draft_init(ld_sds_t *s, draft_t *d, const char *id, bool sync, uint64_t *saved_lamport) {
   memset(d, 0, sizeof *d);
   d->history = calloc(s->cfg.causal_history_size + 1, sizeof *d->history);
   if (d->history == NULL)
@@ -58,9 +73,11 @@ static int draft_init(ld_sds_t *s, draft_t *d, const char *id, uint64_t *saved_l
   m->lamport = sds_lamport_tick(s);
   m->causal_history = d->history;
   m->causal_history_len = sds_log_history(&s->log, s->cfg.causal_history_size, d->history);
-  m->has_bloom = true;
-  m->bloom = s->bloom.data;
-  m->bloom_len = s->bloom.params.bytes;
+  if (bloom_due(s, sync)) {
+    m->has_bloom = true;
+    m->bloom = s->bloom.data;
+    m->bloom_len = s->bloom.params.bytes;
+  }
   if (s->cfg.repair) {
     m->repair_request = d->requests;
     m->repair_request_len =
@@ -269,7 +286,7 @@ static int log_own(ld_sds_t *s, const ld_sds_message_t *m) {
 static int send_content(ld_sds_t *s, const char *id, const uint8_t *content, size_t len) {
   draft_t d;
   uint64_t saved;
-  int rc = draft_init(s, &d, id, &saved);
+  int rc = draft_init(s, &d, id, false, &saved);
   if (rc != 0)
     return rc;
   d.msg.has_content = true;
@@ -283,8 +300,10 @@ static int send_content(ld_sds_t *s, const char *id, const uint8_t *content, siz
   }
   sds_commit_repair_requests(s, d.requested, d.msg.repair_request_len);
   if ((rc = make_room(s)) == 0 && (rc = log_own(s, &d.msg)) == 0 &&
-      (rc = sds_emit_send(s, LD_SDS_SEND_CONTENT, id, d.msg.lamport, wire.data, wire.len)) == 0)
+      (rc = sds_emit_send(s, LD_SDS_SEND_CONTENT, id, d.msg.lamport, wire.data, wire.len)) == 0) {
+    note_bloom_sent(s, &d.msg);
     rc = out_add(s, id, d.msg.message_id_len, &wire);
+  }
   s->stats.sent++;
   sds_restart_sync(s, 2);
 out:
@@ -344,7 +363,7 @@ int sds_send_sync(ld_sds_t *s) {
   snprintf(id, sizeof id, "sync-%016" PRIx64, sds_random(s));
   draft_t d;
   uint64_t saved;
-  int rc = draft_init(s, &d, id, &saved);
+  int rc = draft_init(s, &d, id, true, &saved);
   if (rc != 0)
     return rc;
   if (d.msg.causal_history_len == 0 && d.msg.repair_request_len == 0) {
@@ -359,6 +378,7 @@ int sds_send_sync(ld_sds_t *s) {
     s->lamport = saved;
   else if ((rc = sds_emit_send(s, LD_SDS_SEND_SYNC, id, 0, wire.data, wire.len)) == 0) {
     sds_commit_repair_requests(s, d.requested, d.msg.repair_request_len);
+    note_bloom_sent(s, &d.msg);
     s->stats.syncs_sent++;
     s->rx_since_sync = 0;
   }

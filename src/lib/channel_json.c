@@ -30,8 +30,8 @@ static int out_of_range(char *why, size_t cap, const char *key, int64_t v, int64
                       (long long)lo, (long long)hi);
 }
 
-/* Our extension keys: the SDS-R window (a store fetch follows once it has passed) and the idle
- * sync interval (0: no periodic sync). */
+/* Our extension keys: the SDS-R window (a store fetch follows once it has passed), the idle
+ * sync interval (0: no periodic sync) and the bloom filter's interval on content messages. */
 static int apply_sds_timing(const ld_lib_channels_config_t *in, ld_channels_config_t *out,
                             char *why, size_t why_cap) {
   if (in->has_repair_t_min) {
@@ -57,6 +57,12 @@ static int apply_sds_timing(const ld_lib_channels_config_t *in, ld_channels_conf
       return out_of_range(why, why_cap, "sdsSyncIntervalMs", in->sync_interval_ms, 0,
                           MAX_REPAIR_MS);
     out->sds.sync_interval_ms = (uint64_t)in->sync_interval_ms;
+  }
+  if (in->has_bloom_interval) {
+    if (in->bloom_interval_ms < 0 || in->bloom_interval_ms > MAX_REPAIR_MS)
+      return out_of_range(why, why_cap, "sdsBloomIntervalMs", in->bloom_interval_ms, 0,
+                          MAX_REPAIR_MS);
+    out->sds.bloom_interval_ms = (uint64_t)in->bloom_interval_ms;
   }
   return 0;
 }

@@ -392,6 +392,7 @@ enum {
   CH_REPAIR_T_MIN, /* our extension */
   CH_REPAIR_T_MAX,
   CH_SYNC_INTERVAL,
+  CH_BLOOM_INTERVAL,
   CH_COUNT,
 };
 
@@ -400,7 +401,8 @@ static const char *const k_channel_fields[CH_COUNT] = {
     "segmentationEnableReedSolomon", "segmentationSegmentSizeBytes", "sdsAcknowledgementTimeoutMs",
     "sdsMaxRetransmissions",         "sdsCausalHistorySize",         "rateLimitEnabled",
     "rateLimitEpochPeriodSec",       "rateLimitMessagesPerEpoch",
-    "sdsRepairTMinMs",               "sdsRepairTMaxMs",              "sdsSyncIntervalMs"};
+    "sdsRepairTMinMs",               "sdsRepairTMaxMs",              "sdsSyncIntervalMs",
+    "sdsBloomIntervalMs"};
 // clang-format on
 
 static int channel_flag(ld_lib_channels_config_t *c, int which, const char *text, char *why,
@@ -445,6 +447,9 @@ static int channel_number(ld_lib_channels_config_t *c, int which, const char *te
     break;
   case CH_SYNC_INTERVAL:
     c->has_sync_interval = true, c->sync_interval_ms = v;
+    break;
+  case CH_BLOOM_INTERVAL:
+    c->has_bloom_interval = true, c->bloom_interval_ms = v;
     break;
   default:
     c->has_rate_messages = true, c->rate_messages_per_epoch = v;

@@ -38,6 +38,10 @@ typedef struct ld_lib_channels_config {
    * sdsRepairTMaxMs, sdsSyncIntervalMs) */
   bool has_repair_t_min, has_repair_t_max, has_sync_interval;
   int64_t repair_t_min_ms, repair_t_max_ms, sync_interval_ms;
+  /* our extension: content messages carry the bloom filter at most once per this many ms
+   * (sdsBloomIntervalMs, 0: on every message as js-waku; LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS) */
+  bool has_bloom_interval;
+  int64_t bloom_interval_ms;
 } ld_lib_channels_config_t;
 
 typedef struct ld_lib_config {

@@ -331,6 +331,46 @@ describe('SDS engine and js-waku MessageChannel in one channel', { skip }, () =>
     await tool.close();
   });
 
+  test('js-waku takes content without a bloom filter and reads the filter of our sync', async () => {
+    const tool = new SdsTool();
+    const c = new CPeer(tool);
+    // bloom_interval_ms: only C's first content message and its syncs carry the filter
+    await c.start('chan', 'c-peer', { causal_history_size: 1, bloom_interval_ms: 600000 });
+    const js = new JsPeer('chan', 'js-peer', { causalHistorySize: 1, possibleAcksThreshold: 2 });
+    const j1 = await js.send('j1');
+    const j2 = await js.send('j2');
+    await c.receive(j1.bytes);
+    await c.receive(j2.bytes);
+
+    const c1 = await c.send('c1'); // names j2, carries the filter: j1 possibly acknowledged
+    assert.equal(SdsProto.decode(fromHex(c1.hex)).bloomFilter.length, 18752);
+    await js.receive(c1.hex);
+    assert.deepEqual(js.take(MessageChannelEvent.OutMessageAcknowledged), [j2.id]);
+    assert.deepEqual(js.take(MessageChannelEvent.OutMessagePossiblyAcknowledged)
+      .map((d) => [d.messageId, d.count]), [[j1.id, 1]]);
+
+    const c2 = await c.send('c2'); // names c1, no filter: delivered, acknowledges nothing
+    const decoded = SdsProto.decode(fromHex(c2.hex));
+    assert.equal(decoded.bloomFilter, undefined);
+    assert.ok(fromHex(c2.hex).length < 400);
+    await js.receive(c2.hex);
+    assert.deepEqual(js.take(MessageChannelEvent.InMessageDelivered), [c1.id, c2.id]);
+    assert.deepEqual(js.take(MessageChannelEvent.OutMessageAcknowledged), []);
+    assert.deepEqual(js.take(MessageChannelEvent.OutMessagePossiblyAcknowledged), []);
+
+    const ans = await tool.ok({ op: 'sync', now: Date.now() });
+    const sync = ans.events.find((e) => e.type === 'send' && e.kind === 'sync');
+    assert.equal(SdsProto.decode(fromHex(sync.data)).bloomFilter.length, 18752);
+    await js.receive(sync.data); // the second bloom hit acknowledges j1
+    assert.deepEqual(js.take(MessageChannelEvent.OutMessageAcknowledged), [j1.id]);
+
+    // and js-waku's next message acknowledges c2 to C
+    const j3 = await js.send('j3');
+    const got = await c.receive(j3.bytes);
+    assert.deepEqual(ofType(got, 'acknowledged').map((e) => e.messageId), [c2.id]);
+    await tool.close();
+  });
+
   test('js-waku repairs a message C missed, and C one js-waku missed (SDS-R)', async () => {
     const tool = new SdsTool();
     const c = new CPeer(tool);

@@ -11,7 +11,6 @@
 #include "base/log.h"
 #include "waku/core/sharding.h"
 #include "waku/core/topics.h"
-#include "waku/relay/own_hashes.h"
 
 #define LOG_TOPIC "waku relay"
 
@@ -68,7 +67,6 @@ struct ld_relay {
   void *ev_ud;
   ld_relay_stats_t stats;
   ld_relay_latency_t latency;
-  ld_relay_own_hashes_t own; /* hashes of our messages until gossipsub delivers them back */
 };
 
 const uint32_t ld_relay_latency_bounds_us[LD_RELAY_LATENCY_BUCKETS] = {
@@ -348,6 +346,7 @@ static void observe_latency(ld_relay_t *r, int64_t sent_ns, int64_t received_ns)
 static void gs_on_message(ld_gs_service_t *svc, const char *topic, const uint8_t *data, size_t len,
                           const uint8_t id[LD_GS_MSG_ID_LEN], const ld_peerid_t *from, void *ud) {
   (void)svc;
+  (void)id;
   ld_relay_t *r = ud;
   topic_t *t = topic_find(r, topic);
   ld_waku_message_t msg;
@@ -358,8 +357,7 @@ static void gs_on_message(ld_gs_service_t *svc, const char *topic, const uint8_t
     return;
   }
   uint8_t hash[LD_WAKU_HASH_LEN];
-  if (from != NULL || !ld_relay_own_hashes_take(&r->own, topic, id, hash))
-    ld_waku_message_hash(topic, &msg, hash);
+  ld_waku_message_hash(topic, &msg, hash);
   if (t != NULL && from != NULL) {
     t->stats.msgs_in++;
     t->stats.bytes_in += len + strlen(topic);
@@ -501,7 +499,6 @@ void ld_relay_free(ld_relay_t *r) {
   ld_hashmap_free(r->pending, free_pending_value);
   ld_hashmap_free(r->topics, topic_free);
   r->pending = r->topics = NULL;
-  ld_relay_own_hashes_clear(&r->own);
   uv_timer_stop(&r->health_timer);
   uv_close((uv_handle_t *)&r->health_timer, on_timer_closed);
 }
@@ -651,18 +648,14 @@ static int publish_stamped(ld_relay_t *r, const char *pubsub_topic, const ld_wak
                            const uint8_t known[LD_WAKU_HASH_LEN], uint8_t h[LD_WAKU_HASH_LEN]) {
   ld_buf_t data;
   ld_buf_init(&data);
-  uint8_t id[LD_GS_MSG_ID_LEN];
   int rc = ld_waku_message_encode(m, r->max_msg_size, &data);
   if (rc == 0 && known != NULL)
     memcpy(h, known, LD_WAKU_HASH_LEN);
   else if (rc == 0)
     rc = ld_waku_message_hash(pubsub_topic, m, h);
   if (rc == 0)
-    rc = ld_gs_service_publish_id(r->gs, pubsub_topic, data.data, data.len, id);
+    rc = ld_gs_service_publish(r->gs, pubsub_topic, data.data, data.len);
   if (rc >= 0) {
-    topic_t *t = topic_find(r, pubsub_topic);
-    if (t != NULL && t->subscribed) /* gossipsub delivers it back to us: see gs_on_message */
-      ld_relay_own_hashes_push(&r->own, pubsub_topic, id, h);
     count_published(r, pubsub_topic, m, data.len);
     log_message("sent", pubsub_topic, m, h, NULL, 0);
   } else {

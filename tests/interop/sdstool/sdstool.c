@@ -13,6 +13,7 @@
  *   {"op":"send","now":T,"id":I,"content":H}
  *   {"op":"receive","now":T,"hex":H,"hint":H}  → adds "outcome"
  *   {"op":"tick","now":T}                      → handle_timeout at T
+ *   {"op":"sync","now":T}                      → a sync message now (ld_sds_sync_now)
  *   {"op":"hint","id":I,"hint":H}
  *   {"op":"stats"}                             → {"ok":true,"stats":{...}}
  *   engine answers carry "events":[{type,kind,messageId,senderId,lamport,data,hint,count,
@@ -267,6 +268,7 @@ static void apply_config(ld_sds_config_t *c, const json_t *j) {
   U(max_retransmissions);
   U(lost_timeout_ms);
   U(sync_interval_ms);
+  U(bloom_interval_ms);
   U(repair_t_min_ms);
   U(repair_t_max_ms);
   U(random_seed);
@@ -348,6 +350,8 @@ static json_t *op_engine(pool_t *p, const char *op, const json_t *req) {
     return op_receive(p, req);
   if (strcmp(op, "tick") == 0)
     return engine_answer(ld_sds_handle_timeout(engine, u64_of(req, "now")), "tick");
+  if (strcmp(op, "sync") == 0)
+    return engine_answer(ld_sds_sync_now(engine, u64_of(req, "now")), "sync");
   if (strcmp(op, "hint") == 0) {
     uint8_t *hint = unhex(p, json_string_value(json_object_get(req, "hint")), &len);
     if (hint == NULL)
@@ -379,7 +383,7 @@ static json_t *dispatch(pool_t *p, const json_t *req) {
   if (strcmp(op, "new") == 0)
     return op_new(req);
   if (strcmp(op, "send") == 0 || strcmp(op, "receive") == 0 || strcmp(op, "tick") == 0 ||
-      strcmp(op, "hint") == 0 || strcmp(op, "stats") == 0)
+      strcmp(op, "sync") == 0 || strcmp(op, "hint") == 0 || strcmp(op, "stats") == 0)
     return op_engine(p, op, req);
   return fail(LD_ERR_INVALID_ARG, "unknown op");
 }

@@ -481,6 +481,110 @@ static void ack_by_bloom_threshold(void **state) {
   ld_sds_free(b);
 }
 
+static bool carries_bloom(const uint8_t *wire, size_t len) {
+  ld_sds_message_t m;
+  decode(wire, len, &m);
+  bool has = m.has_bloom;
+  ld_sds_message_clear(&m);
+  return has;
+}
+
+/* One sync from `s` now (its bytes, caller frees). */
+static uint8_t *sync_msg(ld_sds_t *s, uint64_t now, size_t *len) {
+  assert_int_equal(ld_sds_sync_now(s, now), 1);
+  events_t e = {0};
+  drain(s, &e);
+  const ld_sds_event_t *sync = nth_send(&e, LD_SDS_SEND_SYNC, 0);
+  uint8_t *wire = sds_memdup(sync->data, sync->len);
+  *len = sync->len;
+  events_free(&e);
+  return wire;
+}
+
+/* bloom_interval_ms: content carries the bloom filter at most once per interval, a sync always;
+ * a message without it is delivered, and bloom acknowledgements still come through the syncs. */
+static void bloom_filter_at_most_once_per_interval(void **state) {
+  (void)state;
+  ld_sds_config_t c = test_cfg();
+  c.bloom_interval_ms = 1000;
+  ld_sds_config_t terse = c;
+  terse.causal_history_size = 1; /* bob's history names his last message only */
+  ld_sds_t *a = make(&c, "alice", T0), *b = make(&terse, "bob", T0);
+  size_t len, big;
+  uint8_t *m1 = send_msg(a, T0, "m1", "hello", &big);
+  assert_true(carries_bloom(m1, big));
+  assert_int_equal(recv_bytes(b, T0, m1, big), LD_SDS_RX_DELIVERED);
+  free(m1);
+  discard(b);
+  uint8_t *m2 = send_msg(a, T0 + 500, "m2", "hello", &len);
+  assert_false(carries_bloom(m2, len));
+  assert_true(big > b->bloom.params.bytes && len < 128); /* its 18,752 bytes at js-waku's size */
+  assert_int_equal(recv_bytes(b, T0 + 500, m2, len), LD_SDS_RX_DELIVERED);
+  free(m2);
+  discard(b);
+  uint8_t *s1 = sync_msg(a, T0 + 600, &len);
+  assert_true(carries_bloom(s1, len));
+  free(s1);
+  uint8_t *m3 = send_msg(a, T0 + 1500, "m3", "x", &len); /* 900 ms after the sync's */
+  assert_false(carries_bloom(m3, len));
+  free(m3);
+  uint8_t *m4 = send_msg(a, T0 + 1600, "m4", "x", &len);
+  assert_true(carries_bloom(m4, len));
+  free(m4);
+  discard(a);
+  /* bob's x1 names m2 and carries his filter (m1: one hit), x2 names x1 and carries no filter,
+   * his sync names x2 and carries the filter: m1's second hit acknowledges it, by bloom only */
+  events_t e = {0};
+  uint8_t *x1 = send_msg(b, T0 + 2000, "x1", "x", &len);
+  assert_true(carries_bloom(x1, len));
+  recv_bytes(a, T0 + 2000, x1, len);
+  free(x1);
+  take(a, &e);
+  assert_string_equal(nth(&e, LD_SDS_EV_ACKNOWLEDGED, 0)->message_id, "m2");
+  assert_int_equal(count(&e, LD_SDS_EV_ACKNOWLEDGED), 1);
+  assert_string_equal(nth(&e, LD_SDS_EV_POSSIBLY_ACKNOWLEDGED, 0)->message_id, "m1");
+  assert_int_equal(count(&e, LD_SDS_EV_POSSIBLY_ACKNOWLEDGED), 1);
+  uint8_t *x2 = send_msg(b, T0 + 2100, "x2", "x", &len);
+  assert_false(carries_bloom(x2, len));
+  recv_bytes(a, T0 + 2100, x2, len);
+  free(x2);
+  take(a, &e);
+  assert_int_equal(count(&e, LD_SDS_EV_POSSIBLY_ACKNOWLEDGED) + count(&e, LD_SDS_EV_ACKNOWLEDGED),
+                   0);
+  uint8_t *y = sync_msg(b, T0 + 2200, &len);
+  assert_int_equal(recv_bytes(a, T0 + 2200, y, len), LD_SDS_RX_SYNC);
+  free(y);
+  take(a, &e);
+  assert_int_equal(count(&e, LD_SDS_EV_ACKNOWLEDGED), 1);
+  assert_string_equal(nth(&e, LD_SDS_EV_ACKNOWLEDGED, 0)->message_id, "m1");
+  assert_int_equal(nth(&e, LD_SDS_EV_ACKNOWLEDGED, 0)->count, 2);
+  assert_int_equal(stats(a).acked_by_bloom, 1);
+  events_free(&e);
+  ld_sds_free(a);
+  ld_sds_free(b);
+}
+
+/* The retrieval hint of a logged message: set, compared, replaced. */
+static void retrieval_hint_known(void **state) {
+  (void)state;
+  ld_sds_config_t c = test_cfg();
+  ld_sds_t *a = make(&c, "alice", T0);
+  const uint8_t h1[4] = {1, 2, 3, 4}, h2[4] = {1, 2, 3, 5};
+  assert_int_equal(ld_sds_set_retrieval_hint(a, "m1", h1, sizeof h1), LD_ERR_NOT_FOUND);
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h1, sizeof h1));
+  size_t len;
+  free(send_msg(a, T0, "m1", "hello", &len));
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h1, sizeof h1)); /* none yet */
+  assert_int_equal(ld_sds_set_retrieval_hint(a, "m1", h1, sizeof h1), 0);
+  assert_true(ld_sds_has_retrieval_hint(a, "m1", h1, sizeof h1));
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h2, sizeof h2));
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h1, 3));
+  assert_int_equal(ld_sds_set_retrieval_hint(a, "m1", h2, sizeof h2), 0);
+  assert_true(ld_sds_has_retrieval_hint(a, "m1", h2, sizeof h2));
+  assert_false(ld_sds_has_retrieval_hint(a, "m1", h1, sizeof h1));
+  ld_sds_free(a);
+}
+
 /* A bloom filter of another size is ignored (counted); the message is processed otherwise. */
 static void wrong_size_bloom_filter(void **state) {
   (void)state;
@@ -1444,6 +1548,8 @@ int main(void) {
       cmocka_unit_test(ephemeral_messages),
       cmocka_unit_test(ack_by_causal_history),
       cmocka_unit_test(ack_by_bloom_threshold),
+      cmocka_unit_test(bloom_filter_at_most_once_per_interval),
+      cmocka_unit_test(retrieval_hint_known),
       cmocka_unit_test(wrong_size_bloom_filter),
       cmocka_unit_test(retransmits_then_gives_up),
       cmocka_unit_test(never_acknowledged_stays_bounded),

@@ -551,8 +551,8 @@ static void available_configs_list_every_option(void **state) {
   free(text);
 }
 
-/* Our extension keys: the SDS-R window (with the store fetch right after it) and the sync
- * interval, with their ranges. */
+/* Our extension keys: the SDS-R window (with the store fetch right after it), the sync
+ * interval and the bloom filter's interval, with their ranges. */
 static void channel_timing_extension(void **state) {
   (void)state;
   parse_ok("{\"channelsOverrides\":{\"sdsRepairTMinMs\":200,\"sdsRepairTMaxMs\":900,"
@@ -573,6 +573,17 @@ static void channel_timing_extension(void **state) {
   assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
                    LD_ERR_INVALID_ARG);
   assert_string_equal(why, "channelsOverrides 'sdsSyncIntervalMs' is -1, expected 0..3600000");
+  /* the bloom filter's interval on content messages: 1 s by default, 0 = every message */
+  parse_ok("{\"channelsOverrides\":{}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  assert_int_equal(out.sds.bloom_interval_ms, LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS);
+  parse_ok("{\"channelsOverrides\":{\"sdsBloomIntervalMs\":0}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  assert_int_equal(out.sds.bloom_interval_ms, 0);
+  parse_ok("{\"channelsOverrides\":{\"sdsBloomIntervalMs\":-5}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
+                   LD_ERR_INVALID_ARG);
+  assert_string_equal(why, "channelsOverrides 'sdsBloomIntervalMs' is -5, expected 0..3600000");
 }
 
 int main(void) {
