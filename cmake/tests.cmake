@@ -219,3 +219,9 @@ foreach(t integration/rln_lightpush integration/store_sync integration/nrs)
     set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
   endif()
 endforeach()
+
+# integration/channels_rln: reliable channels paced by real RLN-relay members' budget.
+if(TEST integration/channels_rln)
+  set_property(TEST integration/channels_rln APPEND PROPERTY ENVIRONMENT
+               "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()
