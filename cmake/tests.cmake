@@ -237,3 +237,9 @@ endif()
 if(TEST unit/waku/rln/batch)
   set_tests_properties(unit/waku/rln/batch PROPERTIES ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
 endif()
+
+# integration/channels_rln: reliable channels paced by real RLN-relay members' budget.
+if(TEST integration/channels_rln)
+  set_property(TEST integration/channels_rln APPEND PROPERTY ENVIRONMENT
+               "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()

@@ -13,7 +13,21 @@
  * whose events are not all reported with "ChannelSend failed: too many messages in flight on the
  * channel (at most 50000)". Queued sends are kept in the channel's state and resume after a
  * restart under their request IDs. A context with channels reports channel messages as
- * channel_message_received only (not again as message_received). */
+ * channel_message_received only (not again as message_received).
+ *
+ * Channel events beyond c-api.md §6 (listener names in brackets):
+ *   channel_message_delivered (onChannelMessageDelivered) {"eventType","channelId","requestId"}:
+ *     every segment acknowledged by a participant;
+ *   channel_message_delivery_error (onChannelMessageDeliveryError) {…,"requestId","error"}:
+ *     retransmissions exhausted before that;
+ *   channel_message_lost (onChannelMessageLost) {"eventType","channelId","senderId","messageId",
+ *     "messageHash","payloadHash","reason"}: what another participant sent and this context will
+ *     never deliver, either a causal dependency that no participant repaired and no store returned
+ *     within the lost timeout ("reason":"Irretrievable", its SDS messageId and its retrieval hint
+ *     messageHash "0x…" when known; the messages that waited for it are delivered without it) or
+ *     a segment set that will never reassemble ("Expired" after the reassembly timeout, 300 s;
+ *     "Evicted" by the reassembly bounds; "HashMismatch"; payloadHash = hex keccak256 of the whole
+ *     payload). A field that does not apply or is unknown is "". */
 #pragma once
 #ifndef __liblogosdelivery_channels__
 #define __liblogosdelivery_channels__

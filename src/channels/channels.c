@@ -11,6 +11,7 @@
 #include "base/hex.h"
 #include "base/log.h"
 #include "channels/channel_fetch.h"
+#include "channels/channel_lost.h"
 #include "channels/channel_store.h"
 #include "channels/channels.h"
 #include "channels/segment.h"
@@ -142,6 +143,7 @@ void ld_channels_config_default(ld_channels_config_t *cfg) {
     cfg->sds.max_retransmissions = 10;
   }
   cfg->segment_size = LD_CHANNELS_DEFAULT_SEGMENT_SIZE;
+  cfg->reassembly_timeout_ms = LD_SEGMENT_DEFAULT_TIMEOUT_MS;
   cfg->rate_limit_epoch_ms = LD_CHANNELS_DEFAULT_EPOCH_MS;
   cfg->rate_limit_per_epoch = 1;
   cfg->rate_limit_max_queued = LD_CHANNELS_DEFAULT_MAX_QUEUED;
@@ -652,6 +654,18 @@ static void deliver(ch_channel_t *ch, const char *sender, const uint8_t *payload
 static int apply_hook(ch_channel_t *ch, bool encrypt, const uint8_t *in, size_t len, uint8_t **out,
                       size_t *out_len);
 
+/* A segment set dropped undelivered by the reassembler: reported as lost. */
+static void on_segments_lost(void *ud, const char *sender, const uint8_t hash[LD_SEGMENT_HASH_LEN],
+                             uint32_t held, uint32_t count, ld_reassembly_loss_t why) {
+  ch_channel_t *ch = ud;
+  char hex[LD_CHANNEL_LOST_HASH_TEXT];
+  ld_channel_event_t ev;
+  ld_channel_lost_segments(&ev, ch->id, sender, hash, why, hex);
+  LD_WARN(TOPIC, "channel %s: segment set %s from %s lost (%s, %u of %u segments)", ch->id, hex,
+          sender, ev.reason, held, count);
+  publish(ch, LD_EVENT_CHANNEL_LOST, &ev);
+}
+
 /* A delivered payload in clear: a whole payload, or a segment for reassembly. */
 static void on_plain(ch_channel_t *ch, const ld_sds_event_t *ev, const uint8_t *data, size_t len) {
   ld_segment_t seg;
@@ -713,9 +727,15 @@ static void on_engine_event(ch_channel_t *ch, const ld_sds_event_t *ev) {
     ld_channel_fetch_hint(&ch->mgr->fetch, ch->mgr, ch->mgr->messaging, ch->id, ev->hint,
                           ev->hint_len);
     break;
-  case LD_SDS_EV_LOST:
+  case LD_SDS_EV_LOST: {
     LD_WARN(TOPIC, "channel %s: dependency %s declared lost", ch->id, ev->message_id);
+    char hint[LD_CHANNEL_LOST_HINT_TEXT];
+    ld_channel_event_t out;
+    ld_channel_lost_dependency(&out, ch->id, ev->message_id, ev->sender_id, ev->hint, ev->hint_len,
+                               hint);
+    publish(ch, LD_EVENT_CHANNEL_LOST, &out);
     break;
+  }
   case LD_SDS_EV_DROPPED:
     persist_delete(ch, LD_CHANNEL_RECORD_INCOMING, ev->message_id);
     LD_WARN(TOPIC, "channel %s: buffered message %s dropped (incoming buffer full)", ch->id,
@@ -1225,10 +1245,11 @@ int ld_channels_create(ld_channels_t *c, const char *channel_id, const char *con
   ch->sender = dup_text(sender_id);
   ch->by_seg = ld_hashmap_new(16);
   ch->segments = ld_reassembler_new(LD_SEGMENT_DEFAULT_MAX_SETS, LD_SEGMENT_DEFAULT_MAX_BYTES,
-                                    LD_SEGMENT_DEFAULT_TIMEOUT_MS);
+                                    c->cfg.reassembly_timeout_ms);
   if (ch->id == NULL || ch->topic == NULL || ch->sender == NULL || ch->by_seg == NULL ||
       ch->segments == NULL)
     goto fail;
+  ld_reassembler_on_loss(ch->segments, on_segments_lost, ch);
   rc = ld_sds_new(&c->cfg.sds, channel_id, sender_id, wall_ms(), &ch->sds);
   if (rc != 0)
     goto fail;

@@ -25,6 +25,13 @@
  *   LD_EVENT_CHANNEL_DELIVERED       every segment acknowledged by a participant (SDS, end to end)
  *   LD_EVENT_CHANNEL_DELIVERY_ERROR  retransmissions exhausted (or the outgoing buffer overflowed)
  *                                    before every segment was acknowledged (error)
+ *   LD_EVENT_CHANNEL_LOST            what another participant sent and this one will never
+ *                                    deliver (reason): a dependency that no participant repaired
+ *                                    and no store returned within the lost timeout
+ *                                    (LD_CHANNEL_LOST_IRRETRIEVABLE: the messages waiting for it
+ *                                    are delivered without it), or a segment set that will never
+ *                                    reassemble (LD_CHANNEL_LOST_EXPIRED after the reassembly
+ *                                    timeout, _EVICTED by the reassembly bounds, _HASH_MISMATCH)
  * A request gets one of SENT / ERROR, and (not ephemeral) one of DELIVERED / DELIVERY_ERROR, in
  * either order. Each request's terminal events fire at most once.
  *
@@ -100,7 +107,15 @@ enum {
   LD_EVENT_CHANNEL_ERROR,
   LD_EVENT_CHANNEL_DELIVERED,
   LD_EVENT_CHANNEL_DELIVERY_ERROR,
+  LD_EVENT_CHANNEL_LOST,
 };
+
+/* The reasons of LD_EVENT_CHANNEL_LOST (js-waku's "irretrievable-message"; the segment set
+ * reasons of logos-delivery's ChannelMessageLostEvent). */
+#define LD_CHANNEL_LOST_IRRETRIEVABLE "Irretrievable"
+#define LD_CHANNEL_LOST_EXPIRED "Expired"
+#define LD_CHANNEL_LOST_EVICTED "Evicted"
+#define LD_CHANNEL_LOST_HASH_MISMATCH "HashMismatch"
 
 typedef struct ld_channel_event {
   const char *channel_id;
@@ -109,6 +124,14 @@ typedef struct ld_channel_event {
   const uint8_t *payload; /* RECEIVED */
   size_t payload_len;
   const char *error; /* ERROR, DELIVERY_ERROR */
+  /* LOST: message_id = the SDS message ID of a lost dependency, message_hash = its retrieval
+   * hint ("0x" + hex of the Waku message hash; NULL when none was known); payload_hash = hex
+   * keccak256 of a lost segment set's whole payload; sender_id = the set's sender, or the
+   * dependency's when its causal history entry named one; NULL when not applicable. */
+  const char *message_id;
+  const char *message_hash;
+  const char *payload_hash;
+  const char *reason; /* LOST: one of LD_CHANNEL_LOST_* */
 } ld_channel_event_t;
 
 typedef struct ld_channels_config {
@@ -117,6 +140,9 @@ typedef struct ld_channels_config {
    * segment_size bytes (wrapper included), at most LD_SEGMENT_MAX_SEGMENTS of them. Must exceed
    * LD_SEGMENT_OVERHEAD. */
   size_t segment_size; /* LD_CHANNELS_DEFAULT_SEGMENT_SIZE */
+  /* A received segment set still incomplete this long after its first segment is dropped and
+   * reported lost (LD_CHANNEL_LOST_EXPIRED). LD_SEGMENT_DEFAULT_TIMEOUT_MS (the LIP's 300 s). */
+  uint64_t reassembly_timeout_ms;
   size_t max_requests; /* per channel, LD_CHANNELS_DEFAULT_MAX_REQUESTS */
   /* Per channel: the send queue's bounds (LD_CHANNELS_DEFAULT_SEND_QUEUE, _BYTES). A send that
    * would exceed them is refused with LD_ERR_LIMIT; nothing accepted is given up for room. */

@@ -11,7 +11,7 @@
 #include "rest/channels_routes.h"
 
 #define TOPIC "rest"
-#define N_KINDS 5
+#define N_KINDS 6
 
 typedef struct chrest {
   ld_channels_t *channels;
@@ -21,9 +21,9 @@ typedef struct chrest {
   bool provider;
 } chrest_t;
 
-static const int KINDS[N_KINDS] = {LD_EVENT_CHANNEL_RECEIVED, LD_EVENT_CHANNEL_SENT,
-                                   LD_EVENT_CHANNEL_ERROR, LD_EVENT_CHANNEL_DELIVERED,
-                                   LD_EVENT_CHANNEL_DELIVERY_ERROR};
+static const int KINDS[N_KINDS] = {LD_EVENT_CHANNEL_RECEIVED,       LD_EVENT_CHANNEL_SENT,
+                                   LD_EVENT_CHANNEL_ERROR,          LD_EVENT_CHANNEL_DELIVERED,
+                                   LD_EVENT_CHANNEL_DELIVERY_ERROR, LD_EVENT_CHANNEL_LOST};
 
 /* ---- the ops table --------------------------------------------------------------------------- */
 
@@ -65,6 +65,10 @@ static void on_channel_event(int kind, const void *payload, void *user_data) {
       .payload = ev->payload,
       .payload_len = ev->payload_len,
       .error = ev->error,
+      .message_id = ev->message_id,
+      .message_hash = ev->message_hash,
+      .payload_hash = ev->payload_hash,
+      .reason = ev->reason,
   };
   int rc = ld_rest_channels_event(r->rest, &out, (int64_t)ld_wall_ns());
   if (rc != 0)

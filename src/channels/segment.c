@@ -92,7 +92,14 @@ struct ld_reassembler {
   set_t *head, *tail;
   size_t n_sets, bytes;
   uint64_t dropped;
+  ld_reassembler_loss_fn on_loss;
+  void *loss_ud;
 };
+
+void ld_reassembler_on_loss(ld_reassembler_t *r, ld_reassembler_loss_fn fn, void *user_data) {
+  r->on_loss = fn;
+  r->loss_ud = user_data;
+}
 
 ld_reassembler_t *ld_reassembler_new(size_t max_sets, size_t max_bytes, uint64_t timeout_ms) {
   ld_reassembler_t *r = calloc(1, sizeof *r);
@@ -121,6 +128,14 @@ static void set_remove(ld_reassembler_t *r, set_t *s) {
   free(s->lens);
   free(s->sender);
   free(s);
+}
+
+/* Reports and frees a set dropped undelivered. */
+static void set_drop(ld_reassembler_t *r, set_t *s, ld_reassembly_loss_t why) {
+  if (r->on_loss != NULL)
+    r->on_loss(r->loss_ud, s->sender, s->hash, s->held, s->count, why);
+  set_remove(r, s);
+  r->dropped++;
 }
 
 void ld_reassembler_free(ld_reassembler_t *r) {
@@ -180,13 +195,12 @@ static int complete(ld_reassembler_t *r, set_t *s, uint8_t **out, size_t *out_le
   }
   uint8_t digest[LD_KECCAK256_LEN];
   ld_keccak256(whole, at, digest);
-  bool ok = memcmp(digest, s->hash, LD_SEGMENT_HASH_LEN) == 0;
-  set_remove(r, s);
-  if (!ok) {
+  if (memcmp(digest, s->hash, LD_SEGMENT_HASH_LEN) != 0) {
     free(whole);
-    r->dropped++;
+    set_drop(r, s, LD_REASSEMBLY_LOST_HASH_MISMATCH);
     return LD_REASSEMBLY_HASH_MISMATCH;
   }
+  set_remove(r, s);
   *out = whole;
   *out_len = at;
   return LD_REASSEMBLY_COMPLETE;
@@ -209,8 +223,7 @@ int ld_reassembler_add(ld_reassembler_t *r, const char *sender, const ld_segment
     set_t *victim = r->head != s ? r->head : r->head->next;
     if (victim == NULL)
       break;
-    set_remove(r, victim);
-    r->dropped++;
+    set_drop(r, victim, LD_REASSEMBLY_LOST_EVICTED);
   }
   if (s == NULL && (s = set_new(r, sender, seg, now_ms)) == NULL)
     return LD_ERR_NOMEM;
@@ -230,8 +243,7 @@ int ld_reassembler_add(ld_reassembler_t *r, const char *sender, const ld_segment
 size_t ld_reassembler_expire(ld_reassembler_t *r, uint64_t now_ms, uint64_t *next) {
   size_t n = 0;
   while (r->head != NULL && r->head->first_ms + r->timeout_ms <= now_ms) {
-    set_remove(r, r->head);
-    r->dropped++;
+    set_drop(r, r->head, LD_REASSEMBLY_LOST_EXPIRED);
     n++;
   }
   if (next != NULL)

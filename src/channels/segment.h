@@ -73,6 +73,22 @@ typedef enum ld_reassembly {
 int ld_reassembler_add(ld_reassembler_t *r, const char *sender, const ld_segment_t *seg,
                        uint64_t now_ms, uint8_t **out, size_t *out_len);
 
+/* Why a set was dropped before it was delivered. */
+typedef enum ld_reassembly_loss {
+  LD_REASSEMBLY_LOST_EXPIRED = 1,  /* older than the timeout */
+  LD_REASSEMBLY_LOST_EVICTED,      /* the oldest set, dropped to make room (max_sets, max_bytes) */
+  LD_REASSEMBLY_LOST_HASH_MISMATCH /* complete, but keccak256 differs */
+} ld_reassembly_loss_t;
+
+/* Called for each set dropped undelivered, before it is freed: its sender, hash, the segments
+ * held of `count`. It must not call into the reassembler. */
+typedef void (*ld_reassembler_loss_fn)(void *user_data, const char *sender,
+                                       const uint8_t hash[LD_SEGMENT_HASH_LEN], uint32_t held,
+                                       uint32_t count, ld_reassembly_loss_t why);
+
+/* Sets (or with NULL clears) the loss reporter of `r`. */
+void ld_reassembler_on_loss(ld_reassembler_t *r, ld_reassembler_loss_fn fn, void *user_data);
+
 /* Drops the sets older than the timeout; returns how many, and the next expiry in *next
  * (UINT64_MAX when none). */
 size_t ld_reassembler_expire(ld_reassembler_t *r, uint64_t now_ms, uint64_t *next);

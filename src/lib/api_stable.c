@@ -210,6 +210,7 @@ static const listener_spec_t k_listeners[] = {
     {LD_EVENT_CHANNEL_ERROR, on_channel_event, "ChannelMessageErrorEvent"},
     {LD_EVENT_CHANNEL_DELIVERED, on_channel_event, "ChannelMessageDeliveredEvent"},
     {LD_EVENT_CHANNEL_DELIVERY_ERROR, on_channel_event, "ChannelMessageDeliveryErrorEvent"},
+    {LD_EVENT_CHANNEL_LOST, on_channel_event, "ChannelMessageLostEvent"},
 };
 
 /* Attaches the listeners (detached by a stop hook). Returns 0, or an error with the text of

@@ -275,6 +275,8 @@ static const char *type_of(int kind) {
     return LD_LIB_EVENT_CHANNEL_DELIVERED;
   case LD_EVENT_CHANNEL_DELIVERY_ERROR:
     return LD_LIB_EVENT_CHANNEL_DELIVERY_ERROR;
+  case LD_EVENT_CHANNEL_LOST:
+    return LD_LIB_EVENT_CHANNEL_LOST;
   default:
     return NULL;
   }
@@ -290,6 +292,8 @@ const char *ld_lib_channel_listener_name(int kind) {
     return "onChannelMessageError";
   case LD_EVENT_CHANNEL_DELIVERED:
     return "onChannelMessageDelivered";
+  case LD_EVENT_CHANNEL_LOST:
+    return "onChannelMessageLost";
   default:
     return "onChannelMessageDeliveryError";
   }
@@ -304,6 +308,12 @@ char *ld_lib_event_channel_json(int kind, const ld_channel_event_t *ev, size_t *
   if (kind == LD_EVENT_CHANNEL_RECEIVED) {
     o = put(o, "senderId", text(ev->sender_id));
     o = put(o, "payload", b64(ev->payload, ev->payload_len));
+  } else if (kind == LD_EVENT_CHANNEL_LOST) {
+    o = put(o, "senderId", text(ev->sender_id));
+    o = put(o, "messageId", text(ev->message_id));
+    o = put(o, "messageHash", text(ev->message_hash));
+    o = put(o, "payloadHash", text(ev->payload_hash));
+    o = put(o, "reason", text(ev->reason));
   } else {
     o = put(o, "requestId", text(ev->request_id));
     if (kind == LD_EVENT_CHANNEL_ERROR || kind == LD_EVENT_CHANNEL_DELIVERY_ERROR)

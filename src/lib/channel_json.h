@@ -1,13 +1,20 @@
 /* The reliable channels of the C library: the channel manager of a context (entry layer
  * channels) built from channelsOverrides (c-api.md §5.6), channel_send's message JSON, and the
  * channel events as the compact JSON of c-api.md §6 (plus the LIP's delivered and delivery-error
- * events, which the Nim library lacks):
+ * events, which the Nim library lacks, and channel_message_lost):
  *
  *   channel_message_received        {"eventType":…,"channelId":…,"senderId":…,"payload":"<b64>"}
  *   channel_message_sent            {"eventType":…,"channelId":…,"requestId":…}
  *   channel_message_error           {"eventType":…,"channelId":…,"requestId":…,"error":…}
  *   channel_message_delivered       {"eventType":…,"channelId":…,"requestId":…}
- *   channel_message_delivery_error  {"eventType":…,"channelId":…,"requestId":…,"error":…} */
+ *   channel_message_delivery_error  {"eventType":…,"channelId":…,"requestId":…,"error":…}
+ *   channel_message_lost            {"eventType":…,"channelId":…,"senderId":…,"messageId":…,
+ *                                    "messageHash":…,"payloadHash":…,"reason":…}
+ * channel_message_lost reports what another participant sent and this one will never deliver
+ * (ld_channel_event_t in channels/channels.h): a causal dependency declared lost ("reason":
+ * "Irretrievable"; "messageId" its SDS message ID, "messageHash" its retrieval hint "0x…") or a
+ * segment set that will never reassemble ("Expired", "Evicted", "HashMismatch"; "payloadHash"
+ * the hex keccak256 of the whole payload). A field that does not apply (or is unknown) is "". */
 #ifndef LD_LIB_CHANNEL_JSON_H
 #define LD_LIB_CHANNEL_JSON_H
 
@@ -26,6 +33,7 @@ typedef struct ld_lib_ctx ld_lib_ctx_t;
 #define LD_LIB_EVENT_CHANNEL_ERROR "channel_message_error"
 #define LD_LIB_EVENT_CHANNEL_DELIVERED "channel_message_delivered"
 #define LD_LIB_EVENT_CHANNEL_DELIVERY_ERROR "channel_message_delivery_error"
+#define LD_LIB_EVENT_CHANNEL_LOST "channel_message_lost"
 
 /* Fills `out` from the defaults and the overrides. LD_ERR_INVALID_ARG with a reason for a value
  * out of range (sdsAcknowledgementTimeoutMs 1..86 400 000, sdsMaxRetransmissions 0..1 000,

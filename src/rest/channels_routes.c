@@ -19,6 +19,7 @@
 typedef struct cached_event {
   ld_rest_channel_event_kind_t kind;
   char *channel_id, *request_id, *sender_id, *error;
+  char *message_id, *message_hash, *payload_hash, *reason; /* LOST */
   uint8_t *payload;
   size_t payload_len;
   int64_t timestamp;
@@ -36,7 +37,7 @@ static const char *const SEGMENTS[] = {"channels"};
 
 static const char *const EVENT_NAMES[] = {
     "channel_message_received",  "channel_message_sent",           "channel_message_error",
-    "channel_message_delivered", "channel_message_delivery_error",
+    "channel_message_delivered", "channel_message_delivery_error", "channel_message_lost",
 };
 
 const char *ld_rest_channel_event_name(ld_rest_channel_event_kind_t kind) {
@@ -258,6 +259,10 @@ static void event_clear(cached_event_t *e) {
   free(e->request_id);
   free(e->sender_id);
   free(e->error);
+  free(e->message_id);
+  free(e->message_hash);
+  free(e->payload_hash);
+  free(e->reason);
   free(e->payload);
   memset(e, 0, sizeof *e);
 }
@@ -288,6 +293,10 @@ static int copy_event(cached_event_t *e, const ld_rest_channel_event_t *ev, int6
   e->request_id = dup_or_null(ev->request_id, &failed);
   e->sender_id = dup_or_null(ev->sender_id, &failed);
   e->error = dup_or_null(ev->error, &failed);
+  e->message_id = dup_or_null(ev->message_id, &failed);
+  e->message_hash = dup_or_null(ev->message_hash, &failed);
+  e->payload_hash = dup_or_null(ev->payload_hash, &failed);
+  e->reason = dup_or_null(ev->reason, &failed);
   if (ev->payload_len > 0 && (e->payload = malloc(ev->payload_len)) != NULL) {
     memcpy(e->payload, ev->payload, ev->payload_len);
     e->payload_len = ev->payload_len;
@@ -302,7 +311,7 @@ static int copy_event(cached_event_t *e, const ld_rest_channel_event_t *ev, int6
 
 int ld_rest_channels_event(ld_rest_channels_t *rc, const ld_rest_channel_event_t *ev,
                            int64_t now_ns) {
-  if (ev->channel_id == NULL || (unsigned)ev->kind > LD_REST_CHANNEL_DELIVERY_ERROR)
+  if (ev->channel_id == NULL || (unsigned)ev->kind > LD_REST_CHANNEL_LOST)
     return LD_ERR_INVALID_ARG;
   if (ev->payload_len > LD_REST_CHANNEL_EVENTS_MAX_BYTES) {
     rc->dropped++;
@@ -347,6 +356,13 @@ static json_t *event_json(const cached_event_t *e) {
   }
   if (e->kind == LD_REST_CHANNEL_ERROR || e->kind == LD_REST_CHANNEL_DELIVERY_ERROR)
     rc |= ld_rest_json_set(o, "error", text_or_null(e->error ? e->error : ""));
+  if (e->kind == LD_REST_CHANNEL_LOST) {
+    rc |= ld_rest_json_set(o, "senderId", text_or_null(e->sender_id ? e->sender_id : ""));
+    rc |= ld_rest_json_set(o, "messageId", text_or_null(e->message_id ? e->message_id : ""));
+    rc |= ld_rest_json_set(o, "messageHash", text_or_null(e->message_hash ? e->message_hash : ""));
+    rc |= ld_rest_json_set(o, "payloadHash", text_or_null(e->payload_hash ? e->payload_hash : ""));
+    rc |= ld_rest_json_set(o, "reason", text_or_null(e->reason ? e->reason : ""));
+  }
   rc |= ld_rest_json_set(o, "timestamp", json_integer(e->timestamp));
   if (rc != 0) {
     json_decref(o);

@@ -18,8 +18,10 @@
  *   OPTIONS on each of them → 200 "OK"
  * A ChannelEvent is the C library's channel event: {"eventType": "channel_message_received" |
  * "channel_message_sent" | "channel_message_error" | "channel_message_delivered" |
- * "channel_message_delivery_error", "channelId", "requestId"? (all but received), "senderId"?
- * and "payload"? (base64, received), "error"? (the two errors), "timestamp" (ns, when cached)}.
+ * "channel_message_delivery_error" | "channel_message_lost", "channelId", "requestId"? (all but
+ * received and lost), "senderId"? and "payload"? (base64, received), "error"? (the two errors),
+ * "senderId", "messageId", "messageHash", "payloadHash" and "reason" (lost, as the C library's
+ * channel_message_lost: "" when not applicable), "timestamp" (ns, when cached)}.
  * The cache keeps at most LD_REST_CHANNEL_EVENTS_MAX events and LD_REST_CHANNEL_EVENTS_MAX_BYTES
  * bytes of payload between polls: beyond either, the oldest go first (counted, see
  * ld_rest_channels_dropped).
@@ -65,6 +67,7 @@ typedef enum ld_rest_channel_event_kind {
   LD_REST_CHANNEL_ERROR,
   LD_REST_CHANNEL_DELIVERED,
   LD_REST_CHANNEL_DELIVERY_ERROR,
+  LD_REST_CHANNEL_LOST,
 } ld_rest_channel_event_kind_t;
 
 /* "channel_message_received", …; "unknown" for anything else. */
@@ -79,6 +82,8 @@ typedef struct ld_rest_channel_event {
   const uint8_t *payload;
   size_t payload_len;
   const char *error;
+  /* LOST (channels/channels.h ld_channel_event_t) */
+  const char *message_id, *message_hash, *payload_hash, *reason;
 } ld_rest_channel_event_t;
 
 typedef struct ld_rest_channels ld_rest_channels_t;

@@ -185,6 +185,31 @@ static void event_cache_keeps_its_bounds(void **state) {
   json_decref(j);
 }
 
+static void lost_event_has_its_fields(void **state) {
+  (void)state;
+  ld_rest_channel_event_t ev = {.kind = LD_REST_CHANNEL_LOST,
+                                .channel_id = "room",
+                                .sender_id = "alice",
+                                .message_id = "abc",
+                                .message_hash = "0x01",
+                                .reason = "Irretrievable"};
+  assert_int_equal(ld_rest_channels_event(g_rc, &ev, 7), 0);
+  json_t *j = poll_events();
+  assert_int_equal(json_array_size(j), 1);
+  json_t *e = json_array_get(j, 0);
+  const char *want[][2] = {{"eventType", "channel_message_lost"},
+                           {"channelId", "room"},
+                           {"senderId", "alice"},
+                           {"messageId", "abc"},
+                           {"messageHash", "0x01"},
+                           {"payloadHash", ""},
+                           {"reason", "Irretrievable"}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    assert_string_equal(json_string_value(json_object_get(e, want[i][0])), want[i][1]);
+  assert_null(json_object_get(e, "requestId"));
+  json_decref(j);
+}
+
 static void detach_answers_404(void **state) {
   (void)state;
   ld_rest_channels_detach(g_rc);
@@ -203,6 +228,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(errors_become_statuses),
       cmocka_unit_test(event_cache_keeps_its_bounds),
+      cmocka_unit_test(lost_event_has_its_fields),
       cmocka_unit_test(detach_answers_404),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
