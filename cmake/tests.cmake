@@ -227,11 +227,12 @@ foreach(t integration/rln_lightpush integration/store_sync integration/nrs)
   endif()
 endforeach()
 
-# integration/rln_proving_ctx: a member node's proofs through its proving context.
-if(TEST integration/rln_proving_ctx)
-  set_property(TEST integration/rln_proving_ctx APPEND PROPERTY ENVIRONMENT
-               "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
-endif()
+# integration/rln_proving_ctx, unit/zk/prover_ctx: proofs through a proving context.
+foreach(t integration/rln_proving_ctx unit/zk/prover_ctx)
+  if(TEST ${t})
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+  endif()
+endforeach()
 
 # unit/waku/rln/batch: the batched RLN validator on messages proved with the circuit's files.
 if(TEST unit/waku/rln/batch)

@@ -56,8 +56,9 @@ typedef struct node_rln_queue {
   bool building;     /* a build slice (or the context's making) is on the thread pool */
   bool build_failed; /* out of memory once: no more slices */
   uv_work_t build;
-  ld_rln_proving_ctx_t *made; /* the context the build job made */
-  int build_rc;               /* of the slice: 1 more to do, 0 complete, < 0 error */
+  const ld_rln_prover_t *build_prover; /* the prover the build job makes a context for */
+  ld_rln_proving_ctx_t *made;          /* the context the build job made */
+  int build_rc;                        /* of the slice: 1 more to do, 0 complete, < 0 error */
   ld_node_rln_proving_stats_t stats;
 } node_rln_queue_t;
 
@@ -102,7 +103,7 @@ static void prove_work(uv_work_t *w) {
 static void build_work(uv_work_t *w) {
   node_rln_queue_t *q = w->data;
   if (q->ctx == NULL) {
-    q->build_rc = ld_rln_proving_ctx_new_deferred(&q->made, q->prover);
+    q->build_rc = ld_rln_proving_ctx_new_deferred(&q->made, q->build_prover);
     if (q->build_rc == 0)
       q->build_rc = 1;
   } else {
@@ -137,6 +138,7 @@ static void start_build(node_rln_queue_t *q) {
   if (q->ctx != NULL && ld_rln_proving_ctx_complete(q->ctx))
     return;
   q->building = true;
+  q->build_prover = q->prover; /* the loop may change q->prover while the job runs */
   q->build.data = q;
   int rc = uv_queue_work(q->node->loop, &q->build, build_work, build_done);
   if (rc != 0) {
@@ -230,7 +232,7 @@ static void prove_done(uv_work_t *w, int status) {
   }
   if (job->ctx == NULL) {
     q->stats.plain++;
-  } else {
+  } else if (status == 0) {
     q->stats.ctx_hits = job->ctx_hits;
     q->stats.ctx_misses = job->ctx_misses;
   }

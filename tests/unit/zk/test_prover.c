@@ -1,10 +1,11 @@
-/* RLN-v2 proof generation: the two-adic root and the NTTs, Pippenger's MSM and the fixed-base
- * tables against the plain sum, the zkey reader and witness-graph loader on good and broken
- * bytes, the native witness (its public wires equal the values computed outside the circuit)
- * and Groth16 proofs from it that our verifier accepts for random identities, paths, epochs and
- * messages and rejects when tampered; the graph's split of the wires into a member's fixed ones
- * and a message's, and proofs through a proving context (its cache reused, and remade when the
- * root changes). The circuit files come from LD_RLN_FIXTURES (rln_final.zkey, graph.bin). */
+/* RLN-v2 proof generation: the two-adic root and the NTTs, Pippenger's MSM (G1 with and without
+ * GLV, the GLV split against GMP) and the fixed-base tables against the plain sum, the zkey
+ * reader and witness-graph loader on good and broken bytes, the native witness (its public wires
+ * equal the values computed outside the circuit) and Groth16 proofs from it that our verifier
+ * accepts for random identities, paths, epochs and messages and rejects when tampered; the
+ * graph's split of the wires into a member's fixed ones and a message's, and proofs through a
+ * proving context (its cache reused, and remade when the root changes). The circuit files come
+ * from LD_RLN_FIXTURES (rln_final.zkey, graph.bin). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -623,52 +624,6 @@ static void proofs_cached(void **state) {
   ld_rln_proving_ctx_free(ctx);
 }
 
-/* A context made without its tables proves at once, the same proofs as the prover alone,
- * before, while and after its tables are built a slice at a time (the slices interleaved with
- * proofs, as the node's publish queue runs them). */
-static void proofs_cached_deferred(void **state) {
-  (void)state;
-  uint64_t seed = 777;
-  ld_rln_proving_ctx_t *ctx;
-  assert_int_equal(ld_rln_proving_ctx_new_deferred(&ctx, prover), 0);
-  assert_ptr_equal(ld_rln_proving_ctx_prover(ctx), prover);
-  assert_false(ld_rln_proving_ctx_complete(ctx));
-  ld_rln_witness_t w;
-  random_witness(&seed, &w);
-  int rc = 1;
-  size_t slices = 0, proofs = 0;
-  for (;;) {
-    ld_fr_t r, s;
-    zktest_fr(&seed, &r);
-    zktest_fr(&seed, &s);
-    uint8_t plain[128], cached[128];
-    ld_rln_proof_values_t v1, v2;
-    assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, plain, &v1), 0);
-    assert_int_equal(ld_rln_prove_ctx_rs(ctx, &w, &r, &s, cached, &v2), 0);
-    assert_memory_equal(plain, cached, 128);
-    assert_int_equal(ld_rln_verify(verifier, cached, &v2), 0);
-    proofs++;
-    next_message(&seed, &w);
-    if (rc == 0) {
-      break;
-    }
-    /* a few slices (of very different sizes) between proofs */
-    for (int k = 0; k < 3 && rc == 1; k++) {
-      rc = ld_rln_proving_ctx_build_step(ctx, slices % 2 ? 4000 : 700);
-      assert_true(rc == 0 || rc == 1);
-      slices++;
-    }
-    assert_int_equal(ld_rln_proving_ctx_complete(ctx), rc == 0);
-  }
-  assert_true(slices > 3);
-  assert_int_equal(ld_rln_proving_ctx_build_step(ctx, 1), 0);
-  uint64_t hits, misses;
-  ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
-  assert_int_equal(misses, 1);
-  assert_int_equal(hits, proofs - 1);
-  ld_rln_proving_ctx_free(ctx);
-}
-
 /* Broken zkeys: truncations at every section boundary and inside, bad magic, a coordinate
  * pushed off the curve. */
 static void zkey_errors(void **state) {
@@ -751,7 +706,6 @@ int main(void) {
       cmocka_unit_test(proofs_two_threads),
       cmocka_unit_test(graph_dependents_split),
       cmocka_unit_test(proofs_cached),
-      cmocka_unit_test(proofs_cached_deferred),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

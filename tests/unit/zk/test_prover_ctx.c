@@ -1,0 +1,159 @@
+/* A proving context made without its tables (the node's publish queue builds them in slices
+ * between proofs): it proves at once, and its proofs equal the prover's alone for the same r and
+ * s before, while and after the tables are built; its cache is filled by the first proof and
+ * reused by the next. The circuit files come from LD_RLN_FIXTURES (rln_final.zkey, graph.bin). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/error.h"
+#include "zk/rln.h"
+#include "zk/rln_prover.h"
+#include "zktest.h"
+
+static ld_rln_prover_t *prover;
+static ld_rln_verifier_t *verifier;
+static uint8_t *zkey_bytes, *graph_bytes;
+static size_t zkey_len, graph_len;
+
+static uint8_t *slurp(const char *name, size_t *len) {
+  const char *dir = getenv("LD_RLN_FIXTURES");
+  if (dir == NULL) {
+    fprintf(stderr, "LD_RLN_FIXTURES is not set\n");
+    return NULL;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    return NULL;
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = malloc((size_t)n);
+  if (b == NULL || fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+static int setup(void **state) {
+  (void)state;
+  zkey_bytes = slurp("rln_final.zkey", &zkey_len);
+  graph_bytes = slurp("graph.bin", &graph_len);
+  if (zkey_bytes == NULL || graph_bytes == NULL) {
+    return -1;
+  }
+  if (ld_rln_prover_new(&prover, zkey_bytes, zkey_len, graph_bytes, graph_len) != 0) {
+    return -1;
+  }
+  return ld_rln_verifier_new(&verifier);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  ld_rln_prover_free(prover);
+  ld_rln_verifier_free(verifier);
+  free(zkey_bytes);
+  free(graph_bytes);
+  return 0;
+}
+
+static void random_witness(uint64_t *seed, ld_rln_witness_t *w) {
+  memset(w, 0, sizeof *w);
+  zktest_fr(seed, &w->identity_secret);
+  uint64_t limits[] = {1, 10, 100, 65535};
+  w->user_message_limit = limits[zktest_next(seed) % 4];
+  w->message_id = zktest_next(seed) % w->user_message_limit;
+  w->merkle.depth = LD_RLN_TREE_DEPTH;
+  uint64_t index = zktest_next(seed);
+  for (int l = 0; l < LD_RLN_TREE_DEPTH; l++) {
+    zktest_fr(seed, &w->merkle.path[l]);
+    w->merkle.index_bits[l] = (uint8_t)((index >> l) & 1);
+  }
+  uint8_t msg[40], epoch[32] = {0}, rln_id[32] = "rln/waku-rln-relay/v2.0.0";
+  zktest_bytes(seed, msg, sizeof msg);
+  zktest_bytes(seed, epoch, 8);
+  ld_rln_hash_to_field(&w->x, msg, sizeof msg);
+  ld_rln_external_nullifier(&w->external_nullifier, epoch, rln_id);
+}
+
+static void next_message(uint64_t *seed, ld_rln_witness_t *w) {
+  w->message_id = zktest_next(seed) % w->user_message_limit;
+  uint8_t msg[40], epoch[32] = {0}, rln_id[32] = "rln/waku-rln-relay/v2.0.0";
+  zktest_bytes(seed, msg, sizeof msg);
+  zktest_bytes(seed, epoch, 8);
+  ld_rln_hash_to_field(&w->x, msg, sizeof msg);
+  ld_rln_external_nullifier(&w->external_nullifier, epoch, rln_id);
+}
+
+/* One proof through the context, checked against the prover alone (same r and s) and the
+ * verifier. */
+static void prove_and_compare(uint64_t *seed, ld_rln_proving_ctx_t *ctx,
+                              const ld_rln_witness_t *w) {
+  ld_fr_t r, s;
+  zktest_fr(seed, &r);
+  zktest_fr(seed, &s);
+  uint8_t plain[128], cached[128];
+  ld_rln_proof_values_t v1, v2;
+  assert_int_equal(ld_rln_prove_rs(prover, w, &r, &s, plain, &v1), 0);
+  assert_int_equal(ld_rln_prove_ctx_rs(ctx, w, &r, &s, cached, &v2), 0);
+  assert_memory_equal(plain, cached, 128);
+  assert_memory_equal(&v1, &v2, sizeof v1);
+  assert_int_equal(ld_rln_verify(verifier, cached, &v2), 0);
+}
+
+static void proofs_while_tables_are_built(void **state) {
+  (void)state;
+  uint64_t seed = 777;
+  ld_rln_proving_ctx_t *ctx;
+  assert_int_equal(ld_rln_proving_ctx_new_deferred(&ctx, prover), 0);
+  assert_ptr_equal(ld_rln_proving_ctx_prover(ctx), prover);
+  assert_false(ld_rln_proving_ctx_complete(ctx));
+  ld_rln_witness_t w;
+  random_witness(&seed, &w);
+  prove_and_compare(&seed, ctx, &w); /* no table yet: fills the cache */
+
+  /* some slices, of very different sizes: the context is partly built */
+  size_t slices = 0;
+  int rc = 1;
+  for (; slices < 5 && rc == 1; slices++) {
+    rc = ld_rln_proving_ctx_build_step(ctx, slices % 2 ? 4000 : 300);
+  }
+  assert_int_equal(rc, 1);
+  assert_false(ld_rln_proving_ctx_complete(ctx));
+  next_message(&seed, &w);
+  prove_and_compare(&seed, ctx, &w); /* some tables complete, one half built, some missing */
+
+  while ((rc = ld_rln_proving_ctx_build_step(ctx, 4000)) == 1) {
+    slices++;
+  }
+  assert_int_equal(rc, 0);
+  assert_true(ld_rln_proving_ctx_complete(ctx));
+  assert_int_equal(ld_rln_proving_ctx_build_step(ctx, 1), 0);
+  next_message(&seed, &w);
+  prove_and_compare(&seed, ctx, &w); /* every table */
+
+  uint64_t hits, misses;
+  ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
+  assert_int_equal(misses, 1);
+  assert_int_equal(hits, 2);
+  ld_rln_proving_ctx_free(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(proofs_while_tables_are_built),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
