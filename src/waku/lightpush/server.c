@@ -55,6 +55,7 @@ struct ld_lightpush_reply {
   bool legacy;
   char *request_id;
   size_t request_id_len;
+  char *topic;      /* the pubsub topic, for the log */
   bool in_callback; /* publish_later is running */
   bool given;       /* the result was given from inside publish_later */
   int result;
@@ -142,15 +143,20 @@ static bool rate_allow(ld_lightpush_server_t *srv, const ld_peerid_t *peer) {
 /* ---- publishing ----------------------------------------------------------------------------- */
 
 static void reply_free(ld_lightpush_reply_t *reply) {
+  free(reply->topic);
   free(reply->request_id);
   free(reply);
 }
 
 static ld_lightpush_reply_t *reply_new(ld_lightpush_server_t *srv, const origin_t *o, bool legacy,
-                                       const char *request_id, size_t request_id_len) {
+                                       const char *request_id, size_t request_id_len,
+                                       const char *topic) {
   ld_lightpush_reply_t *reply = calloc(1, sizeof *reply);
-  if (reply == NULL || (reply->request_id = malloc(request_id_len + 1)) == NULL) {
-    free(reply);
+  if (reply == NULL)
+    return NULL;
+  if ((reply->request_id = malloc(request_id_len + 1)) == NULL ||
+      (reply->topic = strdup(topic)) == NULL) {
+    reply_free(reply);
     return NULL;
   }
   if (request_id_len > 0)
@@ -171,7 +177,7 @@ static int publish_later(ld_lightpush_server_t *srv, const origin_t *o, bool leg
                          const char *request_id, size_t request_id_len, const char *topic,
                          const ld_waku_message_t *msg, char *why, size_t cap) {
   ld_lightpush_reply_t *reply = NULL;
-  if (o->can_wait && (reply = reply_new(srv, o, legacy, request_id, request_id_len)) == NULL)
+  if (o->can_wait && (reply = reply_new(srv, o, legacy, request_id, request_id_len, topic)) == NULL)
     return LD_ERR_NOMEM;
   if (reply != NULL)
     reply->in_callback = true;
@@ -325,7 +331,7 @@ static bool is_blank(const char *s) {
 }
 
 /* Fills `r` (texts in `desc`) for a publish result. */
-static void v3_result(const ld_lightpush_server_t *srv, int rc, const char *why,
+static void v3_result(const ld_lightpush_server_t *srv, const char *topic, int rc, const char *why,
                       ld_lightpush_response_t *r, char *desc, size_t cap) {
   if (rc > 0) {
     r->status_code = LD_LIGHTPUSH_SUCCESS;
@@ -334,7 +340,7 @@ static void v3_result(const ld_lightpush_server_t *srv, int rc, const char *why,
     return;
   }
   r->status_code = publish_status(srv, rc, why, desc, cap);
-  LD_DEBUG(LOG_TOPIC, "push failed: %u %s", r->status_code, desc);
+  LD_DEBUG(LOG_TOPIC, "push on %s failed: %u %s", topic, r->status_code, desc);
 }
 
 /* Fills `r` (texts in `desc` or the request) for a decoded request; LD_LIGHTPUSH_LATER when the
@@ -360,7 +366,7 @@ static int push_v3(ld_lightpush_server_t *srv, const origin_t *o, const ld_light
                       why, sizeof why);
   if (rc == LD_LIGHTPUSH_LATER)
     return rc;
-  v3_result(srv, rc, why, r, desc, cap);
+  v3_result(srv, topic, rc, why, r, desc, cap);
   return 0;
 }
 
@@ -603,7 +609,7 @@ static int encode_later(ld_lightpush_reply_t *reply, int result, const char *why
   ld_lightpush_response_init(&r);
   r.request_id = reply->request_id;
   r.request_id_len = reply->request_id_len;
-  v3_result(reply->srv, result, why, &r, text, sizeof text);
+  v3_result(reply->srv, reply->topic, result, why, &r, text, sizeof text);
   return encode_v3(reply->srv, &r, text, out);
 }
 
