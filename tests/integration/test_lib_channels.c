@@ -67,8 +67,11 @@ static void reply_expect(reply_t *r, int ret, const char *text, char *out, size_
     fail_msg("expected %d, got %d: %s", ret, r->ret, r->msg);
   if (text != NULL)
     assert_string_equal(r->msg, text);
-  if (out != NULL && cap > 0)
-    snprintf(out, cap, "%s", r->msg);
+  if (out != NULL && cap > 0) { /* the text, cut to fit */
+    size_t n = strnlen(r->msg, cap - 1);
+    memcpy(out, r->msg, n);
+    out[n] = '\0';
+  }
 }
 
 /* ---- nodes and their events ----------------------------------------------------------------- */
