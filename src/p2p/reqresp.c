@@ -122,6 +122,25 @@ static void fail(ld_reqresp_call_t *call, int err) {
     call->srv->on_failed(call->stream, err, call->user_data);
 }
 
+/* Writes a server's answer (when `err` is 0) and closes the stream's write side; an answer that
+ * cannot be written is reported to the server's on_failed; the stream is reset on `err` or on a
+ * failed write. */
+static void write_answer(ld_reqresp_call_t *call, const uint8_t *data, size_t len, int err) {
+  int rc = err;
+  if (rc == 0 && len > 0)
+    rc = ld_stream_write(call->stream, data, len);
+  if (rc == 0)
+    rc = ld_stream_close_write(call->stream);
+  if (rc != 0 && err == 0) {
+    LD_DEBUG(LOG_TOPIC, "%s: answer not written: %s", ld_stream_protocol(call->stream),
+             ld_errname(rc));
+    if (call->srv->on_failed != NULL)
+      call->srv->on_failed(call->stream, rc, call->user_data);
+  }
+  if (rc != 0)
+    reset_stream(call);
+}
+
 static void answer(ld_reqresp_call_t *call) {
   ld_buf_t resp;
   ld_buf_init(&resp);
@@ -131,20 +150,13 @@ static void answer(ld_reqresp_call_t *call) {
     ld_buf_clear(&resp);
     return;
   }
-  bool answered = rc == 0;
-  if (answered && !call->cancelled && resp.len > 0)
-    rc = ld_stream_write(call->stream, resp.data, resp.len);
-  if (rc == 0 && !call->cancelled)
-    rc = ld_stream_close_write(call->stream);
-  ld_buf_clear(&resp);
-  if (answered && rc != 0 && !call->cancelled) {
-    LD_DEBUG(LOG_TOPIC, "%s: answer not written: %s", ld_stream_protocol(call->stream),
-             ld_errname(rc));
-    if (call->srv->on_failed != NULL)
-      call->srv->on_failed(call->stream, rc, call->user_data);
+  if (call->cancelled) {
+    if (rc != 0)
+      reset_stream(call);
+  } else {
+    write_answer(call, resp.data, resp.len, rc);
   }
-  if (rc != 0)
-    reset_stream(call);
+  ld_buf_clear(&resp);
 }
 
 /* The message is complete in call->rx. */
@@ -174,19 +186,7 @@ void ld_reqresp_respond(ld_reqresp_call_t *call, const uint8_t *resp, size_t len
   call->deferred = false;
   if (call->cancelled || call->reset || call->stream == NULL)
     return;
-  int rc = err;
-  if (rc == 0 && len > 0)
-    rc = ld_stream_write(call->stream, resp, len);
-  if (rc == 0)
-    rc = ld_stream_close_write(call->stream);
-  if (rc != 0 && err == 0) {
-    LD_DEBUG(LOG_TOPIC, "%s: answer not written: %s", ld_stream_protocol(call->stream),
-             ld_errname(rc));
-    if (call->srv->on_failed != NULL)
-      call->srv->on_failed(call->stream, rc, call->user_data);
-  }
-  if (rc != 0)
-    reset_stream(call);
+  write_answer(call, resp, len, err);
 }
 
 /* ---- stream handler ------------------------------------------------------------------------- */
