@@ -272,6 +272,17 @@ static prove_job_t *new_job(node_rln_queue_t *q, const char *pubsub_topic,
   return job;
 }
 
+/* Appends `job` to the queue and starts it if the queue is idle. */
+static void enqueue(node_rln_queue_t *q, prove_job_t *job) {
+  if (q->tail != NULL)
+    q->tail->next = job;
+  else
+    q->head = job;
+  q->tail = job;
+  q->waiting++;
+  start_next(q);
+}
+
 int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                         uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason) {
   if (reason != NULL)
@@ -309,13 +320,7 @@ int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku
   explicit_bzero(&claim.member, sizeof claim.member);
   if (rc != 0)
     return rc;
-  if (q->tail != NULL)
-    q->tail->next = job;
-  else
-    q->head = job;
-  q->tail = job;
-  q->waiting++;
-  start_next(q);
+  enqueue(q, job);
   /* the relay peers it will go to, as ld_relay_publish counts them: 0 is nwaku's
    * NoPeersToPublish for the C library, "not propagated" for the Messaging API */
   return (int)ld_gs_service_topic_peers(node->gs, pubsub_topic, NULL, 0);
@@ -351,13 +356,7 @@ int ld_node_rln_prove_for(ld_node_t *node, const char *pubsub_topic, const ld_wa
     return LD_ERR_NOMEM;
   job->proved = proved;
   job->proved_ud = user_data;
-  if (q->tail != NULL)
-    q->tail->next = job;
-  else
-    q->head = job;
-  q->tail = job;
-  q->waiting++;
-  start_next(q);
+  enqueue(q, job);
   return 0;
 }
 
