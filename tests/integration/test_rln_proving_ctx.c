@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 #include <uv.h>
@@ -24,9 +22,8 @@
 #include "node/node.h"
 #include "node/node_rln_publish.h"
 #include "node_harness.h"
+#include "rln_harness.h"
 #include "waku/rln/validator.h"
-#include "zk/merkle.h"
-#include "zk/rln.h"
 
 #define TOPIC "/waku/2/rs/0/0"
 #define CONTENT_TOPIC "/rln/1/ctx-test/proto"
@@ -39,8 +36,7 @@
 #define BUILD_WAIT_MS 300000
 
 static uv_loop_t g_loop;
-static char g_dir[64];
-static char g_group_path[128], g_cred_path[128];
+static rh_group_t g_group;
 
 typedef struct got {
   char payloads[8][32];
@@ -59,61 +55,10 @@ static void on_message(int kind, const void *payload, void *ud) {
   g->n++;
 }
 
-static void write_hex_be(FILE *f, const ld_fr_t *x) {
-  uint8_t le[32];
-  ld_fr_to_bytes(le, x);
-  fputs("\"0x", f);
-  for (int i = 31; i >= 0; i--)
-    fprintf(f, "%02x", le[i]);
-  fputc('"', f);
-}
-
-/* The group file of MEMBERS random identities and member OURS's credentials file. */
-static void make_group(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/ld-rln-ctx-XXXXXX");
-  assert_non_null(mkdtemp(g_dir));
-  snprintf(g_group_path, sizeof g_group_path, "%s/group.json", g_dir);
-  snprintf(g_cred_path, sizeof g_cred_path, "%s/cred.json", g_dir);
-  FILE *f = fopen(g_group_path, "w");
-  FILE *cred = fopen(g_cred_path, "w");
-  assert_non_null(f);
-  assert_non_null(cred);
-  fputc('[', f);
-  for (int i = 0; i < MEMBERS; i++) {
-    uint8_t b[32];
-    assert_int_equal(getrandom(b, sizeof b, 0), (ssize_t)sizeof b);
-    ld_fr_t secret, id, rate;
-    ld_fr_from_bytes_reduce(&secret, b);
-    ld_rln_id_commitment(&id, &secret);
-    ld_rln_rate_commitment(&rate, &id, LIMIT);
-    if (i > 0)
-      fputc(',', f);
-    write_hex_be(f, &rate);
-    if (i == OURS) {
-      fputs("{\"identitySecret\": ", cred);
-      write_hex_be(cred, &secret);
-      fputs("}\n", cred);
-    }
-  }
-  fputs("]\n", f);
-  fclose(f);
-  fclose(cred);
-}
-
+/* Node settings for the group: with `member`, member OURS, which proves. */
 static ld_node_config_t *rln_config(bool member) {
-  char err[256];
   ld_node_config_t *cfg = nh_config();
-  const char *fixtures = getenv("LD_RLN_FIXTURES");
-  assert_non_null(fixtures);
-  cfg->rln.enabled = true;
-  assert_int_equal(ld_node_config_set_rln_static_group_file(cfg, g_group_path, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_set_rln_user_message_limit(cfg, LIMIT, err, sizeof err), 0);
-  assert_int_equal(ld_node_config_set_rln_epoch_sec(cfg, EPOCH_SEC, err, sizeof err), 0);
-  if (member) {
-    assert_int_equal(ld_node_config_set_rln_cred_path(cfg, g_cred_path, err, sizeof err), 0);
-    assert_int_equal(ld_node_config_set_rln_membership_index(cfg, OURS, err, sizeof err), 0);
-    assert_int_equal(ld_node_config_set_rln_circuit_dir(cfg, fixtures, err, sizeof err), 0);
-  }
+  rh_configure(&g_group, cfg, EPOCH_SEC, member);
   return cfg;
 }
 
@@ -140,7 +85,7 @@ static bool ctx_complete(ld_node_t *n) {
 
 static void proofs_come_from_the_context_after_warm_up(void **state) {
   (void)state;
-  make_group();
+  rh_group_make(&g_group, MEMBERS, LIMIT, OURS);
   got_t at_b = {0};
   ld_node_t *b =
       nh_start_subscribed(&g_loop, rln_config(false), LD_EVENT_MESSAGE, on_message, &at_b);
@@ -183,9 +128,7 @@ static void proofs_come_from_the_context_after_warm_up(void **state) {
 
   nh_stop(&g_loop, a, WAIT_MS);
   nh_stop(&g_loop, b, WAIT_MS);
-  unlink(g_group_path);
-  unlink(g_cred_path);
-  rmdir(g_dir);
+  rh_group_free(&g_group);
 }
 
 int main(void) {
