@@ -23,59 +23,8 @@
 #include "zk/rln_prover.h"
 #include "zk/witness_graph.h"
 #include "zk/zkey.h"
+#include "rln_circuit.h"
 #include "zktest.h"
-
-static ld_rln_prover_t *prover;
-static ld_rln_verifier_t *verifier;
-static uint8_t *zkey_bytes, *graph_bytes;
-static size_t zkey_len, graph_len;
-
-static uint8_t *slurp(const char *name, size_t *len) {
-  const char *dir = getenv("LD_RLN_FIXTURES");
-  if (dir == NULL) {
-    fprintf(stderr, "LD_RLN_FIXTURES is not set\n");
-    return NULL;
-  }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    return NULL;
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc((size_t)n);
-  if (b == NULL || fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
-static int setup(void **state) {
-  (void)state;
-  zkey_bytes = slurp("rln_final.zkey", &zkey_len);
-  graph_bytes = slurp("graph.bin", &graph_len);
-  if (zkey_bytes == NULL || graph_bytes == NULL) {
-    return -1;
-  }
-  if (ld_rln_prover_new(&prover, zkey_bytes, zkey_len, graph_bytes, graph_len) != 0) {
-    return -1;
-  }
-  return ld_rln_verifier_new(&verifier);
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ld_rln_prover_free(prover);
-  ld_rln_verifier_free(verifier);
-  free(zkey_bytes);
-  free(graph_bytes);
-  return 0;
-}
 
 static void fr_dec(ld_fr_t *r, const char *s) {
   assert_int_equal(ld_fr_from_decimal(r, s, strlen(s)), 0);
@@ -421,7 +370,7 @@ static void random_witness(uint64_t *seed, ld_rln_witness_t *w) {
 static void witness_public_wires(void **state) {
   (void)state;
   uint64_t seed = 99;
-  size_t n = ld_rln_prover_num_wires(prover);
+  size_t n = ld_rln_prover_num_wires(rln_circuit.prover);
   assert_int_equal(n, 5844);
   ld_fr_t *wires = malloc(n * sizeof *wires);
   for (int t = 0; t < 20; t++) {
@@ -429,7 +378,7 @@ static void witness_public_wires(void **state) {
     ld_rln_proof_values_t v;
     random_witness(&seed, &w);
     assert_int_equal(ld_rln_proof_values_from_witness(&v, &w), 0);
-    assert_int_equal(ld_rln_witness_compute(prover, &w, wires), 0);
+    assert_int_equal(ld_rln_witness_compute(rln_circuit.prover, &w, wires), 0);
     ld_fr_t one;
     ld_fr_set_one(&one);
     assert_true(ld_fr_equal(&wires[0], &one));
@@ -443,7 +392,7 @@ static void witness_public_wires(void **state) {
   ld_rln_witness_t w;
   random_witness(&seed, &w);
   w.message_id = w.user_message_limit;
-  assert_int_equal(ld_rln_witness_compute(prover, &w, wires), LD_ERR_INVALID_ARG);
+  assert_int_equal(ld_rln_witness_compute(rln_circuit.prover, &w, wires), LD_ERR_INVALID_ARG);
   free(wires);
 }
 
@@ -456,10 +405,10 @@ static void proofs_verify(void **state) {
     ld_rln_proof_values_t v, expect;
     uint8_t proof[LD_RLN_PROOF_BYTES];
     random_witness(&seed, &w);
-    assert_int_equal(ld_rln_prove(prover, &w, proof, &v), 0);
+    assert_int_equal(ld_rln_prove(rln_circuit.prover, &w, proof, &v), 0);
     assert_int_equal(ld_rln_proof_values_from_witness(&expect, &w), 0);
     assert_memory_equal(&v, &expect, sizeof v);
-    assert_int_equal(ld_rln_verify(verifier, proof, &v), 0);
+    assert_int_equal(ld_rln_verify(rln_circuit.verifier, proof, &v), 0);
     ld_fr_t one;
     ld_fr_set_one(&one);
     ld_fr_t *fields[5] = {&v.root, &v.external_nullifier, &v.x, &v.y, &v.nullifier};
@@ -467,12 +416,12 @@ static void proofs_verify(void **state) {
       ld_rln_proof_values_t bad = v;
       ld_fr_t *bf[5] = {&bad.root, &bad.external_nullifier, &bad.x, &bad.y, &bad.nullifier};
       ld_fr_add(bf[f], fields[f], &one);
-      assert_int_equal(ld_rln_verify(verifier, proof, &bad), LD_ERR_BAD_PROOF);
+      assert_int_equal(ld_rln_verify(rln_circuit.verifier, proof, &bad), LD_ERR_BAD_PROOF);
     }
     uint8_t flipped[LD_RLN_PROOF_BYTES];
     memcpy(flipped, proof, sizeof proof);
     flipped[zktest_next(&seed) % 128] ^= (uint8_t)(1u << (zktest_next(&seed) % 8));
-    assert_int_not_equal(ld_rln_verify(verifier, flipped, &v), 0);
+    assert_int_not_equal(ld_rln_verify(rln_circuit.verifier, flipped, &v), 0);
   }
 }
 
@@ -487,13 +436,13 @@ static void proofs_blinded(void **state) {
   zktest_fr(&seed, &s);
   uint8_t p1[128], p2[128], p3[128];
   ld_rln_proof_values_t v;
-  assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, p1, &v), 0);
-  assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, p2, &v), 0);
+  assert_int_equal(ld_rln_prove_rs(rln_circuit.prover, &w, &r, &s, p1, &v), 0);
+  assert_int_equal(ld_rln_prove_rs(rln_circuit.prover, &w, &r, &s, p2, &v), 0);
   assert_memory_equal(p1, p2, 128);
-  assert_int_equal(ld_rln_prove(prover, &w, p3, &v), 0);
+  assert_int_equal(ld_rln_prove(rln_circuit.prover, &w, p3, &v), 0);
   assert_memory_not_equal(p1, p3, 128);
-  assert_int_equal(ld_rln_verify(verifier, p1, &v), 0);
-  assert_int_equal(ld_rln_verify(verifier, p3, &v), 0);
+  assert_int_equal(ld_rln_verify(rln_circuit.verifier, p1, &v), 0);
+  assert_int_equal(ld_rln_verify(rln_circuit.verifier, p3, &v), 0);
 }
 
 /* With the MSMs split over two threads a proof is the same bytes as on one, and verifies. */
@@ -507,14 +456,14 @@ static void proofs_two_threads(void **state) {
   zktest_fr(&seed, &s);
   uint8_t one[128], two[128];
   ld_rln_proof_values_t v1, v2;
-  assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, one, &v1), 0);
-  ld_rln_prover_set_threads(prover, 2);
-  int rc = ld_rln_prove_rs(prover, &w, &r, &s, two, &v2);
-  ld_rln_prover_set_threads(prover, 1);
+  assert_int_equal(ld_rln_prove_rs(rln_circuit.prover, &w, &r, &s, one, &v1), 0);
+  ld_rln_prover_set_threads(rln_circuit.prover, 2);
+  int rc = ld_rln_prove_rs(rln_circuit.prover, &w, &r, &s, two, &v2);
+  ld_rln_prover_set_threads(rln_circuit.prover, 1);
   assert_int_equal(rc, 0);
   assert_memory_equal(one, two, 128);
   assert_memory_equal(&v1, &v2, sizeof v1);
-  assert_int_equal(ld_rln_verify(verifier, two, &v2), 0);
+  assert_int_equal(ld_rln_verify(rln_circuit.verifier, two, &v2), 0);
 }
 
 /* The same member with another message id, x and external nullifier: the message's wires. */
@@ -532,7 +481,7 @@ static void next_message(uint64_t *seed, ld_rln_witness_t *w) {
 static void graph_dependents_split(void **state) {
   (void)state;
   ld_witness_graph_t *g;
-  assert_int_equal(ld_witness_graph_load(&g, graph_bytes, graph_len), 0);
+  assert_int_equal(ld_witness_graph_load(&g, rln_circuit.graph, rln_circuit.graph_len), 0);
   size_t ni = ld_witness_graph_num_inputs(g), nw = ld_witness_graph_num_wires(g);
   uint8_t *in = calloc(ni, 1), *varies = malloc(nw);
   size_t off, len;
@@ -549,10 +498,10 @@ static void graph_dependents_split(void **state) {
   random_witness(&seed, &w);
   w.user_message_limit = 100;
   w.message_id = 3;
-  assert_int_equal(ld_rln_witness_compute(prover, &w, w1), 0);
+  assert_int_equal(ld_rln_witness_compute(rln_circuit.prover, &w, w1), 0);
   next_message(&seed, &w);
   w.message_id = 4;
-  assert_int_equal(ld_rln_witness_compute(prover, &w, w2), 0);
+  assert_int_equal(ld_rln_witness_compute(rln_circuit.prover, &w, w2), 0);
   size_t fixed = 0, changed = 0;
   for (size_t i = 0; i < nw; i++) {
     int same = ld_fr_equal(&w1[i], &w2[i]);
@@ -581,11 +530,11 @@ static void proofs_cached(void **state) {
   (void)state;
   uint64_t seed = 4242;
   ld_rln_proving_ctx_t *ctx;
-  assert_int_equal(ld_rln_proving_ctx_new(&ctx, prover), 0);
+  assert_int_equal(ld_rln_proving_ctx_new(&ctx, rln_circuit.prover), 0);
   size_t fixed;
   uint64_t hits, misses;
   ld_rln_proving_ctx_stats(ctx, &fixed, &hits, &misses);
-  assert_true(fixed > 0 && fixed < ld_rln_prover_num_wires(prover));
+  assert_true(fixed > 0 && fixed < ld_rln_prover_num_wires(rln_circuit.prover));
   assert_int_equal(hits + misses, 0);
   ld_rln_witness_t w;
   random_witness(&seed, &w);
@@ -604,11 +553,11 @@ static void proofs_cached(void **state) {
     zktest_fr(&seed, &s);
     uint8_t plain[128], cached[128];
     ld_rln_proof_values_t v1, v2;
-    assert_int_equal(ld_rln_prove_rs(prover, &w, &r, &s, plain, &v1), 0);
+    assert_int_equal(ld_rln_prove_rs(rln_circuit.prover, &w, &r, &s, plain, &v1), 0);
     assert_int_equal(ld_rln_prove_ctx_rs(ctx, &w, &r, &s, cached, &v2), 0);
     assert_memory_equal(plain, cached, 128);
     assert_memory_equal(&v1, &v2, sizeof v1);
-    assert_int_equal(ld_rln_verify(verifier, cached, &v2), 0);
+    assert_int_equal(ld_rln_verify(rln_circuit.verifier, cached, &v2), 0);
     ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
     assert_int_equal(hits, expect_hits[t]);
     assert_int_equal(misses, expect_misses[t]);
@@ -618,7 +567,7 @@ static void proofs_cached(void **state) {
   ld_rln_proof_values_t v;
   next_message(&seed, &w);
   assert_int_equal(ld_rln_prove_ctx(ctx, &w, proof, &v), 0);
-  assert_int_equal(ld_rln_verify(verifier, proof, &v), 0);
+  assert_int_equal(ld_rln_verify(rln_circuit.verifier, proof, &v), 0);
   ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
   assert_int_equal(hits, 4);
   ld_rln_proving_ctx_free(ctx);
@@ -629,23 +578,23 @@ static void proofs_cached(void **state) {
 static void zkey_errors(void **state) {
   (void)state;
   ld_zkey_t *zk;
-  assert_int_equal(ld_zkey_read(&zk, zkey_bytes, zkey_len), 0);
+  assert_int_equal(ld_zkey_read(&zk, rln_circuit.zkey, rln_circuit.zkey_len), 0);
   assert_int_equal(zk->num_wires, 5844);
   assert_int_equal(zk->num_public, 5);
   assert_int_equal(zk->domain_size, 8192);
   ld_zkey_free(zk);
-  size_t cuts[] = {0, 3, 11, 12, 100, 1000, zkey_len / 2, zkey_len - 1};
+  size_t cuts[] = {0, 3, 11, 12, 100, 1000, rln_circuit.zkey_len / 2, rln_circuit.zkey_len - 1};
   for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-    assert_int_equal(ld_zkey_read(&zk, zkey_bytes, cuts[i]), LD_ERR_MALFORMED);
+    assert_int_equal(ld_zkey_read(&zk, rln_circuit.zkey, cuts[i]), LD_ERR_MALFORMED);
     assert_null(zk);
   }
-  uint8_t *copy = malloc(zkey_len);
-  memcpy(copy, zkey_bytes, zkey_len);
+  uint8_t *copy = malloc(rln_circuit.zkey_len);
+  memcpy(copy, rln_circuit.zkey, rln_circuit.zkey_len);
   copy[0] = 'x';
-  assert_int_equal(ld_zkey_read(&zk, copy, zkey_len), LD_ERR_MALFORMED);
+  assert_int_equal(ld_zkey_read(&zk, copy, rln_circuit.zkey_len), LD_ERR_MALFORMED);
   /* alpha1 in the Groth16 header: a changed y is off the curve, an all-ones x is >= p */
   size_t at = 12, alpha1 = 0;
-  while (at + 12 <= zkey_len && alpha1 == 0) {
+  while (at + 12 <= rln_circuit.zkey_len && alpha1 == 0) {
     uint32_t type = (uint32_t)copy[at] | (uint32_t)copy[at + 1] << 8;
     uint64_t size = 0;
     for (int b = 7; b >= 0; b--) {
@@ -657,12 +606,12 @@ static void zkey_errors(void **state) {
     at += 12 + size;
   }
   assert_int_not_equal(alpha1, 0);
-  memcpy(copy, zkey_bytes, zkey_len);
+  memcpy(copy, rln_circuit.zkey, rln_circuit.zkey_len);
   copy[alpha1 + 32] ^= 1;
-  assert_int_equal(ld_zkey_read(&zk, copy, zkey_len), LD_ERR_BAD_POINT);
-  memcpy(copy, zkey_bytes, zkey_len);
+  assert_int_equal(ld_zkey_read(&zk, copy, rln_circuit.zkey_len), LD_ERR_BAD_POINT);
+  memcpy(copy, rln_circuit.zkey, rln_circuit.zkey_len);
   memset(copy + alpha1, 0xff, 32);
-  assert_int_equal(ld_zkey_read(&zk, copy, zkey_len), LD_ERR_OVERFLOW);
+  assert_int_equal(ld_zkey_read(&zk, copy, rln_circuit.zkey_len), LD_ERR_OVERFLOW);
   free(copy);
 }
 
@@ -670,24 +619,32 @@ static void zkey_errors(void **state) {
 static void graph_errors(void **state) {
   (void)state;
   ld_witness_graph_t *g;
-  assert_int_equal(ld_witness_graph_load(&g, graph_bytes, graph_len), 0);
+  assert_int_equal(ld_witness_graph_load(&g, rln_circuit.graph, rln_circuit.graph_len), 0);
   assert_int_equal(ld_witness_graph_num_wires(g), 5844);
   size_t off, len;
   assert_int_equal(ld_witness_graph_input(g, "pathElements", &off, &len), 0);
   assert_int_equal(len, LD_RLN_TREE_DEPTH);
   assert_int_equal(ld_witness_graph_input(g, "nope", &off, &len), LD_ERR_NOT_FOUND);
   ld_witness_graph_free(g);
-  size_t cuts[] = {0, 13, 14, 22, 23, 1000, graph_len / 2, graph_len - 9, graph_len - 1};
+  size_t cuts[] = {0,
+                   13,
+                   14,
+                   22,
+                   23,
+                   1000,
+                   rln_circuit.graph_len / 2,
+                   rln_circuit.graph_len - 9,
+                   rln_circuit.graph_len - 1};
   for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-    assert_int_equal(ld_witness_graph_load(&g, graph_bytes, cuts[i]), LD_ERR_MALFORMED);
+    assert_int_equal(ld_witness_graph_load(&g, rln_circuit.graph, cuts[i]), LD_ERR_MALFORMED);
     assert_null(g);
   }
-  uint8_t *copy = malloc(graph_len + 1);
-  memcpy(copy, graph_bytes, graph_len);
-  copy[graph_len] = 0;
-  assert_int_equal(ld_witness_graph_load(&g, copy, graph_len + 1), LD_ERR_MALFORMED);
+  uint8_t *copy = malloc(rln_circuit.graph_len + 1);
+  memcpy(copy, rln_circuit.graph, rln_circuit.graph_len);
+  copy[rln_circuit.graph_len] = 0;
+  assert_int_equal(ld_witness_graph_load(&g, copy, rln_circuit.graph_len + 1), LD_ERR_MALFORMED);
   copy[3] ^= 1;
-  assert_int_equal(ld_witness_graph_load(&g, copy, graph_len), LD_ERR_MALFORMED);
+  assert_int_equal(ld_witness_graph_load(&g, copy, rln_circuit.graph_len), LD_ERR_MALFORMED);
   free(copy);
 }
 
@@ -707,5 +664,5 @@ int main(void) {
       cmocka_unit_test(graph_dependents_split),
       cmocka_unit_test(proofs_cached),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, rln_circuit_setup, rln_circuit_teardown);
 }

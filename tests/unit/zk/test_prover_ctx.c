@@ -15,59 +15,8 @@
 #include "base/error.h"
 #include "zk/rln.h"
 #include "zk/rln_prover.h"
+#include "rln_circuit.h"
 #include "zktest.h"
-
-static ld_rln_prover_t *prover;
-static ld_rln_verifier_t *verifier;
-static uint8_t *zkey_bytes, *graph_bytes;
-static size_t zkey_len, graph_len;
-
-static uint8_t *slurp(const char *name, size_t *len) {
-  const char *dir = getenv("LD_RLN_FIXTURES");
-  if (dir == NULL) {
-    fprintf(stderr, "LD_RLN_FIXTURES is not set\n");
-    return NULL;
-  }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    return NULL;
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc((size_t)n);
-  if (b == NULL || fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
-static int setup(void **state) {
-  (void)state;
-  zkey_bytes = slurp("rln_final.zkey", &zkey_len);
-  graph_bytes = slurp("graph.bin", &graph_len);
-  if (zkey_bytes == NULL || graph_bytes == NULL) {
-    return -1;
-  }
-  if (ld_rln_prover_new(&prover, zkey_bytes, zkey_len, graph_bytes, graph_len) != 0) {
-    return -1;
-  }
-  return ld_rln_verifier_new(&verifier);
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ld_rln_prover_free(prover);
-  ld_rln_verifier_free(verifier);
-  free(zkey_bytes);
-  free(graph_bytes);
-  return 0;
-}
 
 static void random_witness(uint64_t *seed, ld_rln_witness_t *w) {
   memset(w, 0, sizeof *w);
@@ -106,19 +55,19 @@ static void prove_and_compare(uint64_t *seed, ld_rln_proving_ctx_t *ctx,
   zktest_fr(seed, &s);
   uint8_t plain[128], cached[128];
   ld_rln_proof_values_t v1, v2;
-  assert_int_equal(ld_rln_prove_rs(prover, w, &r, &s, plain, &v1), 0);
+  assert_int_equal(ld_rln_prove_rs(rln_circuit.prover, w, &r, &s, plain, &v1), 0);
   assert_int_equal(ld_rln_prove_ctx_rs(ctx, w, &r, &s, cached, &v2), 0);
   assert_memory_equal(plain, cached, 128);
   assert_memory_equal(&v1, &v2, sizeof v1);
-  assert_int_equal(ld_rln_verify(verifier, cached, &v2), 0);
+  assert_int_equal(ld_rln_verify(rln_circuit.verifier, cached, &v2), 0);
 }
 
 static void proofs_while_tables_are_built(void **state) {
   (void)state;
   uint64_t seed = 777;
   ld_rln_proving_ctx_t *ctx;
-  assert_int_equal(ld_rln_proving_ctx_new_deferred(&ctx, prover), 0);
-  assert_ptr_equal(ld_rln_proving_ctx_prover(ctx), prover);
+  assert_int_equal(ld_rln_proving_ctx_new_deferred(&ctx, rln_circuit.prover), 0);
+  assert_ptr_equal(ld_rln_proving_ctx_prover(ctx), rln_circuit.prover);
   assert_false(ld_rln_proving_ctx_complete(ctx));
   ld_rln_witness_t w;
   random_witness(&seed, &w);
@@ -155,5 +104,5 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(proofs_while_tables_are_built),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, rln_circuit_setup, rln_circuit_teardown);
 }
