@@ -244,3 +244,13 @@ if(TEST integration/channels_rln)
   set_property(TEST integration/channels_rln APPEND PROPERTY ENVIRONMENT
                "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
 endif()
+
+# tests/interop/bench/sds-loss.test.mjs: the short form of bench/sds-loss.mjs (js-waku's
+# ReliableChannel on a simulated clock and a lossy in-memory wire), checking the harness behind
+# the figure in bench/RESULTS.md. No network.
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/bench/sds-loss.test.mjs)
+  add_test(NAME interop/bench-sds-loss
+           COMMAND ${LD_NODE} --test ${CMAKE_SOURCE_DIR}/tests/interop/bench/sds-loss.test.mjs
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/interop)
+  set_tests_properties(interop/bench-sds-loss PROPERTIES LABELS interop TIMEOUT 300)
+endif()
