@@ -5,21 +5,27 @@
 // defaults: sync at random within 30 s (x2 after its own sync, x0.5 after a received content
 // message), a resend every 30 s until acknowledged (10 times at most), incoming buffer swept
 // every 5 s, received messages processed at most once a second, SDS-R T_min 30 s / T_max 120 s,
-// causal history 200, and no store (as in bench_sds). The channels are the sdk's own code; only
-// the node under them is replaced: its light push broadcasts the SDS bytes to the other two
-// participants' filter callbacks, each copy lost with --loss permille (xorshift64 with
-// bench_sds's seed, one draw per copy), and its timers and Date.now run on a simulated clock
-// that jumps from one timer to the next. Nothing touches the network.
+// causal history 200, and no store (as in bench_sds; --store adds one). The channels are the
+// sdk's own code; only the node under them is replaced: its light push broadcasts the SDS bytes
+// to the other two participants' filter callbacks, each copy lost with --loss permille
+// (xorshift64 with bench_sds's seed, one draw per copy), and its timers and Date run on a
+// simulated clock that jumps from one timer to the next. Nothing touches the network.
 //
 // Each participant sends --messages / 3 messages of --payload bytes, one every 100 ms in turn.
 // The run ends when every participant has delivered every other participant's messages and every
 // message is acknowledged, or at --cap simulated seconds. Printed: deliveries of expected,
 // simulated seconds, SDS bytes on the wire per payload byte (each broadcast counted once, as
-// bench_sds counts), and the messages by kind. Prints figures; asserts nothing (--json prints
-// the result as JSON for a caller that does).
+// bench_sds counts), the messages by kind, and the progress at fixed simulated times (968 s is
+// where bench_sds completed). Prints figures; asserts nothing (--json prints the result as JSON
+// for a caller that does; bench/sds-loss.test.mjs is the short form CI runs).
+//
+// --store: the node also has a store that holds every broadcast and answers the sdk's
+// MissingMessageRetriever (a query by message hashes every 10 s for the dependencies it misses):
+// js-waku's own repair path, which bench_sds leaves out. Its answers are counted apart.
+// --causal-history N: MessageChannel's causalHistorySize (the sdk's default: 200).
 //
 //   node bench/sds-loss.mjs [--messages 300] [--payload 100] [--loss 300] [--cap 3600]
-//                           [--causal-history N] [--json]
+//                           [--causal-history N] [--store] [--json]
 import '../lib/node20-compat.mjs';
 
 import { parseArgs } from 'node:util';
@@ -34,7 +40,7 @@ const PEERS = ['alice', 'bob', 'carol'];
 const CHANNEL = 'bench';
 const PUBSUB = '/waku/2/rs/42/0';
 const CONTENT_TOPIC = '/bench/1/sds-loss/proto';
-const CHECKPOINTS_S = [60, 120, 300, 600, 900, 1200, 1800, 2400, 3600];
+const CHECKPOINTS_S = [30, 60, 120, 300, 600, 968, 1200, 1800, 2400, 3600];
 
 /**
  * The timers and Date.now of this process on a simulated clock: setTimeout/setInterval queue
@@ -150,7 +156,8 @@ class LossyWire {
     this.copiesDelivered = 0;
   }
 
-  count_(sds, len) {
+  /** Counts one broadcast by kind: content the first time a message ID is sent, then retransmission. */
+  tally(sds, len) {
     const content = sds.content && sds.content.length > 0;
     const kind = !content ? 'sync' : this.seenContent.has(sds.messageId) ? 'retransmission' : 'content';
     if (content) this.seenContent.add(sds.messageId);
@@ -203,7 +210,7 @@ class LossyWire {
     const payload = wakuMessage.payload;
     const sds = SdsMessage.decode(payload);
     if (!sds) throw new Error('the channel sent bytes that are not an SDS message');
-    this.count_(sds, payload.length);
+    this.tally(sds, payload.length);
     const proto = await encoder.toProtoObj(wakuMessage);
     const hash = messageHash(encoder.pubsubTopic, proto);
     this.store?.set(Buffer.from(hash).toString('hex'), payload);
@@ -281,9 +288,11 @@ export async function runLossScenario({ messages = 300, payload = 100, lossPermi
   }
   const deliveries = () => peers.reduce((s, p) => s + p.delivered.size, 0);
   const acknowledged = () => peers.reduce((s, p) => s + p.acked.size, 0);
+  const received = () => peers.reduce((s, p) => s + p.received.size, 0);
   const progress = [];
   for (const s of CHECKPOINTS_S.filter((c) => c <= capS))
-    clock.add(() => progress.push({ s, delivered: deliveries(), acknowledged: acknowledged() }), s * 1000);
+    clock.add(() => progress.push({ s, delivered: deliveries(), received: received(), acknowledged: acknowledged(),
+      bytesPerPayloadByte: Object.values(wire.bytes).reduce((a, b) => a + b, 0) / (total * payload) }), s * 1000);
 
   const complete = () => peers.every((p) => p.delivered.size >= perPeer * (PEERS.length - 1) && p.acked.size >= perPeer);
   const limit = T0 + capS * 1000;
@@ -304,7 +313,7 @@ export async function runLossScenario({ messages = 300, payload = 100, lossPermi
     simulatedS: ((done ? clock.now : limit) - T0) / 1000,
     deliveries: deliveries(),
     expectedDeliveries: total * (PEERS.length - 1),
-    received: peers.reduce((s, p) => s + p.received.size, 0),
+    received: received(),
     acknowledged: acknowledged(),
     lastDeliveryS: (Math.max(...peers.map((p) => p.lastDeliveryAt)) - T0) / 1000,
     wireBytes,
@@ -350,8 +359,9 @@ function print(r) {
       + `${r.storeBytes} SDS bytes (not in the wire figure; ${((r.wireBytes + r.storeBytes) / r.payloadBytes).toFixed(1)} `
       + 'per payload byte with them)');
   console.log(`  copies: ${r.copiesDelivered} delivered, ${r.copiesLost} lost`);
-  console.log(`  progress (simulated s: deliveries, acknowledged): `
-    + r.progress.map((p) => `${p.s}: ${p.delivered}, ${p.acknowledged}`).join('; '));
+  console.log('  progress (simulated s: deliveries, received, acknowledged, wire bytes / payload bytes so far): '
+    + r.progress.map((p) => `${p.s}: ${p.delivered}, ${p.received}, ${p.acknowledged}, ${p.bytesPerPayloadByte.toFixed(1)}`)
+      .join('; '));
   console.log(`  process CPU ${r.cpuS.toFixed(2)} s`);
 }
 
