@@ -76,6 +76,8 @@
 
 /* The LIP's segment size: larger payloads are sent as LIP-243 segments (channels/segment.h). */
 #define LD_CHANNELS_DEFAULT_SEGMENT_SIZE 102400u
+/* The LIP-243 parity rate, 0.125, per million. */
+#define LD_CHANNELS_PARITY_RATE_PPM 125000u
 /* Requests whose events are not all reported, per channel: a burst of 20,000 sends fits. */
 #define LD_CHANNELS_DEFAULT_MAX_REQUESTS 50000u
 /* The send queue of a channel: sends accepted by ld_channels_send that wait for room in the
@@ -140,6 +142,14 @@ typedef struct ld_channels_config {
    * segment_size bytes (wrapper included), at most LD_SEGMENT_MAX_SEGMENTS of them. Must exceed
    * LD_SEGMENT_OVERHEAD. */
   size_t segment_size; /* LD_CHANNELS_DEFAULT_SEGMENT_SIZE */
+  /* Reed–Solomon parity of segmented payloads (LIP-243, Leopard-RS), in parity segments per
+   * million data segments: 0 = none (the default, as segmentationEnableReedSolomon false);
+   * LD_CHANNELS_PARITY_RATE_PPM is the LIP's 0.125. With parity, data segments carry
+   * alignDown64(segment_size - LD_SEGMENT_PARITY_OVERHEAD) bytes, so segment_size must be at
+   * least LD_SEGMENT_PARITY_OVERHEAD + 64; a payload whose set would exceed
+   * LD_SEGMENT_MAX_SEGMENTS or GF(2^8) with parity goes without. A receiver rebuilds a set from
+   * any `data count` of its segments, whatever its own setting. */
+  uint32_t parity_rate_ppm;
   /* A received segment set still incomplete this long after its first segment is dropped and
    * reported lost (LD_CHANNEL_LOST_EXPIRED). LD_SEGMENT_DEFAULT_TIMEOUT_MS (the LIP's 300 s). */
   uint64_t reassembly_timeout_ms;
