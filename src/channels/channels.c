@@ -14,6 +14,7 @@
 #include "channels/channel_lost.h"
 #include "channels/channel_store.h"
 #include "channels/channels.h"
+#include "channels/sds_wire.h"
 #include "channels/segment.h"
 #include "crypto/keccak.h"
 #include "crypto/crypto.h"
@@ -666,23 +667,56 @@ static void on_segments_lost(void *ud, const char *sender, const uint8_t hash[LD
   publish(ch, LD_EVENT_CHANNEL_LOST, &ev);
 }
 
+/* Gives a segment to the reassembler; delivers the payload it completes. */
+static void reassemble(ch_channel_t *ch, const char *sender, const ld_segment_t *seg) {
+  uint8_t *whole = NULL;
+  size_t whole_len = 0;
+  int rc = ld_reassembler_add(ch->segments, sender, seg, wall_ms(), &whole, &whole_len);
+  if (rc == LD_REASSEMBLY_COMPLETE)
+    deliver(ch, sender, whole, whole_len);
+  else if (rc != LD_REASSEMBLY_HELD && rc != LD_REASSEMBLY_DUPLICATE)
+    LD_WARN(TOPIC, "channel %s: %s segment %u/%u from %s discarded (%d)", ch->id,
+            seg->is_parity ? "parity" : "data", seg->is_parity ? seg->parity_index : seg->index,
+            seg->is_parity ? seg->parity_count : seg->count, sender, rc);
+  free(whole);
+}
+
 /* A delivered payload in clear: a whole payload, or a segment for reassembly. */
 static void on_plain(ch_channel_t *ch, const ld_sds_event_t *ev, const uint8_t *data, size_t len) {
   ld_segment_t seg;
   int rc = ev->type == LD_SDS_EV_DELIVERED ? ld_segment_decode(data, len, &seg) : LD_ERR_MALFORMED;
-  if (rc == LD_ERR_MALFORMED) {
+  if (rc != 0) {
     deliver(ch, ev->sender_id, data, len);
     return;
   }
-  uint8_t *whole = NULL;
-  size_t whole_len = 0;
-  rc = ld_reassembler_add(ch->segments, ev->sender_id, &seg, wall_ms(), &whole, &whole_len);
-  if (rc == LD_REASSEMBLY_COMPLETE)
-    deliver(ch, ev->sender_id, whole, whole_len);
-  else if (rc != LD_REASSEMBLY_HELD)
-    LD_WARN(TOPIC, "channel %s: segment %u/%u from %s discarded (%d)", ch->id, seg.index, seg.count,
-            ev->sender_id, rc);
-  free(whole);
+  reassemble(ch, ev->sender_id, &seg);
+}
+
+/* A content message SDS holds for missing dependencies (`wire`, the SDS message): when it is a
+ * segment of a set with Reed–Solomon parity, it goes to the reassembler at once, so that a set
+ * missing up to its parity count of segments is rebuilt without waiting for their repair (the
+ * payload is then delivered ahead of the held segments; SDS delivers those later, as
+ * duplicates of a delivered set). */
+static void offer_held_segment(ch_channel_t *ch, const uint8_t *wire, size_t len) {
+  ld_sds_message_t m;
+  ld_sds_message_init(&m);
+  if (ld_sds_message_decode(wire, len, &m, NULL, 0) != 0)
+    return;
+  char *sender = m.has_content && m.content_len > 0 && m.sender_id_len > 0
+                     ? strndup(m.sender_id, m.sender_id_len)
+                     : NULL;
+  uint8_t *plain = NULL;
+  size_t plain_len = 0;
+  if (sender != NULL && apply_hook(ch, false, m.content, m.content_len, &plain, &plain_len) == 0) {
+    ld_segment_t seg;
+    const uint8_t *data = plain != NULL ? plain : m.content;
+    size_t n = plain != NULL ? plain_len : m.content_len;
+    if (ld_segment_decode(data, n, &seg) == 0 && seg.parity_count > 0)
+      reassemble(ch, sender, &seg);
+  }
+  free(plain);
+  free(sender);
+  ld_sds_message_clear(&m);
 }
 
 /* A message delivered by SDS: decrypted (with a hook), then handled in clear. */
@@ -988,8 +1022,10 @@ static void on_messaging_received(int kind, const void *payload, void *ud) {
                             LD_WAKU_HASH_LEN, &outcome, why, sizeof why);
     if (rc != 0)
       LD_DEBUG(TOPIC, "channel %s: message refused: %s (%s)", match[i]->id, ld_strerror(rc), why);
-    else if (outcome == LD_SDS_RX_BUFFERED)
+    else if (outcome == LD_SDS_RX_BUFFERED) {
       persist_buffered(match[i], msg->payload, msg->payload_len, ev->hash, LD_WAKU_HASH_LEN);
+      offer_held_segment(match[i], msg->payload, msg->payload_len);
+    }
     pump(match[i]);
   }
 }
