@@ -696,25 +696,23 @@ static void on_plain(ch_channel_t *ch, const ld_sds_event_t *ev, const uint8_t *
  * segment of a set with Reed–Solomon parity, it goes to the reassembler at once, so that a set
  * missing up to its parity count of segments is rebuilt without waiting for their repair (the
  * payload is then delivered ahead of the held segments; SDS delivers those later, as
- * duplicates of a delivered set). */
+ * duplicates of a delivered set). Not on a channel with an encryption hook: the application
+ * decrypts each message once, when SDS delivers it. */
 static void offer_held_segment(ch_channel_t *ch, const uint8_t *wire, size_t len) {
+  if (ld_hashmap_get(ch->mgr->crypto, ch->id, strlen(ch->id)) != NULL)
+    return; /* the application's decrypt hook sees each message once, on delivery */
   ld_sds_message_t m;
   ld_sds_message_init(&m);
   if (ld_sds_message_decode(wire, len, &m, NULL, 0) != 0)
     return;
-  char *sender = m.has_content && m.content_len > 0 && m.sender_id_len > 0
+  ld_segment_t seg;
+  char *sender = m.has_content && m.sender_id_len > 0 &&
+                         ld_segment_decode(m.content, m.content_len, &seg) == 0 &&
+                         seg.parity_count > 0
                      ? strndup(m.sender_id, m.sender_id_len)
                      : NULL;
-  uint8_t *plain = NULL;
-  size_t plain_len = 0;
-  if (sender != NULL && apply_hook(ch, false, m.content, m.content_len, &plain, &plain_len) == 0) {
-    ld_segment_t seg;
-    const uint8_t *data = plain != NULL ? plain : m.content;
-    size_t n = plain != NULL ? plain_len : m.content_len;
-    if (ld_segment_decode(data, n, &seg) == 0 && seg.parity_count > 0)
-      reassemble(ch, sender, &seg);
-  }
-  free(plain);
+  if (sender != NULL)
+    reassemble(ch, sender, &seg);
   free(sender);
   ld_sds_message_clear(&m);
 }

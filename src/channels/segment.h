@@ -31,8 +31,9 @@
  * checks keccak256 of the result. Segments of a set already delivered are answered DUPLICATE
  * (remembered for the timeout, at most LD_SEGMENT_DONE_MEMORY sets). Bounds: `max_sets` sets
  * and `max_bytes` buffered bytes (beyond: the oldest set is dropped), a set older than
- * `timeout_ms` is dropped; decoding from parity takes about (2·count + 2·parity_count) shards of
- * transient memory. Pure data structure: one thread at a time. */
+ * `timeout_ms` is dropped; rebuilding from parity takes, transiently, count + 1 shards for the
+ * result and NextPow2(NextPow2(parity_count) + count) ≤ 256 shards of work space. Pure data
+ * structure: one thread at a time. */
 #ifndef LD_CHANNELS_SEGMENT_H
 #define LD_CHANNELS_SEGMENT_H
 

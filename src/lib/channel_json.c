@@ -99,9 +99,10 @@ int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_confi
   }
   if (in->has_segmentation_rs && in->segmentation_rs) {
     if (out->segment_size < LD_SEGMENT_PARITY_OVERHEAD + 64)
-      return out_of_range(why, why_cap, "segmentationSegmentSizeBytes (with Reed-Solomon)",
-                          (int64_t)out->segment_size, LD_SEGMENT_PARITY_OVERHEAD + 64,
-                          LD_NODE_MAX_MSG_SIZE_LIMIT);
+      return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG,
+                          "channelsOverrides 'segmentationSegmentSizeBytes' is %zu, expected at "
+                          "least %u with segmentationEnableReedSolomon",
+                          out->segment_size, LD_SEGMENT_PARITY_OVERHEAD + 64);
     out->parity_rate_ppm = LD_CHANNELS_PARITY_RATE_PPM;
   }
   if (in->has_rate_limit)
