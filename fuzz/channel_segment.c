@@ -1,7 +1,8 @@
 /* Fuzz target: the LIP-243 segment wrapper (channels/segment.h). The input is a sequence of
  * records `sender (1 byte) ‖ len (2 bytes, big-endian) ‖ len bytes`; each record is decoded as a
- * segment; a segment must re-encode to a message that decodes to the same fields, and goes to a
- * small reassembler (4 sets, 64 KiB) whose bounds must hold after every step. */
+ * segment (data or parity); a segment must re-encode to a message that decodes to the same fields,
+ * and goes to a small reassembler (4 sets, 64 KiB) whose bounds must hold after every step; a
+ * payload it rebuilds (from data or through Reed–Solomon parity) must hash to the set's hash. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "base/buf.h"
 #include "channels/segment.h"
+#include "crypto/keccak.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ld_reassembler_t *r = ld_reassembler_new(4, 64 * 1024, 1000);
@@ -28,10 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       ld_buf_t again;
       ld_buf_init(&again);
       ld_segment_t back;
-      if (ld_segment_encode(seg.hash, seg.index, seg.count, seg.payload, seg.len, &again) != 0 ||
+      if (ld_segment_encode_full(&seg, &again) != 0 ||
           ld_segment_decode(again.data, again.len, &back) != 0 || back.index != seg.index ||
-          back.count != seg.count || back.len != seg.len ||
-          memcmp(back.payload, seg.payload, seg.len) != 0 ||
+          back.count != seg.count || back.len != seg.len || back.is_parity != seg.is_parity ||
+          back.parity_index != seg.parity_index || back.parity_count != seg.parity_count ||
+          back.total_len != seg.total_len || memcmp(back.payload, seg.payload, seg.len) != 0 ||
           memcmp(back.hash, seg.hash, LD_SEGMENT_HASH_LEN) != 0)
         abort();
       ld_buf_clear(&again);
@@ -39,6 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       size_t whole_len = 0;
       int rc = ld_reassembler_add(r, sender, &seg, now, &whole, &whole_len);
       if ((rc == LD_REASSEMBLY_COMPLETE) != (whole != NULL))
+        abort();
+      uint8_t digest[LD_KECCAK256_LEN];
+      if (whole != NULL &&
+          (ld_keccak256(whole, whole_len, digest), memcmp(digest, seg.hash, sizeof digest) != 0))
         abort();
       free(whole);
     }

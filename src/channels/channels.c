@@ -14,6 +14,7 @@
 #include "channels/channel_lost.h"
 #include "channels/channel_store.h"
 #include "channels/channels.h"
+#include "channels/sds_wire.h"
 #include "channels/segment.h"
 #include "crypto/keccak.h"
 #include "crypto/crypto.h"
@@ -666,28 +667,54 @@ static void on_segments_lost(void *ud, const char *sender, const uint8_t hash[LD
   publish(ch, LD_EVENT_CHANNEL_LOST, &ev);
 }
 
+/* Gives a segment to the reassembler; delivers the payload it completes. */
+static void reassemble(ch_channel_t *ch, const char *sender, const ld_segment_t *seg) {
+  uint8_t *whole = NULL;
+  size_t whole_len = 0;
+  int rc = ld_reassembler_add(ch->segments, sender, seg, wall_ms(), &whole, &whole_len);
+  if (rc == LD_REASSEMBLY_COMPLETE)
+    deliver(ch, sender, whole, whole_len);
+  else if (rc != LD_REASSEMBLY_HELD && rc != LD_REASSEMBLY_DUPLICATE)
+    LD_WARN(TOPIC, "channel %s: %s segment %u/%u from %s discarded (%d)", ch->id,
+            seg->is_parity ? "parity" : "data", seg->is_parity ? seg->parity_index : seg->index,
+            seg->is_parity ? seg->parity_count : seg->count, sender, rc);
+  free(whole);
+}
+
 /* A delivered payload in clear: a whole payload, or a segment for reassembly. */
 static void on_plain(ch_channel_t *ch, const ld_sds_event_t *ev, const uint8_t *data, size_t len) {
   ld_segment_t seg;
   int rc = ev->type == LD_SDS_EV_DELIVERED ? ld_segment_decode(data, len, &seg) : LD_ERR_MALFORMED;
-  if (rc == LD_ERR_MALFORMED) {
+  if (rc != 0) {
     deliver(ch, ev->sender_id, data, len);
     return;
   }
-  if (rc != 0) {
-    LD_WARN(TOPIC, "channel %s: parity segment from %s dropped (no Reed-Solomon decoding)", ch->id,
-            ev->sender_id);
+  reassemble(ch, ev->sender_id, &seg);
+}
+
+/* A content message SDS holds for missing dependencies (`wire`, the SDS message): when it is a
+ * segment of a set with Reed–Solomon parity, it goes to the reassembler at once, so that a set
+ * missing up to its parity count of segments is rebuilt without waiting for their repair (the
+ * payload is then delivered ahead of the held segments; SDS delivers those later, as
+ * duplicates of a delivered set). Not on a channel with an encryption hook: the application
+ * decrypts each message once, when SDS delivers it. */
+static void offer_held_segment(ch_channel_t *ch, const uint8_t *wire, size_t len) {
+  if (ld_hashmap_get(ch->mgr->crypto, ch->id, strlen(ch->id)) != NULL)
+    return; /* the application's decrypt hook sees each message once, on delivery */
+  ld_sds_message_t m;
+  ld_sds_message_init(&m);
+  if (ld_sds_message_decode(wire, len, &m, NULL, 0) != 0)
     return;
-  }
-  uint8_t *whole = NULL;
-  size_t whole_len = 0;
-  rc = ld_reassembler_add(ch->segments, ev->sender_id, &seg, wall_ms(), &whole, &whole_len);
-  if (rc == LD_REASSEMBLY_COMPLETE)
-    deliver(ch, ev->sender_id, whole, whole_len);
-  else if (rc != LD_REASSEMBLY_HELD)
-    LD_WARN(TOPIC, "channel %s: segment %u/%u from %s discarded (%d)", ch->id, seg.index, seg.count,
-            ev->sender_id, rc);
-  free(whole);
+  ld_segment_t seg;
+  char *sender = m.has_content && m.sender_id_len > 0 &&
+                         ld_segment_decode(m.content, m.content_len, &seg) == 0 &&
+                         seg.parity_count > 0
+                     ? strndup(m.sender_id, m.sender_id_len)
+                     : NULL;
+  if (sender != NULL)
+    reassemble(ch, sender, &seg);
+  free(sender);
+  ld_sds_message_clear(&m);
 }
 
 /* A message delivered by SDS: decrypted (with a hook), then handled in clear. */
@@ -993,8 +1020,10 @@ static void on_messaging_received(int kind, const void *payload, void *ud) {
                             LD_WAKU_HASH_LEN, &outcome, why, sizeof why);
     if (rc != 0)
       LD_DEBUG(TOPIC, "channel %s: message refused: %s (%s)", match[i]->id, ld_strerror(rc), why);
-    else if (outcome == LD_SDS_RX_BUFFERED)
+    else if (outcome == LD_SDS_RX_BUFFERED) {
       persist_buffered(match[i], msg->payload, msg->payload_len, ev->hash, LD_WAKU_HASH_LEN);
+      offer_held_segment(match[i], msg->payload, msg->payload_len);
+    }
     pump(match[i]);
   }
 }
@@ -1014,8 +1043,9 @@ ld_channels_t *ld_channels_new(uv_loop_t *loop, ld_messaging_t *m, const ld_chan
   int e = LD_ERR_INVALID_ARG;
   ld_channels_t *c = NULL;
   if (loop == NULL || m == NULL || cfg == NULL || ld_sds_config_check(&cfg->sds) != 0 ||
-      cfg->segment_size <= LD_SEGMENT_OVERHEAD || cfg->max_requests == 0 ||
-      cfg->send_queue_max == 0 || cfg->send_queue_max_bytes == 0)
+      cfg->segment_size <= LD_SEGMENT_OVERHEAD ||
+      (cfg->parity_rate_ppm > 0 && cfg->segment_size < LD_SEGMENT_PARITY_OVERHEAD + 64) ||
+      cfg->max_requests == 0 || cfg->send_queue_max == 0 || cfg->send_queue_max_bytes == 0)
     goto fail;
   e = LD_ERR_NOMEM;
   c = calloc(1, sizeof *c);
@@ -1379,50 +1409,113 @@ static int send_segment(ch_channel_t *ch, ch_request_t *r, uint32_t i, const uin
   return rc;
 }
 
-/* Segments of a payload of `len` bytes: 1 up to the segment size (sent unwrapped), else
- * ceil(len / chunk); 0 when over LD_SEGMENT_MAX_SEGMENTS. */
-static uint32_t segments_for(const ld_channels_config_t *cfg, size_t len, size_t *chunk) {
-  *chunk = cfg->segment_size - LD_SEGMENT_OVERHEAD;
+/* How a payload is cut: `data` segments of `chunk` bytes (the last shorter) and `parity`
+ * Reed–Solomon segments; data = 0 when the payload is too large. */
+typedef struct seg_plan {
+  uint32_t data, parity;
+  size_t chunk;
+} seg_plan_t;
+
+static seg_plan_t plan_for(const ld_channels_config_t *cfg, size_t len) {
+  seg_plan_t p = {.data = 1, .parity = 0, .chunk = cfg->segment_size - LD_SEGMENT_OVERHEAD};
   if (len <= cfg->segment_size)
-    return 1;
-  size_t n = (len + *chunk - 1) / *chunk;
-  return n <= LD_SEGMENT_MAX_SEGMENTS ? (uint32_t)n : 0;
+    return p;
+  if (cfg->parity_rate_ppm > 0) {
+    size_t chunk = (cfg->segment_size - LD_SEGMENT_PARITY_OVERHEAD) / 64 * 64;
+    size_t n = (len + chunk - 1) / chunk;
+    uint32_t m = n <= LD_SEGMENT_MAX_SEGMENTS
+                     ? ld_segment_parity_count((uint32_t)n, cfg->parity_rate_ppm)
+                     : 0;
+    if (m > 0)
+      return (seg_plan_t){.data = (uint32_t)n, .parity = m, .chunk = chunk};
+  }
+  size_t n = (len + p.chunk - 1) / p.chunk;
+  p.data = n <= LD_SEGMENT_MAX_SEGMENTS ? (uint32_t)n : 0;
+  return p;
 }
 
-/* Wraps and sends segment `i` of `n` of the payload. */
+/* Segments (data and parity) of a payload of `len` bytes: 1 up to the segment size (sent
+ * unwrapped); 0 when over LD_SEGMENT_MAX_SEGMENTS. *chunk: the data segments' size. */
+static uint32_t segments_for(const ld_channels_config_t *cfg, size_t len, size_t *chunk) {
+  seg_plan_t p = plan_for(cfg, len);
+  *chunk = p.chunk;
+  return p.data == 0 ? 0 : p.data + p.parity;
+}
+
+/* Wraps and sends segment `i` (data segments first, then parity) of the payload. */
 static int send_wrapped(ch_channel_t *ch, ch_request_t *r, const uint8_t hash[32], uint32_t i,
-                        uint32_t n, const uint8_t *payload, size_t len, size_t chunk) {
-  size_t off = (size_t)i * chunk, part = len - off < chunk ? len - off : chunk;
-  ld_buf_t seg;
-  ld_buf_init(&seg);
-  int rc = ld_segment_encode(hash, i, n, payload + off, part, &seg);
+                        const seg_plan_t *p, const uint8_t *payload, size_t len,
+                        uint8_t *const parity[]) {
+  ld_segment_t seg = {.hash = hash, .count = p->data, .parity_count = p->parity};
+  if (p->parity > 0)
+    seg.total_len = len;
+  if (i < p->data) {
+    size_t off = (size_t)i * p->chunk;
+    seg.index = i;
+    seg.payload = payload + off;
+    seg.len = len - off < p->chunk ? len - off : p->chunk;
+  } else {
+    seg.is_parity = true;
+    seg.parity_index = i - p->data;
+    seg.payload = parity[seg.parity_index];
+    seg.len = p->chunk;
+  }
+  ld_buf_t buf;
+  ld_buf_init(&buf);
+  int rc = ld_segment_encode_full(&seg, &buf);
   if (rc == 0)
-    rc = send_segment(ch, r, i, seg.data, seg.len);
-  ld_buf_clear(&seg);
+    rc = send_segment(ch, r, i, buf.data, buf.len);
+  ld_buf_clear(&buf);
   return rc;
+}
+
+/* The parity segments of a plan: p->parity buffers of p->chunk bytes behind one allocation
+ * (*parity, freed with free), NULL without parity. */
+static int parity_for(const seg_plan_t *p, const uint8_t *payload, size_t len, uint8_t ***parity) {
+  *parity = NULL;
+  if (p->parity == 0)
+    return 0;
+  uint8_t **ptrs = malloc(p->parity * (sizeof *ptrs + p->chunk));
+  if (ptrs == NULL)
+    return LD_ERR_NOMEM;
+  uint8_t *bytes = (uint8_t *)(ptrs + p->parity);
+  for (uint32_t j = 0; j < p->parity; j++)
+    ptrs[j] = bytes + (size_t)j * p->chunk;
+  int rc = ld_segment_parity(payload, len, p->chunk, p->data, p->parity, ptrs);
+  if (rc != 0) {
+    free(ptrs);
+    return rc;
+  }
+  *parity = ptrs;
+  return 0;
 }
 
 /* Wraps and hands every segment of `r` to the engine. 0, or an error before any segment went
  * (nothing queued); once the first is out, a failure of a later one is reported on `r`. */
 static int send_request_now(ch_channel_t *ch, ch_request_t *r, const uint8_t *payload, size_t len) {
-  size_t chunk;
-  uint32_t n = segments_for(&ch->mgr->cfg, len, &chunk);
+  seg_plan_t p = plan_for(&ch->mgr->cfg, len);
+  uint32_t n = p.data + p.parity;
+  if (p.data == 1)
+    return send_segment(ch, r, 0, payload, len);
   uint8_t hash[LD_KECCAK256_LEN];
-  if (n > 1)
-    ld_keccak256(payload, len, hash);
-  int rc = n == 1 ? send_segment(ch, r, 0, payload, len)
-                  : send_wrapped(ch, r, hash, 0, n, payload, len, chunk);
+  ld_keccak256(payload, len, hash);
+  uint8_t **parity;
+  int rc = parity_for(&p, payload, len, &parity);
+  if (rc == 0)
+    rc = send_wrapped(ch, r, hash, 0, &p, payload, len, parity);
   for (uint32_t i = 1; rc == 0 && i < n; i++) {
-    rc = send_wrapped(ch, r, hash, i, n, payload, len, chunk);
+    rc = send_wrapped(ch, r, hash, i, &p, payload, len, parity);
     if (rc != 0) { /* the first segments are out: the rest are reported failed */
       r->dispatch_failed += n - i;
       r->delivery_failed++;
       snprintf(r->error, sizeof r->error, "segment %u of %u not sent: %s", i, n, ld_strerror(rc));
       snprintf(r->delivery_error, sizeof r->delivery_error, "%s", r->error);
       ch->report_due = true;
-      return 0;
+      rc = 0;
+      break;
     }
   }
+  free(parity);
   return rc;
 }
 

@@ -38,8 +38,9 @@
  * Segmentation (LIP-243, channels/segment.h): a payload over `segment_size` is split; each
  * segment is its own SDS message (so each is acknowledged, retransmitted and repaired on its
  * own); the request is SENT when every segment propagated and DELIVERED when every segment is
- * acknowledged. Received segments are reassembled per (sender, hash) and delivered whole once
- * keccak256 matches. Partial reassemblies are not persisted.
+ * acknowledged (parity segments included). Received segments are reassembled per (sender, hash)
+ * and delivered whole once keccak256 matches; with Reed–Solomon parity (parity_rate_ppm) from any
+ * `data count` of a set's segments. Partial reassemblies are not persisted.
  *
  * Send queue and pacing: a send goes to the engine only while its outgoing buffer has room for
  * every segment (sds.max_outgoing), so that the engine never gives up an unacknowledged message
@@ -76,6 +77,8 @@
 
 /* The LIP's segment size: larger payloads are sent as LIP-243 segments (channels/segment.h). */
 #define LD_CHANNELS_DEFAULT_SEGMENT_SIZE 102400u
+/* The LIP-243 parity rate, 0.125, per million. */
+#define LD_CHANNELS_PARITY_RATE_PPM 125000u
 /* Requests whose events are not all reported, per channel: a burst of 20,000 sends fits. */
 #define LD_CHANNELS_DEFAULT_MAX_REQUESTS 50000u
 /* The send queue of a channel: sends accepted by ld_channels_send that wait for room in the
@@ -140,6 +143,18 @@ typedef struct ld_channels_config {
    * segment_size bytes (wrapper included), at most LD_SEGMENT_MAX_SEGMENTS of them. Must exceed
    * LD_SEGMENT_OVERHEAD. */
   size_t segment_size; /* LD_CHANNELS_DEFAULT_SEGMENT_SIZE */
+  /* Reed–Solomon parity of segmented payloads (LIP-243, Leopard-RS), in parity segments per
+   * million data segments: 0 = none (the default, as segmentationEnableReedSolomon false);
+   * LD_CHANNELS_PARITY_RATE_PPM is the LIP's 0.125. With parity, data segments carry
+   * alignDown64(segment_size - LD_SEGMENT_PARITY_OVERHEAD) bytes, so segment_size must be at
+   * least LD_SEGMENT_PARITY_OVERHEAD + 64; a payload whose set would exceed
+   * LD_SEGMENT_MAX_SEGMENTS or GF(2^8) with parity goes without. A receiver rebuilds a set from
+   * any `data count` of its segments, whatever its own setting: segments SDS holds for missing
+   * dependencies are offered to the reassembler at once, so a payload missing up to its parity
+   * count of segments is delivered without waiting for their repair (ahead of the held segments,
+   * which SDS delivers later as duplicates of a delivered set); on a channel with an encryption
+   * hook, once SDS delivers them (the hook decrypts each message once). */
+  uint32_t parity_rate_ppm;
   /* A received segment set still incomplete this long after its first segment is dropped and
    * reported lost (LD_CHANNEL_LOST_EXPIRED). LD_SEGMENT_DEFAULT_TIMEOUT_MS (the LIP's 300 s). */
   uint64_t reassembly_timeout_ms;

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "channels/channel_store.h"
 #include "channels/channels_rest.h"
+#include "channels/segment.h"
 #include "lib/channel_json.h"
 #include "lib/context.h"
 #include "node/config.h"
@@ -95,6 +96,14 @@ int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_confi
       return out_of_range(why, why_cap, "segmentationSegmentSizeBytes", in->segment_size_bytes,
                           MIN_SEGMENT_SIZE, LD_NODE_MAX_MSG_SIZE_LIMIT);
     out->segment_size = (size_t)in->segment_size_bytes;
+  }
+  if (in->has_segmentation_rs && in->segmentation_rs) {
+    if (out->segment_size < LD_SEGMENT_PARITY_OVERHEAD + 64)
+      return ld_error_fmt(why, why_cap, LD_ERR_INVALID_ARG,
+                          "channelsOverrides 'segmentationSegmentSizeBytes' is %zu, expected at "
+                          "least %u with segmentationEnableReedSolomon",
+                          out->segment_size, LD_SEGMENT_PARITY_OVERHEAD + 64);
+    out->parity_rate_ppm = LD_CHANNELS_PARITY_RATE_PPM;
   }
   if (in->has_rate_limit)
     out->rate_limit = in->rate_limit;

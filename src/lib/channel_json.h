@@ -39,7 +39,9 @@ typedef struct ld_lib_ctx ld_lib_ctx_t;
  * out of range (sdsAcknowledgementTimeoutMs 1..86 400 000, sdsMaxRetransmissions 0..1 000,
  * sdsCausalHistorySize 1..1 024, segmentationSegmentSizeBytes 128..LD_NODE_MAX_MSG_SIZE_LIMIT,
  * rateLimitEpochPeriodSec 1..86 400, rateLimitMessagesPerEpoch 1..1 000 000; rateLimitEnabled
- * turns the rate limit manager on). */
+ * turns the rate limit manager on; segmentationEnableReedSolomon sends LIP-243 Reed–Solomon parity
+ * at the LIP's rate 0.125, LD_CHANNELS_PARITY_RATE_PPM, and then needs a segment size of at least
+ * LD_SEGMENT_PARITY_OVERHEAD + 64). */
 int ld_lib_channels_config(const ld_lib_channels_config_t *in, ld_channels_config_t *out, char *why,
                            size_t why_cap);
 

@@ -13,6 +13,8 @@
  * - a state database that is not SQLite makes channel_create fail with a clear error;
  * - a 1 MiB payload crosses as LIP-243 segments, one of which is lost on the way and repaired,
  *   and arrives whole; its send ends as sent and delivered;
+ * - with Reed–Solomon parity on, a 1 MiB payload two of whose data segments are lost on the way
+ *   is rebuilt from the parity segments, with no repair;
  * - with the rate limit on (2 messages per 3 s epoch), eight sends queue and go out over at
  *   least four epochs, all sent, delivered and received in order;
  * - the encryption hook (liblogosdelivery_channels.h) is applied per segment: a receiver without
@@ -667,6 +669,78 @@ static void a_large_payload_crosses_as_segments(void **state) {
   node_free(a);
 }
 
+/* With segmentationEnableReedSolomon, 1 MiB goes as 11 data and 2 parity segments (Leopard-RS,
+ * LIP-243's rate 0.125); two data segments dropped on the way are rebuilt from the parity by the
+ * receiver. Repair and retransmission are set 10 minutes away, so the payload can only arrive
+ * within the wait through the parity. */
+static void a_large_payload_is_rebuilt_from_parity(void **state) {
+  (void)state;
+  ld_channels_set_test_timing(600000, 1200000, 2000, 600000);
+  char config[1024];
+  snprintf(config, sizeof config,
+           "{\"channelsOverrides\":{\"segmentationEnableReedSolomon\":true},"
+           "\"messagingOverrides\":{\"clusterId\":66,\"numShardsInCluster\":1,"
+           "\"listenIpv4\":\"127.0.0.1\",\"logLevel\":\"WARN\",\"reliabilityEnabled\":false,"
+           "\"localStoragePath\":\"%s/parity-a\"}}",
+           g_dir);
+  node_t *a = node_create(config, true);
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
+  node_t *b = node_start_in("parity-b", fields);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  char id[64];
+  channel_send_json(a, "room", "{\"payload\":\"aGVsbG8=\"}", RET_OK, NULL, id);
+  assert_true(wait_until(b, pred_received, "hello")); /* the mesh is formed */
+
+  uint8_t *big = malloc(BIG);
+  uint64_t x = 0x9E3779B97F4A7C15u;
+  for (size_t i = 0; i < BIG; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    big[i] = (uint8_t)x;
+  }
+  size_t b64_cap = (BIG + 2) / 3 * 4 + 1;
+  char *json = malloc(b64_cap + 32);
+  strcpy(json, "{\"payload\":\"");
+  assert_true(ld_base64_encode(big, BIG, json + strlen(json), b64_cap) > 0);
+  strcat(json, "\"}");
+  ld_fanout_set_test_loss(0, 0);
+  ld_fanout_set_test_drop_large(90000, 2); /* the first two segments lost on the way */
+  channel_send_json(a, "room", json, RET_OK, NULL, id);
+  req_event_t sent = {"channel_message_sent", id};
+  assert_true(wait_until(a, pred_event, &sent)); /* all 13 segments went out */
+  assert_true(wait_until(b, pred_big, NULL));
+  assert_int_equal(ld_fanout_test_loss_dropped(), 2);
+
+  int found = 0;
+  pthread_mutex_lock(&b->mu);
+  for (int i = 0; i < b->n_events; i++) {
+    if (strlen(b->events[i]) < BIG)
+      continue;
+    json_error_t e;
+    json_t *v = json_loads(b->events[i], 0, &e);
+    assert_non_null(v);
+    assert_string_equal(field(v, "senderId"), "alice");
+    const char *p = field(v, "payload");
+    uint8_t *got = malloc(BIG + 3);
+    size_t n = 0;
+    assert_int_equal(ld_base64_decode(p, strlen(p), got, BIG + 3, &n), 0);
+    assert_int_equal(n, BIG);
+    assert_memory_equal(got, big, BIG);
+    free(got);
+    json_decref(v);
+    found++;
+  }
+  pthread_mutex_unlock(&b->mu);
+  assert_int_equal(found, 1);
+  free(json);
+  free(big);
+  ld_fanout_set_test_drop_large(0, 0);
+  ld_channels_set_test_timing(0, 0, 0, 0);
+  node_free(b);
+  node_free(a);
+}
+
 /* ---- rate limit -------------------------------------------------------------------------------
  */
 
@@ -995,6 +1069,7 @@ int main(void) {
       cmocka_unit_test(a_participant_restarts_mid_conversation),
       cmocka_unit_test(a_corrupted_state_database_is_refused),
       cmocka_unit_test(a_large_payload_crosses_as_segments),
+      cmocka_unit_test(a_large_payload_is_rebuilt_from_parity),
       cmocka_unit_test(sends_over_the_rate_limit_wait_for_the_next_epochs),
       cmocka_unit_test(the_encryption_hook_is_applied_per_segment),
       cmocka_unit_test(a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue),

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "base/error.h"
 #include "lib/channel_json.h"
 #include "lib/config_json.h"
 
@@ -50,6 +51,33 @@ static void without_rln_the_overrides_set_the_budget(void **state) {
   assert_true(c.rate_limit);
   assert_int_equal(c.rate_limit_epoch_ms, 7000);
   assert_int_equal(c.rate_limit_per_epoch, 3);
+}
+
+/* segmentationEnableReedSolomon: off by default; on, the LIP-243 parity rate 0.125, and a segment
+ * size too small for a parity segment's wrapper and one 64-byte shard is refused. */
+static void reed_solomon_sets_the_parity_rate(void **state) {
+  (void)state;
+  ld_channels_config_t c;
+  channels_config("{\"entryLayer\":\"channels\"}", &c);
+  assert_int_equal(c.parity_rate_ppm, 0);
+  channels_config("{\"entryLayer\":\"channels\",\"channelsOverrides\":{"
+                  "\"segmentationEnableReedSolomon\":true}}",
+                  &c);
+  assert_int_equal(c.parity_rate_ppm, LD_CHANNELS_PARITY_RATE_PPM);
+  channels_config("{\"entryLayer\":\"channels\",\"channelsOverrides\":{"
+                  "\"segmentationEnableReedSolomon\":false}}",
+                  &c);
+  assert_int_equal(c.parity_rate_ppm, 0);
+  const char *small =
+      "{\"entryLayer\":\"channels\",\"channelsOverrides\":{"
+      "\"segmentationEnableReedSolomon\":true,\"segmentationSegmentSizeBytes\":150}}";
+  char err[512] = "";
+  assert_int_equal(ld_lib_config_parse(small, strlen(small), g_cfg, err, sizeof err), 0);
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &c, err, sizeof err),
+                   LD_ERR_INVALID_ARG);
+  assert_string_equal(err,
+                      "channelsOverrides 'segmentationSegmentSizeBytes' is 150, expected at least "
+                      "160 with segmentationEnableReedSolomon");
 }
 
 static void with_rln_the_budget_is_the_rln_epoch_and_message_limit(void **state) {
@@ -106,6 +134,7 @@ static void the_budget_function_leaves_a_config_without_rln_alone(void **state) 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(without_rln_the_overrides_set_the_budget),
+      cmocka_unit_test(reed_solomon_sets_the_parity_rate),
       cmocka_unit_test(with_rln_the_budget_is_the_rln_epoch_and_message_limit),
       cmocka_unit_test(with_rln_and_no_limits_given_the_node_defaults_apply),
       cmocka_unit_test(the_budget_function_leaves_a_config_without_rln_alone),
