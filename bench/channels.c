@@ -91,6 +91,26 @@ typedef struct stats {
 } stats_t;
 
 static stats_t g_a, g_b;
+
+/* The main thread waits for the counters' progress on g_progress (the contexts' threads signal
+ * it) rather than polling: a polling thread would take CPU from the two contexts it measures. */
+static pthread_mutex_t g_progress_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_progress = PTHREAD_COND_INITIALIZER;
+
+static _Atomic(atomic_size_t *) g_wait_on; /* the counter the main thread waits on */
+static atomic_size_t g_wait_want;          /* and the value it waits for */
+
+/* `counter` moved: wakes the main thread when it waits for this value of it. */
+static void progress(atomic_size_t *counter) {
+  if (atomic_load(&g_wait_on) != counter || atomic_load(counter) < atomic_load(&g_wait_want))
+    return;
+  pthread_mutex_lock(&g_progress_mu);
+  pthread_cond_broadcast(&g_progress);
+  pthread_mutex_unlock(&g_progress_mu);
+}
+
+/* Waits until `*counter` ≥ want or `deadline_us` (monotonic) passed. */
+static void wait_counter(atomic_size_t *counter, size_t want, uint64_t deadline_us);
 static char g_ids[MAX_MESSAGES][24];
 static uint64_t g_send_us[MAX_MESSAGES], g_sent_us[MAX_MESSAGES], g_delivered_us[MAX_MESSAGES];
 static atomic_size_t g_issued;
@@ -132,19 +152,24 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
   if (ret != RET_OK || msg == NULL || strncmp(msg, "{\"eventType\":\"channel_message_", 30) != 0)
     return;
   const char *t = msg + 30;
+  atomic_size_t *moved = &s->errors;
   if (strncmp(t, "received", 8) == 0) {
+    moved = &s->received;
     size_t k = atomic_fetch_add(&s->received, 1);
     if (getenv("BENCH_TRACE") != NULL)
       fprintf(stderr, "rx %zu %llu\n", k, (unsigned long long)(now_us() / 1000));
   } else if (strncmp(t, "sent", 4) == 0) {
+    moved = &s->sent;
     atomic_fetch_add(&s->sent, 1);
     mark(msg, g_sent_us);
   } else if (strncmp(t, "delivered", 9) == 0) {
+    moved = &s->delivered;
     atomic_fetch_add(&s->delivered, 1);
     mark(msg, g_delivered_us);
   } else
     atomic_fetch_add(&s->errors, 1);
   atomic_store(&s->last_us, now_us());
+  progress(moved);
 }
 
 /* ---- contexts ------------------------------------------------------------------------------- */
@@ -231,33 +256,53 @@ static void on_send_reply(int ret, const char *msg, size_t len, void *ud) {
     snprintf(g_refusal, sizeof g_refusal, "%.*s", (int)len, msg != NULL ? msg : "");
   }
   atomic_fetch_add(&g_answered, 1);
+  progress(&g_answered);
 }
 
 static size_t g_rate; /* sends per second; 0 = as fast as the window allows */
 
+static void sleep_until_us(uint64_t due) {
+  struct timespec ts = {.tv_sec = (time_t)(due / 1000000u),
+                        .tv_nsec = (long)(due % 1000000u) * 1000};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+  }
+}
+
+static void wait_counter(atomic_size_t *counter, size_t want, uint64_t deadline_us) {
+  pthread_mutex_lock(&g_progress_mu);
+  atomic_store(&g_wait_want, want);
+  atomic_store(&g_wait_on, counter);
+  uint64_t now;
+  while (atomic_load(counter) < want && (now = now_us()) < deadline_us) {
+    struct timespec ts; /* g_progress waits on the realtime clock: at most 100 ms at a time */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t left = deadline_us - now < 100000u ? deadline_us - now : 100000u;
+    uint64_t ns = (uint64_t)ts.tv_nsec + left * 1000u;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    pthread_cond_timedwait(&g_progress, &g_progress_mu, &ts);
+  }
+  atomic_store(&g_wait_on, NULL);
+  pthread_mutex_unlock(&g_progress_mu);
+}
+
 static void send_all(void *ctx, const char *json) {
   uint64_t start = now_us();
   for (size_t i = 0; i < g_messages; i++) {
-    if (g_rate > 0) {
-      uint64_t due = start + (uint64_t)i * 1000000u / g_rate;
-      while (now_us() < due)
-        usleep(100);
-    }
-    while (i - atomic_load(&g_answered) >= g_window)
-      usleep(50);
+    if (g_rate > 0)
+      sleep_until_us(start + (uint64_t)i * 1000000u / g_rate);
+    if (i >= g_window && i - atomic_load(&g_answered) >= g_window) /* then a quarter at once */
+      wait_counter(&g_answered, i - g_window + 1 + g_window / 4, UINT64_MAX);
     g_send_us[i] = now_us();
     if (logosdelivery_channel_send(ctx, on_send_reply, (void *)(uintptr_t)i, "bench", json) !=
         RET_OK)
       exit(1);
   }
-  while (atomic_load(&g_answered) < g_messages)
-    usleep(100);
+  wait_counter(&g_answered, g_messages, UINT64_MAX);
 }
 
 static void wait_for(atomic_size_t *counter, size_t want, int seconds) {
-  uint64_t deadline = now_us() + (uint64_t)seconds * 1000000u;
-  while (atomic_load(counter) < want && now_us() < deadline)
-    usleep(1000);
+  wait_counter(counter, want, now_us() + (uint64_t)seconds * 1000000u);
 }
 
 static int cmp_u64(const void *a, const void *b) {

@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/cursor.h"
 #include "base/error.h"
+#include "base/hashmap.h"
 #include "base/log.h"
 #include "base/sq.h"
 #include "channels/channel_store.h"
@@ -48,6 +49,11 @@ struct ld_channel_store {
   sqlite3_stmt *st[ST_COUNT];
   bool in_txn;
   uint64_t errors;
+  uint64_t writes;
+  ld_channel_store_counts_t counts;
+  /* (channel ‖ 0 ‖ message ID) of the INCOMING rows in the file (written or loaded): a message
+   * delivered without ever being buffered has no row, and its deletion is no write */
+  ld_hashmap_t *incoming;
 };
 
 /* ---- open / close --------------------------------------------------------------------------- */
@@ -97,6 +103,10 @@ int ld_channel_store_open(const char *path, ld_channel_store_t **out, char *why,
     return ld_error_fmt(why, why_cap, LD_ERR_IO, "cannot open %s: libsqlite3 is not available",
                         path);
   ld_channel_store_t *st = calloc(1, sizeof *st);
+  if (st != NULL && (st->incoming = ld_hashmap_new(0)) == NULL) {
+    free(st);
+    st = NULL;
+  }
   if (st == NULL)
     return ld_error_fmt(why, why_cap, LD_ERR_NOMEM, "%s", ld_strerror(LD_ERR_NOMEM));
   if (make_parent_dir(path) != 0 ||
@@ -135,6 +145,7 @@ void ld_channel_store_close(ld_channel_store_t *st) {
   for (int i = 0; i < ST_COUNT; i++)
     sqlite3_finalize(st->st[i]);
   sqlite3_close(st->db);
+  ld_hashmap_free(st->incoming, NULL);
   free(st);
 }
 
@@ -151,6 +162,17 @@ void ld_channel_store_commit(ld_channel_store_t *st) {
 
 uint64_t ld_channel_store_errors(const ld_channel_store_t *st) {
   return st != NULL ? st->errors : 0;
+}
+
+uint64_t ld_channel_store_writes(const ld_channel_store_t *st) {
+  return st != NULL ? st->writes : 0;
+}
+
+void ld_channel_store_counts(const ld_channel_store_t *st, ld_channel_store_counts_t *out) {
+  if (st != NULL)
+    *out = st->counts;
+  else
+    memset(out, 0, sizeof *out);
 }
 
 /* ---- writes --------------------------------------------------------------------------------- */
@@ -172,6 +194,7 @@ static sqlite3_stmt *stmt(ld_channel_store_t *st, int which) {
 }
 
 static void run(ld_channel_store_t *st, sqlite3_stmt *s) {
+  st->writes++;
   if (sqlite3_step(s) != SQLITE_DONE) {
     st->errors++;
     LD_WARN(TOPIC, "channel state write failed: %s", sqlite3_errmsg(st->db));
@@ -196,6 +219,7 @@ static void put_state(ld_channel_store_t *st, const char *channel_id, int kind, 
   sqlite3_stmt *s = stmt(st, ST_PUT_STATE);
   if (s == NULL)
     return;
+  st->counts.puts[kind]++;
   sqlite3_bind_text(s, 1, channel_id, -1, SQLITE_STATIC);
   sqlite3_bind_int(s, 2, kind);
   sqlite3_bind_text(s, 3, id, -1, SQLITE_STATIC);
@@ -203,6 +227,38 @@ static void put_state(ld_channel_store_t *st, const char *channel_id, int kind, 
   sqlite3_bind_blob(s, 5, rec->data != NULL ? (const void *)rec->data : "", (int)rec->len,
                     SQLITE_STATIC);
   run(st, s);
+}
+
+/* The INCOMING rows' set key of a message: channel ‖ 0 ‖ message ID (in `buf`, `cap` bytes);
+ * 0 when it does not fit. */
+static size_t incoming_key(char *buf, size_t cap, const char *channel_id, const char *id,
+                           size_t id_len) {
+  size_t c = strlen(channel_id);
+  if (c + 1 + id_len > cap)
+    return 0;
+  memcpy(buf, channel_id, c + 1);
+  memcpy(buf + c + 1, id, id_len);
+  return c + 1 + id_len;
+}
+
+/* Records that the file holds the INCOMING row of `id` (counted as an error when out of
+ * memory: its deletion is then skipped and the row restored again, where the engine drops it as
+ * a duplicate of the log). */
+static void incoming_add(ld_channel_store_t *st, const char *channel_id, const char *id,
+                         size_t id_len) {
+  char key[2 * LD_SDS_MAX_ID_LEN + 2];
+  size_t n = incoming_key(key, sizeof key, channel_id, id, id_len);
+  if (n == 0 || ld_hashmap_put(st->incoming, key, n, st, NULL) != 0) {
+    st->errors++;
+    LD_WARN(TOPIC, "channel state: incoming row of %.*s not tracked", (int)id_len, id);
+  }
+}
+
+/* Whether the file holds the INCOMING row of `id`; forgets it. */
+static bool incoming_take(ld_channel_store_t *st, const char *channel_id, const char *id) {
+  char key[2 * LD_SDS_MAX_ID_LEN + 2];
+  size_t n = incoming_key(key, sizeof key, channel_id, id, strlen(id));
+  return n == 0 || ld_hashmap_remove(st->incoming, key, n) != NULL;
 }
 
 static void record_failed(ld_channel_store_t *st) {
@@ -239,6 +295,8 @@ static void by_key(ld_channel_store_t *st, int which, const char *channel_id, in
   sqlite3_stmt *s = stmt(st, which);
   if (s == NULL)
     return;
+  if (which == ST_DELETE)
+    st->counts.deletes[kind]++;
   sqlite3_bind_text(s, 1, channel_id, -1, SQLITE_STATIC);
   sqlite3_bind_int(s, 2, kind);
   sqlite3_bind_text(s, 3, id, -1, SQLITE_STATIC);
@@ -255,10 +313,12 @@ void ld_channel_store_put_incoming(ld_channel_store_t *st, const char *channel_i
                                    size_t hint_len) {
   ld_buf_t rec;
   ld_buf_init(&rec);
-  if (ld_buf_lp(&rec, hint, hint_len) != 0 || ld_buf_lp(&rec, wire, len) != 0)
+  if (ld_buf_lp(&rec, hint, hint_len) != 0 || ld_buf_lp(&rec, wire, len) != 0) {
     record_failed(st);
-  else
+  } else {
     put_state(st, channel_id, LD_CHANNEL_RECORD_INCOMING, id, 0, &rec);
+    incoming_add(st, channel_id, id, strlen(id));
+  }
   ld_buf_clear(&rec);
 }
 
@@ -271,6 +331,8 @@ void ld_channel_store_put_queued(ld_channel_store_t *st, const char *channel_id,
 
 void ld_channel_store_delete(ld_channel_store_t *st, const char *channel_id,
                              ld_channel_record_kind_t kind, const char *id) {
+  if (kind == LD_CHANNEL_RECORD_INCOMING && !incoming_take(st, channel_id, id))
+    return; /* a message delivered without being buffered: no row */
   by_key(st, ST_DELETE, channel_id, (int)kind, id);
 }
 
@@ -460,6 +522,8 @@ int ld_channel_store_load(ld_channel_store_t *st, const char *channel_id, const 
     size_t len = (size_t)sqlite3_column_bytes(s, 2);
     const uint8_t *key = sqlite3_column_text(s, 3);
     size_t key_len = (size_t)sqlite3_column_bytes(s, 3);
+    if (kind == LD_CHANNEL_RECORD_INCOMING)
+      incoming_add(st, channel_id, (const char *)key, key_len);
     int arc = ld_channel_record_apply_keyed(sds, now_ms, kind, key, key_len,
                                             ord < 0 ? UINT64_MAX : (uint64_t)ord, rec, len, fns,
                                             user_data, detail, sizeof detail);

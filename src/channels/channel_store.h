@@ -57,6 +57,18 @@ void ld_channel_store_commit(ld_channel_store_t *st);
 /* Write errors since open. */
 uint64_t ld_channel_store_errors(const ld_channel_store_t *st);
 
+/* SQL write statements run since open. */
+uint64_t ld_channel_store_writes(const ld_channel_store_t *st);
+
+/* State rows put and deleted since open, by ld_channel_record_kind_t. */
+typedef struct ld_channel_store_counts {
+  uint64_t puts[LD_CHANNEL_RECORD_QUEUED + 1];
+  uint64_t deletes[LD_CHANNEL_RECORD_QUEUED + 1];
+} ld_channel_store_counts_t;
+
+/* The counts since open (zeros for NULL). */
+void ld_channel_store_counts(const ld_channel_store_t *st, ld_channel_store_counts_t *out);
+
 /* ---- writes (errors are logged and counted) -------------------------------------------------- */
 
 void ld_channel_store_put_channel(ld_channel_store_t *st, const char *channel_id, const char *topic,
@@ -74,6 +86,8 @@ void ld_channel_store_put_incoming(ld_channel_store_t *st, const char *channel_i
 void ld_channel_store_put_queued(ld_channel_store_t *st, const char *channel_id,
                                  const char *request_id, uint64_t ord, const uint8_t *payload,
                                  size_t len);
+/* Deletes a row. An INCOMING row is deleted only when this store wrote or loaded it (the store
+ * keeps their IDs): a message delivered without being buffered costs no write. */
 void ld_channel_store_delete(ld_channel_store_t *st, const char *channel_id,
                              ld_channel_record_kind_t kind, const char *id);
 /* Keeps the newest `keep` log rows of the channel. */

@@ -301,13 +301,16 @@ static void persist_delete(ch_channel_t *ch, ld_channel_record_kind_t kind, cons
     ld_channel_store_delete(ch->mgr->store, ch->id, kind, id);
 }
 
-/* Own content message `ev` (SEND, first transmission) into the log and the outgoing rows;
- * returns its Lamport timestamp. */
-static uint64_t persist_own(ch_channel_t *ch, const ld_sds_event_t *ev, const ch_request_t *r) {
+/* Own content message `ev` (SEND, first transmission) into the outgoing rows, and into the log
+ * when `log` (else its log row is written once its dispatch knows the hint); returns its Lamport
+ * timestamp. */
+static uint64_t persist_own(ch_channel_t *ch, const ld_sds_event_t *ev, const ch_request_t *r,
+                            bool log) {
   uint64_t lamport = ev->lamport;
   if (ch->mgr->store == NULL)
     return lamport;
-  persist_log(ch, ev->message_id, lamport, ch->sender, NULL, 0);
+  if (log)
+    persist_log(ch, ev->message_id, lamport, ch->sender, NULL, 0);
   ld_buf_t rec; /* without the bloom filter: restored with the one rebuilt from the log */
   ld_buf_init(&rec);
   if (ld_sds_strip_bloom(ev->data, ev->len, &rec) == 0)
@@ -395,17 +398,19 @@ static void segment_dispatch_failed(ch_request_t *r, const char *error) {
  * hash is fixed at submission), as js-waku's ReliableChannel computes it before sending: a
  * message sent right after it carries the hint in its causal history even before this one
  * propagated (js-waku fetches from the store only what has a hint). */
-static void hint_at_submit(ch_channel_t *ch, const char *msg_req, const char *message_id,
+static bool hint_at_submit(ch_channel_t *ch, const char *msg_req, const char *message_id,
                            uint64_t lamport) {
   const ld_message_record_t *rec = ld_messaging_record_by_request(ch->mgr->messaging, msg_req);
   if (rec == NULL || !rec->has_hash ||
       ld_sds_set_retrieval_hint(ch->sds, message_id, rec->hash, LD_WAKU_HASH_LEN) != 0)
-    return;
+    return false;
   persist_log(ch, message_id, lamport, ch->sender, rec->hash, LD_WAKU_HASH_LEN);
+  return true;
 }
 
-/* Hands one SDS message to the MessagingClient now. */
-static void dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *message_id,
+/* Hands one SDS message to the MessagingClient now. Returns true when it wrote the message's log
+ * row with its retrieval hint. */
+static bool dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *message_id,
                      const uint8_t *data, size_t len, uint64_t lamport) {
   ld_channels_t *c = ch->mgr;
   ld_messaging_envelope_t env = {ch->topic,  data,
@@ -423,12 +428,11 @@ static void dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *mess
       segment_dispatch_failed(r, why[0] != '\0' ? why : ld_strerror(rc));
       ch->report_due = true;
     }
-    return;
+    return false;
   }
   if (r == NULL)
-    return;
-  if (!r->ephemeral)
-    hint_at_submit(ch, msg_req, message_id, lamport);
+    return false;
+  bool hinted = !r->ephemeral && hint_at_submit(ch, msg_req, message_id, lamport);
   ch_pending_t *p = calloc(1, sizeof *p);
   char *seg = p != NULL ? dup_text(message_id) : NULL;
   if (seg == NULL || ld_hashmap_put(c->pending, msg_req, strlen(msg_req), p, NULL) != 0) {
@@ -437,12 +441,13 @@ static void dispatch(ch_channel_t *ch, ld_sds_send_kind_t kind, const char *mess
     free(p);
     r->dispatched++;
     ch->report_due = true;
-    return;
+    return hinted;
   }
   memcpy(p->msg_req, msg_req, sizeof msg_req);
   p->req = r;
   p->seg_id = seg;
   p->lamport = lamport;
+  return hinted;
 }
 
 /* True while most pubsub peers have more than LD_CHANNELS_NET_BACKLOG_BYTES waiting to be
@@ -613,17 +618,19 @@ static void on_send(ch_channel_t *ch, const ld_sds_event_t *ev) {
   ld_channels_t *c = ch->mgr;
   bool first = ev->send_kind == LD_SDS_SEND_CONTENT || ev->send_kind == LD_SDS_SEND_EPHEMERAL;
   ch_request_t *r = first ? request_of(ch, ev->message_id) : NULL;
-  uint64_t lamport = 0;
-  if (ev->send_kind == LD_SDS_SEND_CONTENT && r != NULL)
-    lamport = persist_own(ch, ev, r);
-  else if (ev->send_kind == LD_SDS_SEND_RETRANSMISSION && c->store != NULL)
-    ld_channel_store_count_retransmission(c->store, ch->id, ev->message_id);
   bool waiting = rl_background(ev->send_kind) ? c->rl_head != NULL || c->rl_bg_head != NULL
                                               : c->rl_head != NULL;
-  if (!waiting && rl_may_send(c))
-    dispatch(ch, ev->send_kind, ev->message_id, ev->data, ev->len, lamport);
-  else
+  bool now = !waiting && rl_may_send(c);
+  bool own = ev->send_kind == LD_SDS_SEND_CONTENT && r != NULL;
+  uint64_t lamport = 0;
+  if (own) /* dispatched now: one log row, with the hint known at submission */
+    lamport = persist_own(ch, ev, r, !now);
+  else if (ev->send_kind == LD_SDS_SEND_RETRANSMISSION && c->store != NULL)
+    ld_channel_store_count_retransmission(c->store, ch->id, ev->message_id);
+  if (!now)
     rl_enqueue(ch, ev, lamport);
+  else if (!dispatch(ch, ev->send_kind, ev->message_id, ev->data, ev->len, lamport) && own)
+    persist_log(ch, ev->message_id, lamport, ch->sender, NULL, 0);
 }
 
 static void on_acked(ch_channel_t *ch, const ld_sds_event_t *ev, bool failed) {
@@ -1627,4 +1634,8 @@ bool ld_channels_stats(const ld_channels_t *c, const char *channel_id, ld_sds_st
     return false;
   ld_sds_get_stats(ch->sds, out);
   return true;
+}
+
+void ld_channels_store_counts(const ld_channels_t *c, ld_channel_store_counts_t *out) {
+  ld_channel_store_counts(c != NULL ? c->store : NULL, out);
 }

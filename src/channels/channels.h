@@ -65,6 +65,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "channels/channel_store.h"
 #include "channels/sds.h"
 #include "messaging/messaging.h"
 
@@ -260,5 +261,9 @@ bool ld_channels_consumes(const ld_channels_t *c, const ld_waku_message_t *msg);
 
 /* The engine's counters of a channel (tests, metrics); false for an unknown channel. */
 bool ld_channels_stats(const ld_channels_t *c, const char *channel_id, ld_sds_stats_t *out);
+
+/* The state rows the manager's store has put and deleted since it opened (zeros without
+ * persistence). */
+void ld_channels_store_counts(const ld_channels_t *c, ld_channel_store_counts_t *out);
 
 #endif

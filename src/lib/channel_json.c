@@ -5,8 +5,10 @@
 #include <jansson.h>
 
 #include "base/base64.h"
+#include "base/buf.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "channels/channel_store.h"
 #include "channels/channels_rest.h"
 #include "channels/segment.h"
@@ -247,29 +249,93 @@ int ld_lib_channel_message_parse(const char *json, size_t len, size_t max_payloa
 
 /* ---- events --------------------------------------------------------------------------------- */
 
-static json_t *put(json_t *obj, const char *key, json_t *v) {
-  if (obj == NULL || v == NULL || json_object_set_new(obj, key, v) != 0) {
-    json_decref(obj);
-    json_decref(v);
-    return NULL;
+/* The events are written directly, byte for byte as jansson's json_dumps(JSON_COMPACT |
+ * JSON_PRESERVE_ORDER) of the same object would write them (strings through
+ * ld_rest_json_string: bytes that are not UTF-8 become U+FFFD): an event per channel message is
+ * too frequent for building a jansson object each time. */
+
+/* Appends `s` (NULL = "") as a JSON string. */
+static int put_string(ld_buf_t *b, const char *s) {
+  static const char hex[] = "0123456789ABCDEF";
+  const uint8_t *p = (const uint8_t *)(s != NULL ? s : "");
+  size_t n = strlen((const char *)p);
+  if (ld_buf_reserve(b, n + 2) != 0 || ld_buf_u8(b, '"') != 0)
+    return LD_ERR_NOMEM;
+  size_t i = 0;
+  while (i < n) {
+    size_t plain = i; /* the run that needs no escape */
+    while (plain < n && p[plain] >= 0x20 && p[plain] < 0x80 && p[plain] != '"' && p[plain] != '\\')
+      plain++;
+    if (plain > i && ld_buf_append(b, p + i, plain - i) != 0)
+      return LD_ERR_NOMEM;
+    i = plain;
+    if (i == n)
+      break;
+    uint8_t c = p[i];
+    char esc[6] = {'\\', 0, 0, 0, 0, 0};
+    size_t esc_len = 2;
+    int rc = 0;
+    if (c >= 0x80) {
+      size_t len = ld_utf8_char_len(p + i, n - i);
+      rc = len > 0 ? ld_buf_append(b, p + i, len) : ld_buf_append(b, "\xEF\xBF\xBD", 3);
+      i += len > 0 ? len : 1;
+      if (rc != 0)
+        return LD_ERR_NOMEM;
+      continue;
+    }
+    switch (c) {
+    case '"':
+    case '\\':
+      esc[1] = (char)c;
+      break;
+    case '\b':
+      esc[1] = 'b';
+      break;
+    case '\f':
+      esc[1] = 'f';
+      break;
+    case '\n':
+      esc[1] = 'n';
+      break;
+    case '\r':
+      esc[1] = 'r';
+      break;
+    case '\t':
+      esc[1] = 't';
+      break;
+    default: /* the other control characters: \u00XX */
+      memcpy(esc, "\\u00", 4);
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 0xf];
+      esc_len = 6;
+      break;
+    }
+    if (ld_buf_append(b, esc, esc_len) != 0)
+      return LD_ERR_NOMEM;
+    i++;
   }
-  return obj;
+  return ld_buf_u8(b, '"');
 }
 
-static json_t *text(const char *s) {
-  return ld_rest_json_string(s != NULL ? s : "", s != NULL ? strlen(s) : 0);
+/* Appends `,"key":` then the string `value` (`first`: without the comma). */
+static int put_field(ld_buf_t *b, bool first, const char *key, const char *value) {
+  if ((!first && ld_buf_u8(b, ',') != 0) || ld_buf_u8(b, '"') != 0 ||
+      ld_buf_append(b, key, strlen(key)) != 0 || ld_buf_append(b, "\":", 2) != 0)
+    return LD_ERR_NOMEM;
+  return put_string(b, value);
 }
 
-static json_t *b64(const uint8_t *b, size_t n) {
+/* Appends `,"payload":"<base64>"`. */
+static int put_base64(ld_buf_t *b, const uint8_t *data, size_t n) {
   size_t cap = (n + 2) / 3 * 4 + 1;
-  char *s = malloc(cap);
-  if (s == NULL || ld_base64_encode(b, n, s, cap) < 0) {
-    free(s);
-    return NULL;
-  }
-  json_t *v = json_string(s);
-  free(s);
-  return v;
+  if (ld_buf_append(b, ",\"payload\":\"", 12) != 0 || ld_buf_reserve(b, cap + 1) != 0)
+    return LD_ERR_NOMEM;
+  int w =
+      ld_base64_encode(data != NULL ? data : (const uint8_t *)"", n, (char *)b->data + b->len, cap);
+  if (w < 0)
+    return w;
+  b->len += (size_t)w;
+  return ld_buf_u8(b, '"');
 }
 
 static const char *type_of(int kind) {
@@ -312,27 +378,33 @@ char *ld_lib_event_channel_json(int kind, const ld_channel_event_t *ev, size_t *
   const char *type = type_of(kind);
   if (type == NULL)
     return NULL;
-  json_t *o = put(json_object(), "eventType", json_string(type));
-  o = put(o, "channelId", text(ev->channel_id));
-  if (kind == LD_EVENT_CHANNEL_RECEIVED) {
-    o = put(o, "senderId", text(ev->sender_id));
-    o = put(o, "payload", b64(ev->payload, ev->payload_len));
-  } else if (kind == LD_EVENT_CHANNEL_LOST) {
-    o = put(o, "senderId", text(ev->sender_id));
-    o = put(o, "messageId", text(ev->message_id));
-    o = put(o, "messageHash", text(ev->message_hash));
-    o = put(o, "payloadHash", text(ev->payload_hash));
-    o = put(o, "reason", text(ev->reason));
-  } else {
-    o = put(o, "requestId", text(ev->request_id));
-    if (kind == LD_EVENT_CHANNEL_ERROR || kind == LD_EVENT_CHANNEL_DELIVERY_ERROR)
-      o = put(o, "error", text(ev->error));
+  ld_buf_t b;
+  ld_buf_init(&b);
+  int rc = ld_buf_reserve(&b, 160 + (ev->payload_len + 2) / 3 * 4);
+  if (rc == 0 && (rc = ld_buf_u8(&b, '{')) == 0 &&
+      (rc = put_field(&b, true, "eventType", type)) == 0)
+    rc = put_field(&b, false, "channelId", ev->channel_id);
+  if (rc == 0 && kind == LD_EVENT_CHANNEL_RECEIVED) {
+    if ((rc = put_field(&b, false, "senderId", ev->sender_id)) == 0)
+      rc = put_base64(&b, ev->payload, ev->payload_len);
+  } else if (rc == 0 && kind == LD_EVENT_CHANNEL_LOST) {
+    const char *keys[] = {"senderId", "messageId", "messageHash", "payloadHash", "reason"};
+    const char *values[] = {ev->sender_id, ev->message_id, ev->message_hash, ev->payload_hash,
+                            ev->reason};
+    for (size_t i = 0; rc == 0 && i < 5; i++)
+      rc = put_field(&b, false, keys[i], values[i]);
+  } else if (rc == 0) {
+    rc = put_field(&b, false, "requestId", ev->request_id);
+    if (rc == 0 && (kind == LD_EVENT_CHANNEL_ERROR || kind == LD_EVENT_CHANNEL_DELIVERY_ERROR))
+      rc = put_field(&b, false, "error", ev->error);
   }
-  if (o == NULL)
+  if (rc == 0)
+    rc = ld_buf_append(&b, "}", 2); /* with the terminating NUL */
+  if (rc != 0) {
+    ld_buf_clear(&b);
     return NULL;
-  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  json_decref(o);
-  if (s != NULL && len != NULL)
-    *len = strlen(s);
-  return s;
+  }
+  if (len != NULL)
+    *len = b.len - 1;
+  return (char *)b.data;
 }
