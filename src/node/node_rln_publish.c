@@ -283,20 +283,32 @@ static void enqueue(node_rln_queue_t *q, prove_job_t *job) {
   start_next(q);
 }
 
+/* What both ways into the queue do first: the node's queue (made on first use), refused while
+ * the node stops, and `msg` as it will be proved, in *m (any proof it carries left out). */
+static int open_entry(ld_node_t *node, const ld_waku_message_t *msg, node_rln_queue_t **q,
+                      ld_waku_message_t *m) {
+  *q = queue_of(node);
+  if (*q == NULL)
+    return LD_ERR_NOMEM;
+  if ((*q)->stopping)
+    return LD_ERR_STATE;
+  *m = *msg;
+  m->proof = NULL;
+  m->proof_len = 0;
+  return 0;
+}
+
 int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                         uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason) {
   if (reason != NULL)
     *reason = LD_RELAY_OK;
-  node_rln_queue_t *q = queue_of(node);
-  if (q == NULL)
-    return LD_ERR_NOMEM;
-  if (q->stopping)
-    return LD_ERR_STATE;
-  ld_waku_message_t m = *msg;
-  m.proof = NULL;
-  m.proof_len = 0;
+  node_rln_queue_t *q;
+  ld_waku_message_t m;
+  int rc = open_entry(node, msg, &q, &m);
+  if (rc != 0)
+    return rc;
   ld_node_rln_claim_t claim;
-  int rc = ld_node_rln_claim(node, &m, &claim);
+  rc = ld_node_rln_claim(node, &m, &claim);
   if (rc != 0 || claim.prover == NULL) /* the claim sets a missing timestamp */
     return rc != 0 ? rc : LD_ERR_STATE;
   q->prover = claim.prover; /* a proving context is wanted from now on */
@@ -343,14 +355,11 @@ static void hand_over_proved(prove_job_t *job) {
 int ld_node_rln_prove_for(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                           const ld_node_rln_claim_t *claim, ld_node_rln_proved_fn proved,
                           void *user_data) {
-  node_rln_queue_t *q = queue_of(node);
-  if (q == NULL)
-    return LD_ERR_NOMEM;
-  if (q->stopping)
-    return LD_ERR_STATE;
-  ld_waku_message_t m = *msg;
-  m.proof = NULL;
-  m.proof_len = 0;
+  node_rln_queue_t *q;
+  ld_waku_message_t m;
+  int rc = open_entry(node, msg, &q, &m);
+  if (rc != 0)
+    return rc;
   prove_job_t *job = new_job(q, pubsub_topic, &m, claim);
   if (job == NULL)
     return LD_ERR_NOMEM;
