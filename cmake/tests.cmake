@@ -244,3 +244,9 @@ if(TEST integration/channels_rln)
   set_property(TEST integration/channels_rln APPEND PROPERTY ENVIRONMENT
                "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
 endif()
+
+# integration/rln_publish_queue: the RLN publish queue's outcomes and timestamps, with real proofs.
+if(TEST integration/rln_publish_queue)
+  set_property(TEST integration/rln_publish_queue APPEND PROPERTY ENVIRONMENT
+               "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()
