@@ -16,7 +16,16 @@
  * sanitizers) are built in some 45 slices of about 15 ms, each a thread-pool job started only when
  * no proof is waiting. So the queue never runs more than one job at a time, a proof waits at most
  * one slice, and a node that never publishes pays nothing. The context is freed (its secret
- * values wiped) when the node stops. */
+ * values wiped) when the node stops.
+ *
+ * A publish's outcome (relay peers, or the error) goes to the caller of ld_node_publish_async
+ * once the message is published, or fails. Our message that waited for its proof is stamped again
+ * when the proof starts, if its epoch ended or it is older than LD_NODE_RLN_RESTAMP_AFTER_MS:
+ * validators refuse a timestamp more than 20 s off, and a message proved in its own epoch counts
+ * in the budget of the epoch it goes out in. In its epoch it keeps its message id; in a new one it
+ * claims one there (none left: LD_ERR_LIMIT is its outcome). Its hash changes with the timestamp:
+ * the outcome carries the final one. A light client's message keeps its sender's timestamp (and
+ * hash): a stale one is refused by the lightpush step's validation, never sent. */
 #include <stdlib.h>
 #include <string.h>
 
