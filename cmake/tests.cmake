@@ -254,3 +254,9 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/interop/bench/sds-loss.test.mjs)
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/interop)
   set_tests_properties(interop/bench-sds-loss PROPERTIES LABELS interop TIMEOUT 300)
 endif()
+
+# integration/rln_publish_queue: the RLN publish queue's outcomes and timestamps, with real proofs.
+if(TEST integration/rln_publish_queue)
+  set_property(TEST integration/rln_publish_queue APPEND PROPERTY ENVIRONMENT
+               "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()

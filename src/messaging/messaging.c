@@ -48,6 +48,13 @@ typedef struct lp_call {
   ld_waku_message_t msg;
 } lp_call_t;
 
+/* A relay publish under way for a delivery task: RLN-relay proves the message first. */
+typedef struct relay_call {
+  ld_messaging_t *m;
+  uint64_t task_id;
+  ld_node_publish_call_t *call;
+} relay_call_t;
+
 /* A subscribed content topic and its ID. */
 typedef struct sub {
   char id[LD_MESSAGING_SUBSCRIPTION_ID_LEN + 1];
@@ -70,6 +77,7 @@ struct ld_messaging {
   ld_hashmap_t *subs_by_id;    /* subscription ID → the same sub_t */
   ld_hashmap_t *joined;        /* pubsub topics relay joined for us */
   ld_hashmap_t *lp_calls;      /* task ID → lp_call_t */
+  ld_hashmap_t *relay_calls;   /* task ID → relay_call_t */
   ld_reliability_call_t *confirm_call;
   const ld_recv_recovery_t *recovery;
   size_t recovery_range;
@@ -130,6 +138,8 @@ static void op_event(void *ud, const ld_send_event_t *ev) {
     return;
   switch (ev->kind) {
   case LD_SEND_EV_PROPAGATED:
+    /* the hash of the message as published: RLN-relay may have stamped it again */
+    ld_records_set_published(m->records, ev->request_id, ev->hash, ev->timestamp);
     ld_records_mark_propagated(m->records, ev->request_id, ev->done);
     m->stats.propagated++;
     publish_send_event(m, LD_EVENT_MESSAGING_PROPAGATED, ev);
@@ -178,16 +188,60 @@ static void track_send(ld_messaging_t *m, const char *pubsub_topic, const ld_wak
 
 /* ---- relay ----------------------------------------------------------------------------------- */
 
+/* The outcome of a relay publish that waited for its RLN proof: tracked with its final hash,
+ * then handed to the send service. */
+static void on_relayed(void *ud, int result, const char *pubsub_topic, const ld_waku_message_t *msg,
+                       const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  relay_call_t *c = ud;
+  ld_messaging_t *m = c->m;
+  ld_hashmap_remove_u64(m->relay_calls, c->task_id);
+  uint64_t task_id = c->task_id;
+  free(c);
+  if (m->closing)
+    return;
+  if (msg != NULL)
+    track_send(m, pubsub_topic, msg, hash);
+  ld_send_service_relay_done(m->send, task_id, result == LD_ERR_EXISTS ? 0 : result,
+                             msg != NULL ? msg->timestamp : 0, ld_now_ms());
+}
+
 /* Publishes only when the shard has relay peers (a publish to nobody would mark the message
- * seen and refuse it later); a message relay saw already counts as not propagated. */
-static int op_relay(void *ud, const char *pubsub_topic, const ld_waku_message_t *msg,
-                    const uint8_t hash[LD_WAKU_HASH_LEN]) {
+ * seen and refuse it later); a message relay saw already counts as not propagated. With
+ * RLN-relay the outcome comes once the message is proved and published (LD_SEND_LATER). */
+static int op_relay(void *ud, uint64_t task_id, const char *pubsub_topic,
+                    const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN]) {
   ld_messaging_t *m = ud;
   if (ld_gs_service_topic_peers(ld_node_gossipsub(m->node), pubsub_topic, NULL, 0) == 0)
     return 0;
-  track_send(m, pubsub_topic, msg, hash);
-  int rc = ld_node_publish_hashed(m->node, pubsub_topic, msg, hash);
+  if (ld_node_rln_stats(m->node) == NULL) { /* no RLN-relay: published at once */
+    track_send(m, pubsub_topic, msg, hash);
+    int rc = ld_node_publish_hashed(m->node, pubsub_topic, msg, hash);
+    return rc == LD_ERR_EXISTS ? 0 : rc;
+  }
+  relay_call_t *c = calloc(1, sizeof *c);
+  if (c == NULL || ld_hashmap_put_u64(m->relay_calls, task_id, c, NULL) != 0) {
+    free(c);
+    return LD_ERR_NOMEM;
+  }
+  *c = (relay_call_t){m, task_id, NULL};
+  int rc = ld_node_publish_async(m->node, pubsub_topic, msg, hash, on_relayed, c, &c->call);
+  if (rc == LD_NODE_PUBLISH_LATER)
+    return LD_SEND_LATER;
+  ld_hashmap_remove_u64(m->relay_calls, task_id); /* refused at once */
+  free(c);
   return rc == LD_ERR_EXISTS ? 0 : rc;
+}
+
+/* The relay publishes still waiting for their proofs: published without telling us. */
+static void relay_detach_all(ld_messaging_t *m) {
+  ld_hashmap_iter_t it = {0};
+  void *value;
+  while (ld_hashmap_next(m->relay_calls, &it, NULL, NULL, &value)) {
+    relay_call_t *c = value;
+    ld_node_publish_detach(c->call);
+    free(c);
+  }
+  ld_hashmap_clear(m->relay_calls, NULL);
 }
 
 /* ---- lightpush ------------------------------------------------------------------------------- */
@@ -859,13 +913,14 @@ static int make_parts(ld_messaging_t *m) {
   m->subs_by_id = ld_hashmap_new(16);
   m->joined = ld_hashmap_new(8);
   m->lp_calls = ld_hashmap_new(16);
+  m->relay_calls = ld_hashmap_new(16);
   m->records = ld_records_new(m->cfg.max_records);
   m->peers = ld_service_peers_new(m->node, 0);
   m->recv = make_recv(m);
   m->send = make_send(m);
   if (m->subs_by_topic == NULL || m->subs_by_id == NULL || m->joined == NULL ||
-      m->lp_calls == NULL || m->records == NULL || m->peers == NULL || m->recv == NULL ||
-      m->send == NULL)
+      m->lp_calls == NULL || m->relay_calls == NULL || m->records == NULL || m->peers == NULL ||
+      m->recv == NULL || m->send == NULL)
     return LD_ERR_NOMEM;
   m->rel = make_reliability(m);
   if (m->rel == NULL)
@@ -925,6 +980,7 @@ static void free_parts(ld_messaging_t *m) {
   ld_hashmap_free(m->subs_by_id, NULL);
   ld_hashmap_free(m->joined, NULL);
   ld_hashmap_free(m->lp_calls, NULL);
+  ld_hashmap_free(m->relay_calls, NULL);
 }
 
 static void start_timers(ld_messaging_t *m) {
@@ -1006,6 +1062,7 @@ static void on_handle_closed(uv_handle_t *h) {
 /* Stops everything that could call back: calls under way, the edge filter, the hooks. */
 static void cancel_all(ld_messaging_t *m) {
   lp_cancel_all(m);
+  relay_detach_all(m);
   if (m->confirm_call != NULL)
     ld_reliability_cancel(m->rel, m->confirm_call);
   if (m->recover_call != NULL)

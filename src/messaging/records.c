@@ -224,6 +224,23 @@ bool ld_records_mark_given_up(ld_records_t *r, const char *request_id) {
   return true;
 }
 
+bool ld_records_set_published(ld_records_t *r, const char *request_id,
+                              const uint8_t hash[LD_WAKU_HASH_LEN], int64_t timestamp) {
+  entry_t *e = find_request(r, request_id);
+  if (e == NULL || hash == NULL)
+    return false;
+  if (e->rec.has_hash && memcmp(e->rec.hash, hash, LD_WAKU_HASH_LEN) == 0)
+    return true;
+  if (ld_hashmap_put(r->by_hash, hash, LD_WAKU_HASH_LEN, e, NULL) != 0)
+    return false;
+  if (e->rec.has_hash && ld_hashmap_get(r->by_hash, e->rec.hash, LD_WAKU_HASH_LEN) == (void *)e)
+    ld_hashmap_remove(r->by_hash, e->rec.hash, LD_WAKU_HASH_LEN);
+  memcpy(e->rec.hash, hash, LD_WAKU_HASH_LEN);
+  e->rec.has_hash = true;
+  e->rec.msg.timestamp = timestamp;
+  return true;
+}
+
 const ld_message_record_t *ld_records_by_request(const ld_records_t *r, const char *request_id) {
   entry_t *e = find_request(r, request_id);
   return e != NULL ? &e->rec : NULL;

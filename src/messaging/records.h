@@ -58,6 +58,13 @@ bool ld_records_mark_sent(ld_records_t *r, const char *request_id);
 bool ld_records_mark_error(ld_records_t *r, const char *request_id, const char *error);
 bool ld_records_mark_given_up(ld_records_t *r, const char *request_id);
 
+/* An own send went out as `hash` with `timestamp` (its publisher may have stamped it again after
+ * the send: RLN-relay stamps a message that waited for its proof): the record's message takes the
+ * timestamp and the record is found by the new hash from now on. false when the request has no
+ * record (any more) or out of memory (the record keeps its old hash). */
+bool ld_records_set_published(ld_records_t *r, const char *request_id,
+                              const uint8_t hash[LD_WAKU_HASH_LEN], int64_t timestamp);
+
 const ld_message_record_t *ld_records_by_request(const ld_records_t *r, const char *request_id);
 const ld_message_record_t *ld_records_by_hash(const ld_records_t *r,
                                               const uint8_t hash[LD_WAKU_HASH_LEN]);

@@ -23,6 +23,7 @@ typedef struct task {
   ld_send_state_t state;
   bool too_large;
   bool lp_inflight;
+  bool relay_inflight; /* relay_publish answered LD_SEND_LATER */
   bool propagated_once;
   uint64_t admitted_ms;
   uint64_t first_propagated_ms;
@@ -36,6 +37,7 @@ typedef struct queued_event {
   bool done;
   char request_id[LD_SEND_REQUEST_ID_MAX];
   uint8_t hash[LD_WAKU_HASH_LEN];
+  int64_t timestamp;
   char error[LD_SEND_ERROR_MAX];
 } queued_event_t;
 
@@ -114,6 +116,7 @@ static void queue_event(ld_send_service_t *s, ld_send_event_kind_t kind, const t
   q->done = done;
   memcpy(q->request_id, t->request_id, sizeof q->request_id);
   memcpy(q->hash, t->hash, LD_WAKU_HASH_LEN);
+  q->timestamp = t->msg.timestamp;
   if (error != NULL)
     snprintf(q->error, sizeof q->error, "%s", error);
 }
@@ -125,7 +128,7 @@ static void drain(ld_send_service_t *s) {
   s->draining = true;
   for (size_t i = 0; i < s->n_events; i++) {
     queued_event_t q = s->events[i];
-    ld_send_event_t ev = {q.kind, q.task_id, q.request_id, {0}, NULL, q.done};
+    ld_send_event_t ev = {q.kind, q.task_id, q.request_id, {0}, NULL, q.timestamp, q.done};
     memcpy(ev.hash, q.hash, LD_WAKU_HASH_LEN);
     if (q.kind == LD_SEND_EV_ERROR)
       ev.error = q.error;
@@ -181,9 +184,8 @@ static bool lightpush_retryable(uint32_t status) {
          status == LD_LIGHTPUSH_NO_PEERS_TO_RELAY;
 }
 
-/* Relay: true when the chain goes on to lightpush. */
-static bool try_relay(ld_send_service_t *s, task_t *t, uint64_t now_ms) {
-  int peers = s->ops.relay_publish(s->ud, t->pubsub_topic, &t->msg, t->hash);
+/* Relay's outcome `peers` (peers, 0, an error): true when the chain goes on to lightpush. */
+static bool relay_outcome(ld_send_service_t *s, task_t *t, int peers, uint64_t now_ms) {
   if (peers > 0) {
     propagated(s, t, now_ms);
     return false;
@@ -200,6 +202,20 @@ static bool try_relay(ld_send_service_t *s, task_t *t, uint64_t now_ms) {
   }
   t->state = LD_SEND_FALLBACK_RETRY;
   return true;
+}
+
+/* Relay: true when the chain goes on to lightpush. */
+static bool try_relay(ld_send_service_t *s, task_t *t, uint64_t now_ms) {
+  int peers = s->ops.relay_publish(s->ud, t->id, t->pubsub_topic, &t->msg, t->hash);
+  if (peers == LD_SEND_LATER) {
+    t->relay_inflight = true;
+    return false;
+  }
+  return relay_outcome(s, t, peers, now_ms);
+}
+
+static bool in_flight(const task_t *t) {
+  return t->lp_inflight || t->relay_inflight;
 }
 
 static void try_lightpush(ld_send_service_t *s, task_t *t) {
@@ -233,7 +249,7 @@ static void run_fresh(ld_send_service_t *s, uint64_t now_ms) {
   while (s->fresh != NULL) {
     task_t *t = s->fresh;
     s->fresh = t->next;
-    if (t->state == LD_SEND_ENTRY && !t->lp_inflight)
+    if (t->state == LD_SEND_ENTRY && !in_flight(t))
       run_chain(s, t, now_ms);
   }
 }
@@ -243,7 +259,7 @@ static void run_retries(ld_send_service_t *s, uint64_t now_ms) {
   task_t *next;
   for (task_t *t = s->head; t != NULL && t != s->fresh; t = next) {
     next = t->next;
-    if (!t->lp_inflight && t->state == LD_SEND_NEXT_ROUND_RETRY && !expired(s, t, now_ms))
+    if (!in_flight(t) && t->state == LD_SEND_NEXT_ROUND_RETRY && !expired(s, t, now_ms))
       run_chain(s, t, now_ms);
   }
 }
@@ -286,7 +302,7 @@ static void expire(ld_send_service_t *s, uint64_t now_ms) {
   task_t *next;
   for (task_t *t = s->head; t != NULL; t = next) {
     next = t->next;
-    if (t->lp_inflight || !expired(s, t, now_ms))
+    if (in_flight(t) || !expired(s, t, now_ms))
       continue;
     if (t->propagated_once)
       dropped(s, t);
@@ -433,6 +449,22 @@ void ld_send_service_lightpush_done(ld_send_service_t *s, uint64_t task_id, uint
   } else {
     fail(s, t, why);
   }
+  drain(s);
+}
+
+void ld_send_service_relay_done(ld_send_service_t *s, uint64_t task_id, int result,
+                                int64_t timestamp, uint64_t now_ms) {
+  task_t *t = task_find(s, task_id);
+  if (t == NULL || !t->relay_inflight)
+    return;
+  t->relay_inflight = false;
+  if (result >= 0 && timestamp != t->msg.timestamp) { /* stamped again by the publisher */
+    t->msg.timestamp = timestamp;
+    if (ld_waku_message_hash(t->pubsub_topic, &t->msg, t->hash) != 0)
+      LD_ERROR(TOPIC, "request %s: hash of the published message not computed", t->request_id);
+  }
+  if (relay_outcome(s, t, result, now_ms))
+    try_lightpush(s, t);
   drain(s);
 }
 

@@ -35,7 +35,9 @@
  * else "lightpush failed: <code> <NAME>"; nwaku reports the bare text); a
  * task propagated but not confirmed within retry_window_ms of its first propagation is dropped
  * without an app event (counted). A task waiting for a lightpush answer is left alone by the
- * tick until the answer comes.
+ * tick until the answer comes; so is a task whose relay publish answers later (LD_SEND_LATER:
+ * RLN-relay proves the message first), whose outcome is taken as relay's when it comes, with the
+ * message's final timestamp and hash.
  * Without confirmation (reliability off, no confirm_start op, or an ephemeral message) a task is
  * done once propagated.
  *
@@ -66,6 +68,9 @@
 /* Bytes of a request ID kept per task, NUL included. */
 #define LD_SEND_REQUEST_ID_MAX 64
 
+/* relay_publish's answer when its outcome comes later (ld_send_service_relay_done). */
+#define LD_SEND_LATER (-1000002)
+
 #define LD_SEND_ERR_RETRY_WINDOW "Unable to send within retry time window"
 /* Joins the window's text and the last retryable answer: "<window text>; last error: <answer>". */
 #define LD_SEND_ERR_LAST_ERROR "; last error: "
@@ -93,6 +98,7 @@ typedef struct ld_send_event {
   const char *request_id;
   uint8_t hash[LD_WAKU_HASH_LEN];
   const char *error; /* LD_SEND_EV_ERROR only */
+  int64_t timestamp; /* the message's, as published (the hash is of the message with it) */
   /* LD_SEND_EV_PROPAGATED: the task is finished (no confirmation follows: reliability off,
    * nothing to confirm with, or an ephemeral message). */
   bool done;
@@ -101,12 +107,13 @@ typedef struct ld_send_event {
 /* The calls out. Every op is called on the caller's thread from inside ld_send_service_process,
  * _tick, _lightpush_done or _confirm_done; `msg` and the hashes are valid only during the call. */
 typedef struct ld_send_ops {
-  /* Relay (NULL: no relay). Publishes `msg` on `pubsub_topic`; `hash` is its Waku hash there
-   * (computed once at submission, so that the op need not hash the message again). Returns the
-   * number of relay peers it went to (0: none, nothing was sent or it counts as not propagated)
-   * or an LD_ERR_*. */
-  int (*relay_publish)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg,
-                       const uint8_t hash[LD_WAKU_HASH_LEN]);
+  /* Relay (NULL: no relay). Publishes `msg` on `pubsub_topic` for `task_id`; `hash` is its Waku
+   * hash there (computed once at submission, so that the op need not hash the message again).
+   * Returns the number of relay peers it went to (0: none, nothing was sent or it counts as not
+   * propagated) or an LD_ERR_*; or LD_SEND_LATER when the message goes out later (RLN-relay: once
+   * proved), and then reports through ld_send_service_relay_done (never from inside this call). */
+  int (*relay_publish)(void *user_data, uint64_t task_id, const char *pubsub_topic,
+                       const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN]);
   /* Lightpush (NULL: no lightpush). Starts pushing `msg` on `pubsub_topic` for `task_id`; returns
    * 0 and later reports through ld_send_service_lightpush_done (never from inside this call), or
    * an error (no service peer, …) and never reports. `hash` as for relay_publish. */
@@ -167,6 +174,14 @@ void ld_send_service_tick(ld_send_service_t *s, uint64_t now_ms);
  * ignored. */
 void ld_send_service_lightpush_done(ld_send_service_t *s, uint64_t task_id, uint32_t status,
                                     const char *desc, uint64_t now_ms);
+
+/* The outcome of a relay publish that answered LD_SEND_LATER for `task_id`: `result` as
+ * relay_publish would have returned it (peers, 0 or an LD_ERR_*), and `timestamp` the message's
+ * timestamp as it was published (the publisher may have stamped it again: the task then takes
+ * it, and its hash — for the events and confirmations — is that of the message as published).
+ * An unknown task (gone) is ignored. */
+void ld_send_service_relay_done(ld_send_service_t *s, uint64_t task_id, int result,
+                                int64_t timestamp, uint64_t now_ms);
 
 /* The answer of the confirmation in flight: `err` 0 and present[i] for the i-th hash it was
  * asked about (n must be that count), or `err` < 0 when it failed (every task stays as it was;

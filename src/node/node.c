@@ -559,26 +559,55 @@ int ld_node_outgoing_error(ld_relay_reason_t reason) {
   }
 }
 
+/* The pubsub topic to publish `msg` on: `pubsub_topic`, or when NULL its content topic's shard
+ * by autosharding, written to topic[] (*out points to one or the other). */
+static int publish_topic(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                         char topic[LD_GS_MAX_TOPIC_LEN + 1], const char **out) {
+  *out = pubsub_topic;
+  if (pubsub_topic != NULL)
+    return 0;
+  char ct[LD_NODE_CONTENT_TOPIC_MAX];
+  if (msg->content_topic_len >= sizeof ct)
+    return LD_ERR_BAD_CONTENT_TOPIC;
+  memcpy(ct, msg->content_topic, msg->content_topic_len);
+  ct[msg->content_topic_len] = '\0';
+  int rc = ld_relay_autoshard(node->relay, ct, topic, LD_GS_MAX_TOPIC_LEN + 1);
+  if (rc < 0)
+    return rc;
+  *out = topic;
+  return 0;
+}
+
 int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                     uint8_t hash[LD_WAKU_HASH_LEN]) {
   if (node->relay == NULL || msg == NULL)
     return node->relay == NULL ? LD_ERR_UNSUPPORTED : LD_ERR_INVALID_ARG;
   char topic[LD_GS_MAX_TOPIC_LEN + 1];
-  if (pubsub_topic == NULL) {
-    char ct[LD_NODE_CONTENT_TOPIC_MAX];
-    if (msg->content_topic_len >= sizeof ct)
-      return LD_ERR_BAD_CONTENT_TOPIC;
-    memcpy(ct, msg->content_topic, msg->content_topic_len);
-    ct[msg->content_topic_len] = '\0';
-    int rc = ld_relay_autoshard(node->relay, ct, topic, sizeof topic);
-    if (rc < 0)
-      return rc;
-    pubsub_topic = topic;
-  }
+  int rc = publish_topic(node, pubsub_topic, msg, topic, &pubsub_topic);
+  if (rc != 0)
+    return rc;
   if (node->rln != NULL) /* RLN-relay: proved off the loop, then published */
-    return ld_node_rln_publish(node, pubsub_topic, msg, hash, NULL);
-  int rc = ld_node_outgoing_error(ld_relay_check_outgoing(node->relay, pubsub_topic, msg));
+    return ld_node_rln_publish(node, pubsub_topic, msg, hash, NULL, NULL, NULL, NULL);
+  rc = ld_node_outgoing_error(ld_relay_check_outgoing(node->relay, pubsub_topic, msg));
   return rc != 0 ? rc : ld_relay_publish(node->relay, pubsub_topic, msg, hash);
+}
+
+int ld_node_publish_async(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                          const uint8_t hash[LD_WAKU_HASH_LEN], ld_node_published_fn done,
+                          void *user_data, ld_node_publish_call_t **call) {
+  if (call != NULL)
+    *call = NULL;
+  if (node->relay == NULL || msg == NULL || done == NULL)
+    return node->relay == NULL ? LD_ERR_UNSUPPORTED : LD_ERR_INVALID_ARG;
+  if (node->rln == NULL) /* published at once */
+    return pubsub_topic != NULL && hash != NULL
+               ? ld_node_publish_hashed(node, pubsub_topic, msg, hash)
+               : ld_node_publish(node, pubsub_topic, msg, NULL);
+  char topic[LD_GS_MAX_TOPIC_LEN + 1];
+  int rc = publish_topic(node, pubsub_topic, msg, topic, &pubsub_topic);
+  if (rc != 0)
+    return rc;
+  return ld_node_rln_publish(node, pubsub_topic, msg, NULL, NULL, done, user_data, call);
 }
 
 int ld_node_publish_hashed(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,

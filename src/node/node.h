@@ -147,10 +147,45 @@ int ld_node_unsubscribe(ld_node_t *node, const char *pubsub_topic);
  * serving meanwhile: the call returns once the message is checked and queued (the number of
  * relay peers on the topic, which the message will be sent to), and it is
  * published when its proof is ready, after the node's earlier messages (a failure then is
- * logged). Its own errors come at once: LD_ERR_STATE (no credentials, or the node stops),
- * LD_ERR_LIMIT (this epoch's message ids are used up: nwaku's NonceLimitReached). */
+ * logged; ld_node_publish_async reports it). Its own errors come at once: LD_ERR_STATE (no
+ * credentials, or the node stops), LD_ERR_LIMIT (this epoch's message ids are used up: nwaku's
+ * NonceLimitReached). A message stale at entry or when its proof starts is stamped again (see
+ * ld_node_publish_async): `hash` is the message's hash at entry. */
 int ld_node_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                     uint8_t hash[LD_WAKU_HASH_LEN]);
+
+/* Returned by ld_node_publish_async when the outcome comes later, to its callback. */
+#define LD_NODE_PUBLISH_LATER (-1000001)
+
+/* The outcome of a publish that waited for its RLN proof: `result` is the number of relay peers
+ * the message went to (0: none) or the error: LD_ERR_LIMIT (stamped again as its proof started,
+ * in an epoch whose message ids were used up meanwhile: nwaku's NonceLimitReached), LD_ERR_STATE
+ * (the credentials went), the proof's or relay's error, LD_ERR_CANCELED (the node stopped first).
+ * `msg` (its final timestamp and its proof) and `hash` (its Waku hash on `pubsub_topic`) are the
+ * message as it was published, valid during the call; NULL when result < 0. Called once, on the
+ * loop. */
+typedef void (*ld_node_published_fn)(void *user_data, int result, const char *pubsub_topic,
+                                     const ld_waku_message_t *msg,
+                                     const uint8_t hash[LD_WAKU_HASH_LEN]);
+typedef struct ld_node_publish_call ld_node_publish_call_t;
+
+/* ld_node_publish whose result is known only once the message went out. Without --rln-relay
+ * (and for every error found at once) it is ld_node_publish_hashed's result, returned at once
+ * (`hash`, may be NULL, as there: the caller's hash of `msg`), and `done` is never called. With
+ * --rln-relay a message that passed the checks is queued for its proof and
+ * LD_NODE_PUBLISH_LATER is returned: `done`(user_data, ...) gets the outcome once the message
+ * was proved and handed to relay, or failed; never from inside this call. The message is stamped
+ * with the current time again when its timestamp is stale as its proof starts (its RLN epoch
+ * ended, or it waited longer than a few seconds), so that validators never refuse it as
+ * invalid_timestamp: its Waku hash is then another one than at submission, and the one `done`
+ * reports is final. `*call` (may be NULL) identifies the publish for ld_node_publish_detach until
+ * `done` is called. */
+int ld_node_publish_async(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
+                          const uint8_t hash[LD_WAKU_HASH_LEN], ld_node_published_fn done,
+                          void *user_data, ld_node_publish_call_t **call);
+/* The caller of a publish that still waits goes away: its message is still published, and its
+ * `done` is not called. */
+void ld_node_publish_detach(ld_node_publish_call_t *call);
 
 /* ld_node_publish of a message whose Waku hash on `pubsub_topic` (not NULL) the caller computed
  * already: `hash` (not NULL) is ld_waku_message_hash(pubsub_topic, msg) and is not computed again

@@ -271,8 +271,13 @@ int ld_node_rln_claim(ld_node_t *node, ld_waku_message_t *msg, ld_node_rln_claim
  * they were queued, each as soon as its proof is ready; a failure then is logged. Stop drops
  * what is still queued and waits for the proof under way (counts in node->pending); free
  * releases the queue. Pending counts the messages queued or being proved. */
+/* With `done` (ld_node_publish_async's contract): LD_NODE_PUBLISH_LATER instead of the peer
+ * count, the outcome to `done` (the job in *call, may be NULL), and a message stamped again as its
+ * proof starts reported with its final timestamp and hash. Our messages are stamped again when
+ * stale (LD_NODE_RLN_RESTAMP_AFTER_MS, node_rln_publish.h); `hash` is the one at entry. */
 int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
-                        uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason);
+                        uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason,
+                        ld_node_published_fn done, void *user_data, ld_node_publish_call_t **call);
 void ld_node_rln_publish_stop(ld_node_t *node);
 void ld_node_rln_publish_free(ld_node_t *node);
 /* A light client's message proved by the queue: rc 0 and `msg` (its proof attached; valid during

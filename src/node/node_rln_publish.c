@@ -16,10 +16,20 @@
  * sanitizers) are built in some 45 slices of about 15 ms, each a thread-pool job started only when
  * no proof is waiting. So the queue never runs more than one job at a time, a proof waits at most
  * one slice, and a node that never publishes pays nothing. The context is freed (its secret
- * values wiped) when the node stops. */
+ * values wiped) when the node stops.
+ *
+ * A publish's outcome (relay peers, or the error) goes to the caller of ld_node_publish_async
+ * once the message is published, or fails. Our message that waited for its proof is stamped again
+ * when the proof starts, if its epoch ended or it is older than LD_NODE_RLN_RESTAMP_AFTER_MS:
+ * validators refuse a timestamp more than 20 s off, and a message proved in its own epoch counts
+ * in the budget of the epoch it goes out in. In its epoch it keeps its message id; in a new one it
+ * claims one there (none left: LD_ERR_LIMIT is its outcome). Its hash changes with the timestamp:
+ * the outcome carries the final one. A light client's message keeps its sender's timestamp (and
+ * hash): a stale one is refused by the lightpush step's validation, never sent. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "node/node_internal.h"
@@ -27,8 +37,9 @@
 
 #define TOPIC "rln"
 
-typedef struct prove_job {
-  struct prove_job *next;
+typedef struct ld_node_publish_call prove_job_t;
+struct ld_node_publish_call {
+  prove_job_t *next;
   struct node_rln_queue *queue;
   uv_work_t work;
   char *pubsub_topic;
@@ -38,11 +49,15 @@ typedef struct prove_job {
   uint64_t ctx_hits, ctx_misses; /* the context's counts after the proof */
   uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
   size_t proof_len;
-  int rc; /* of the proof */
+  int rc;       /* of the proof */
+  bool restamp; /* our message: stamped again when it is stale as its proof starts */
   /* a light client's message (ld_node_rln_prove_for): handed to `proved` instead of published */
   ld_node_rln_proved_fn proved;
   void *proved_ud;
-} prove_job_t;
+  /* our own message: its outcome goes to `published` (ld_node_publish_async; NULL: logged) */
+  ld_node_published_fn published;
+  void *published_ud;
+};
 
 typedef struct node_rln_queue {
   ld_node_t *node;
@@ -50,6 +65,8 @@ typedef struct node_rln_queue {
   prove_job_t *running;     /* being proved, or NULL */
   size_t waiting;
   bool stopping; /* the node stops: the running job's end calls ld_node_pending_done */
+  bool entering; /* inside ld_node_rln_publish: start_next leaves the new job's stamp alone */
+  bool held;     /* ld_node_rln_publish_hold: no proof starts */
   /* the proving context: only the job on the thread pool touches it while one runs */
   const ld_rln_prover_t *prover; /* of the latest claim (NULL: nothing published yet) */
   ld_rln_proving_ctx_t *ctx;
@@ -77,6 +94,8 @@ static size_t proof_encoded_len(void) {
 static void free_job(prove_job_t *job) {
   if (job->proved != NULL) /* dropped before its proof was handed over */
     job->proved(job->proved_ud, LD_ERR_CANCELED, job->pubsub_topic, NULL);
+  if (job->published != NULL) /* dropped before it was published */
+    job->published(job->published_ud, LD_ERR_CANCELED, job->pubsub_topic, NULL, NULL);
   explicit_bzero(&job->claim.member, sizeof job->claim.member);
   ld_waku_message_clear(&job->msg);
   free(job->pubsub_topic);
@@ -148,45 +167,119 @@ static void start_build(node_rln_queue_t *q) {
   }
 }
 
-static void start_next(node_rln_queue_t *q) {
-  if (q->running != NULL || q->building || q->stopping)
-    return;
-  if (q->head == NULL) {
-    start_build(q);
-    return;
+static void finish_job(node_rln_queue_t *q, prove_job_t *job);
+
+/* Whether our message `job`, about to be proved at `now_ns`, must be stamped again: its epoch
+ * ended, or its timestamp is more than LD_NODE_RLN_RESTAMP_AFTER_MS old. */
+static bool stale(const prove_job_t *job, int64_t now_ns) {
+  uint64_t epoch_sec = job->claim.epoch_sec;
+  return ld_rln_epoch_of(now_ns, epoch_sec) != ld_rln_epoch_of(job->msg.timestamp, epoch_sec) ||
+         now_ns - job->msg.timestamp > (int64_t)LD_NODE_RLN_RESTAMP_AFTER_MS * 1000000;
+}
+
+/* Stamps our message `job` with the current time when it is stale. In the epoch it was claimed
+ * in, it keeps its message id (reserved for it, never proved); in a later epoch it claims one of
+ * that epoch (the old id stays unused). 0, or the claim's error (LD_ERR_LIMIT: the current
+ * epoch's ids are used up). */
+static int restamp_if_stale(node_rln_queue_t *q, prove_job_t *job) {
+  int64_t now = (int64_t)ld_wall_ns();
+  if (!job->restamp || !stale(job, now))
+    return 0;
+  int64_t was = job->msg.timestamp;
+  uint64_t epoch_sec = job->claim.epoch_sec;
+  if (ld_rln_epoch_of(now, epoch_sec) != ld_rln_epoch_of(was, epoch_sec)) {
+    ld_node_rln_claim_t claim;
+    job->msg.timestamp = now;
+    int rc = ld_node_rln_claim(q->node, &job->msg, &claim);
+    if (rc == 0 && claim.prover == NULL)
+      rc = LD_ERR_STATE;
+    if (rc != 0) {
+      LD_WARN(TOPIC, "Message on %s not published: no RLN message id for it in the new epoch: %s",
+              job->pubsub_topic, ld_strerror(rc));
+      job->msg.timestamp = was;
+      explicit_bzero(&claim.member, sizeof claim.member);
+      return rc;
+    }
+    explicit_bzero(&job->claim.member, sizeof job->claim.member);
+    job->claim = claim;
+    explicit_bzero(&claim.member, sizeof claim.member);
+    q->prover = job->claim.prover;
   }
+  job->msg.timestamp = now;
+  LD_DEBUG(TOPIC, "Message on %s stamped again after %lld ms in the queue", job->pubsub_topic,
+           (long long)((now - was) / 1000000));
+  q->stats.restamped++;
+  return 0;
+}
+
+static prove_job_t *pop(node_rln_queue_t *q) {
   prove_job_t *job = q->head;
   q->head = job->next;
   if (q->head == NULL)
     q->tail = NULL;
   q->waiting--;
   job->next = NULL;
-  q->running = job;
-  job->ctx = ctx_for(q, job->claim.prover);
-  job->work.data = job;
-  int rc = uv_queue_work(q->node->loop, &job->work, prove_work, prove_done);
-  if (rc != 0) { /* only for a NULL callback: never, but not silently */
+  return job;
+}
+
+/* Proves the next queued message, if the queue is idle; our messages that cannot be stamped
+ * again are reported and skipped. Inside ld_node_rln_publish (`q->entering`), the message just
+ * queued was stamped and claimed a moment ago: it is not checked, so that no outcome is reported
+ * from inside the publish call. */
+static void start_next(node_rln_queue_t *q) {
+  while (q->running == NULL && !q->building && !q->stopping && !q->held && q->head != NULL) {
+    prove_job_t *job = pop(q);
+    int rc = q->entering ? 0 : restamp_if_stale(q, job);
+    if (rc != 0) {
+      job->rc = rc;
+      finish_job(q, job);
+      continue;
+    }
+    q->running = job;
+    job->ctx = ctx_for(q, job->claim.prover);
+    job->work.data = job;
+    rc = uv_queue_work(q->node->loop, &job->work, prove_work, prove_done);
+    if (rc == 0)
+      return;
+    /* only for a NULL callback: never, but not silently */
     LD_ERROR(TOPIC, "RLN proof not started: %s", uv_strerror(rc));
     q->running = NULL;
-    free_job(job);
-    start_next(q);
+    job->rc = LD_ERR_INTERNAL;
+    finish_job(q, job);
   }
+  if (q->running == NULL && !q->building && !q->stopping && q->head == NULL)
+    start_build(q);
+}
+
+/* Our message's outcome to its caller (ld_node_publish_async): the relay peers it went to, or the
+ * error; with the message as published and its hash. */
+static void report_published(prove_job_t *job, int rc, const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  ld_node_published_fn published = job->published;
+  job->published = NULL;
+  if (published != NULL)
+    published(job->published_ud, rc, job->pubsub_topic, rc >= 0 ? &job->msg : NULL,
+              rc >= 0 ? hash : NULL);
 }
 
 static void publish_proved(node_rln_queue_t *q, prove_job_t *job) {
   if (job->rc != 0) {
     LD_WARN(TOPIC, "RLN proof failed, message not published on %s: %s", job->pubsub_topic,
             ld_strerror(job->rc));
+    report_published(job, job->rc, NULL);
     return;
   }
   ld_relay_t *relay = q->node->relay;
   job->msg.proof = job->proof;
   job->msg.proof_len = job->proof_len;
+  uint8_t hash[LD_WAKU_HASH_LEN];
   int rc = ld_node_outgoing_error(ld_relay_check_outgoing(relay, job->pubsub_topic, &job->msg));
   if (rc == 0)
-    rc = ld_relay_publish(relay, job->pubsub_topic, &job->msg, NULL);
+    rc = ld_relay_publish(relay, job->pubsub_topic, &job->msg, hash);
   if (rc < 0)
     LD_WARN(TOPIC, "Proved message not published on %s: %s", job->pubsub_topic, ld_strerror(rc));
+  else
+    q->stats.published++;
+  report_published(job, rc, hash);
   job->msg.proof = NULL;
   job->msg.proof_len = 0;
 }
@@ -238,12 +331,18 @@ static void prove_done(uv_work_t *w, int status) {
   }
   if (status != 0)
     job->rc = status == UV_ECANCELED ? LD_ERR_CANCELED : LD_ERR_INTERNAL;
+  finish_job(q, job);
+  start_next(q);
+}
+
+/* A job's end on the loop: a light client's message to its caller, ours to relay (or its error
+ * reported); then it is freed. */
+static void finish_job(node_rln_queue_t *q, prove_job_t *job) {
   if (job->proved != NULL)
     hand_over_proved(job);
   else
     publish_proved(q, job);
   free_job(job);
-  start_next(q);
 }
 
 static node_rln_queue_t *queue_of(ld_node_t *node) {
@@ -283,20 +382,36 @@ static void enqueue(node_rln_queue_t *q, prove_job_t *job) {
   start_next(q);
 }
 
+/* What both ways into the queue do first: the node's queue (made on first use), refused while
+ * the node stops, and `msg` as it will be proved, in *m (any proof it carries left out). */
+static int open_entry(ld_node_t *node, const ld_waku_message_t *msg, node_rln_queue_t **q,
+                      ld_waku_message_t *m) {
+  *q = queue_of(node);
+  if (*q == NULL)
+    return LD_ERR_NOMEM;
+  if ((*q)->stopping)
+    return LD_ERR_STATE;
+  *m = *msg;
+  m->proof = NULL;
+  m->proof_len = 0;
+  return 0;
+}
+
 int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
-                        uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason) {
+                        uint8_t hash[LD_WAKU_HASH_LEN], ld_relay_reason_t *reason,
+                        ld_node_published_fn done, void *user_data, ld_node_publish_call_t **call) {
   if (reason != NULL)
     *reason = LD_RELAY_OK;
-  node_rln_queue_t *q = queue_of(node);
-  if (q == NULL)
-    return LD_ERR_NOMEM;
-  if (q->stopping)
-    return LD_ERR_STATE;
-  ld_waku_message_t m = *msg;
-  m.proof = NULL;
-  m.proof_len = 0;
+  node_rln_queue_t *q;
+  ld_waku_message_t m;
+  int rc = open_entry(node, msg, &q, &m);
+  if (rc != 0)
+    return rc;
+  if (m.timestamp != 0 &&
+      m.timestamp < (int64_t)ld_wall_ns() - (int64_t)LD_NODE_RLN_RESTAMP_AFTER_MS * 1000000)
+    m.timestamp = 0; /* stale already: stamped now, as it would be when its proof starts */
   ld_node_rln_claim_t claim;
-  int rc = ld_node_rln_claim(node, &m, &claim);
+  rc = ld_node_rln_claim(node, &m, &claim);
   if (rc != 0 || claim.prover == NULL) /* the claim sets a missing timestamp */
     return rc != 0 ? rc : LD_ERR_STATE;
   q->prover = claim.prover; /* a proving context is wanted from now on */
@@ -320,10 +435,24 @@ int ld_node_rln_publish(ld_node_t *node, const char *pubsub_topic, const ld_waku
   explicit_bzero(&claim.member, sizeof claim.member);
   if (rc != 0)
     return rc;
+  job->restamp = true;
+  job->published = done;
+  job->published_ud = user_data;
+  if (call != NULL)
+    *call = done != NULL ? job : NULL;
+  q->entering = true;
   enqueue(q, job);
+  q->entering = false;
+  if (done != NULL)
+    return LD_NODE_PUBLISH_LATER;
   /* the relay peers it will go to, as ld_relay_publish counts them: 0 is nwaku's
    * NoPeersToPublish for the C library, "not propagated" for the Messaging API */
   return (int)ld_gs_service_topic_peers(node->gs, pubsub_topic, NULL, 0);
+}
+
+void ld_node_publish_detach(ld_node_publish_call_t *call) {
+  if (call != NULL)
+    call->published = NULL;
 }
 
 /* ---- light clients' messages (node_lightpush.c) -------------------------------------------- */
@@ -343,14 +472,11 @@ static void hand_over_proved(prove_job_t *job) {
 int ld_node_rln_prove_for(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                           const ld_node_rln_claim_t *claim, ld_node_rln_proved_fn proved,
                           void *user_data) {
-  node_rln_queue_t *q = queue_of(node);
-  if (q == NULL)
-    return LD_ERR_NOMEM;
-  if (q->stopping)
-    return LD_ERR_STATE;
-  ld_waku_message_t m = *msg;
-  m.proof = NULL;
-  m.proof_len = 0;
+  node_rln_queue_t *q;
+  ld_waku_message_t m;
+  int rc = open_entry(node, msg, &q, &m);
+  if (rc != 0)
+    return rc;
   prove_job_t *job = new_job(q, pubsub_topic, &m, claim);
   if (job == NULL)
     return LD_ERR_NOMEM;
@@ -391,6 +517,15 @@ void ld_node_rln_proving_stats(const ld_node_t *node, ld_node_rln_proving_stats_
     memset(out, 0, sizeof *out);
   else
     *out = q->stats;
+}
+
+void ld_node_rln_publish_hold(ld_node_t *node, bool hold) {
+  node_rln_queue_t *q = queue_of(node);
+  if (q == NULL)
+    return;
+  q->held = hold;
+  if (!hold)
+    start_next(q);
 }
 
 void ld_node_rln_publish_free(ld_node_t *node) {

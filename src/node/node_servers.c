@@ -44,7 +44,7 @@ static int rest_publish(void *ud, const char *topic, const ld_waku_message_t *ms
   ld_node_t *node = ud;
   if (node->rln != NULL) { /* RLN-relay: proved off the loop, then published */
     ld_relay_reason_t reason = LD_RELAY_OK;
-    int rc = ld_node_rln_publish(node, topic, msg, NULL, &reason);
+    int rc = ld_node_rln_publish(node, topic, msg, NULL, &reason, NULL, NULL, NULL);
     if (rc != 0)
       why_text(why, cap,
                rc == LD_ERR_LIMIT      ? "RLN: message limit of this epoch reached"

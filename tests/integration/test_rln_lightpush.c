@@ -32,6 +32,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "http_client.h"
+#include "message_collector.h"
 #include "node/events.h"
 #include "node/node.h"
 #include "node_harness.h"
@@ -55,38 +56,10 @@
 
 static uv_loop_t g_loop;
 
-typedef struct got {
-  char payloads[16][32];
-  size_t proof_len[16];
-  size_t n;
-} got_t;
-
-static void on_message(int kind, const void *payload, void *ud) {
-  (void)kind;
-  const ld_fanout_message_t *m = payload;
-  got_t *g = ud;
-  if (m->own || g->n >= 16)
-    return;
-  size_t n = m->msg->payload_len < 31 ? m->msg->payload_len : 31;
-  memcpy(g->payloads[g->n], m->msg->payload, n);
-  g->payloads[g->n][n] = '\0';
-  g->proof_len[g->n] = m->msg->proof_len;
-  g->n++;
-}
-
 /* The proof length of the message `text` R got, or 0 when it did not get it. */
 static size_t got_with_proof(const got_t *g, const char *text) {
-  for (size_t i = 0; i < g->n; i++)
-    if (strcmp(g->payloads[i], text) == 0)
-      return g->proof_len[i];
-  return 0;
-}
-
-static bool got_payload(const got_t *g, const char *text) {
-  for (size_t i = 0; i < g->n; i++)
-    if (strcmp(g->payloads[i], text) == 0)
-      return true;
-  return false;
+  int i = got_find(g, text);
+  return i >= 0 ? g->proof_len[i] : 0;
 }
 
 typedef struct push_res {
@@ -167,7 +140,7 @@ static void light_clients_get_proofs_attached(void **state) {
   got_t at_r = {0};
   ld_node_config_t *cr = nh_config();
   rh_configure(&g, cr, EPOCH_SEC, false);
-  ld_node_t *r = nh_start_subscribed(&g_loop, cr, LD_EVENT_MESSAGE, on_message, &at_r);
+  ld_node_t *r = nh_start_subscribed(&g_loop, cr, LD_EVENT_MESSAGE, got_on_message, &at_r);
   ld_node_t *s = start_service(&g, true, r);
   NH_WAIT_FOR(&g_loop, mesh(s) == 1 && mesh(r) == 1, WAIT_MS);
   const ld_rln_validator_stats_t *rs = ld_node_rln_stats(r);
@@ -264,7 +237,7 @@ static void push_proves_off_the_loop(void **state) {
   got_t at_r = {0};
   ld_node_config_t *cr = nh_config();
   rh_configure(&g, cr, EPOCH_SEC, false);
-  ld_node_t *r = nh_start_subscribed(&g_loop, cr, LD_EVENT_MESSAGE, on_message, &at_r);
+  ld_node_t *r = nh_start_subscribed(&g_loop, cr, LD_EVENT_MESSAGE, got_on_message, &at_r);
   ld_node_config_t *cs = nh_config();
   cs->lightpush = true;
   rh_configure(&g, cs, EPOCH_SEC, true);

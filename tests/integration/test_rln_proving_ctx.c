@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "message_collector.h"
 #include "node/config.h"
 #include "node/events.h"
 #include "node/node.h"
@@ -37,23 +38,6 @@
 
 static uv_loop_t g_loop;
 static rh_group_t g_group;
-
-typedef struct got {
-  char payloads[8][32];
-  size_t n;
-} got_t;
-
-static void on_message(int kind, const void *payload, void *ud) {
-  (void)kind;
-  const ld_fanout_message_t *m = payload;
-  got_t *g = ud;
-  if (m->own || g->n >= 8)
-    return;
-  size_t n = m->msg->payload_len < 31 ? m->msg->payload_len : 31;
-  memcpy(g->payloads[g->n], m->msg->payload, n);
-  g->payloads[g->n][n] = '\0';
-  g->n++;
-}
 
 /* Node settings for the group: with `member`, member OURS, which proves. */
 static ld_node_config_t *rln_config(bool member) {
@@ -88,7 +72,7 @@ static void proofs_come_from_the_context_after_warm_up(void **state) {
   rh_group_make(&g_group, MEMBERS, LIMIT, OURS);
   got_t at_b = {0};
   ld_node_t *b =
-      nh_start_subscribed(&g_loop, rln_config(false), LD_EVENT_MESSAGE, on_message, &at_b);
+      nh_start_subscribed(&g_loop, rln_config(false), LD_EVENT_MESSAGE, got_on_message, &at_b);
   ld_node_config_t *ca = rln_config(true);
   nh_add_static(ca, b);
   ld_node_t *a = nh_start(&g_loop, ca);

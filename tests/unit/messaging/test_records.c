@@ -196,6 +196,30 @@ static void bad_arguments_are_refused(void **state) {
   ld_records_free(NULL);
 }
 
+/* A send published with another timestamp (RLN-relay stamped it again): the record takes the
+ * timestamp and is found by the new hash only. */
+static void a_send_published_again_is_found_by_its_final_hash(void **state) {
+  (void)state;
+  ld_records_t *r = ld_records_new(0);
+  assert_non_null(r);
+  uint8_t h[32], final[32];
+  ld_waku_message_t msg = text_msg(TOPIC_A, "late", h);
+  assert_int_equal(ld_records_add_send(r, "req-late", PUBSUB, &msg, h), 0);
+  const ld_message_record_t *rec = ld_records_by_request(r, "req-late");
+  msg.timestamp += 30000000000;
+  assert_int_equal(ld_waku_message_hash(PUBSUB, &msg, final), 0);
+  assert_true(ld_records_set_published(r, "req-late", final, msg.timestamp));
+  assert_memory_equal(rec->hash, final, 32);
+  assert_true(rec->msg.timestamp == msg.timestamp);
+  assert_ptr_equal(ld_records_by_hash(r, final), rec);
+  assert_null(ld_records_by_hash(r, h));
+  assert_true(ld_records_set_published(r, "req-late", final, msg.timestamp)); /* unchanged */
+  assert_ptr_equal(ld_records_by_hash(r, final), rec);
+  assert_false(ld_records_set_published(r, "req-unknown", final, msg.timestamp));
+  assert_int_equal(ld_records_count(r), 1);
+  ld_records_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_send_goes_from_sending_to_sent_and_stored),
@@ -205,6 +229,7 @@ int main(void) {
       cmocka_unit_test(topic_lookups_page_with_skip_and_take),
       cmocka_unit_test(the_oldest_records_are_dropped_beyond_the_bound),
       cmocka_unit_test(bad_arguments_are_refused),
+      cmocka_unit_test(a_send_published_again_is_found_by_its_final_hash),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,10 @@ typedef struct fake {
   /* relay */
   int relay_peers; /* what relay_publish answers */
   int relay_calls;
+  uint64_t relay_task; /* the task of the last relay_publish */
+  uint8_t relay_hash[LD_WAKU_HASH_LEN];
+  uint8_t event_hash[LD_WAKU_HASH_LEN]; /* of the last event */
+  int64_t event_timestamp;
   /* lightpush */
   bool lp_peer; /* false: lightpush_start fails (no service peer) */
   int lp_calls;
@@ -56,13 +60,15 @@ static void assert_hash_of(const char *pubsub_topic, const ld_waku_message_t *ms
   assert_memory_equal(hash, expect, LD_WAKU_HASH_LEN);
 }
 
-static int fake_relay(void *ud, const char *pubsub_topic, const ld_waku_message_t *msg,
-                      const uint8_t hash[LD_WAKU_HASH_LEN]) {
+static int fake_relay(void *ud, uint64_t task_id, const char *pubsub_topic,
+                      const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN]) {
   fake_t *f = ud;
   assert_string_equal(pubsub_topic, PUBSUB);
   assert_non_null(msg);
   assert_hash_of(pubsub_topic, msg, hash);
   f->relay_calls++;
+  f->relay_task = task_id;
+  memcpy(f->relay_hash, hash, LD_WAKU_HASH_LEN);
   return f->relay_peers;
 }
 
@@ -104,6 +110,8 @@ static void fake_event(void *ud, const ld_send_event_t *ev) {
     snprintf(buf, sizeof buf, "%s:%s", names[ev->kind], ev->request_id);
   }
   note(f, buf);
+  memcpy(f->event_hash, ev->hash, LD_WAKU_HASH_LEN);
+  f->event_timestamp = ev->timestamp;
   f->events++;
   f->last_done = ev->done;
   if (f->submit_from_event && ev->kind == LD_SEND_EV_PROPAGATED) {
@@ -664,6 +672,65 @@ static void state_names(void **state) {
   assert_string_equal(ld_send_state_name(LD_SEND_FAILED), "FailedToDeliver");
 }
 
+/* ---- relay outcomes that come later (RLN-relay proves first) --------------------------------- */
+
+/* Nothing is reported before the outcome; a publisher that stamped the message again makes the
+ * events and the confirmations carry the hash of the message as published. */
+static void a_later_relay_outcome_carries_the_final_hash(void **state) {
+  (void)state;
+  fake_t f;
+  uint64_t id = send_one(&f, CORE, LD_SEND_LATER, "l1", "proved");
+  assert_int_equal(f.relay_calls, 1);
+  assert_true(f.relay_task == id);
+  assert_int_equal(f.lp_calls, 0);
+  assert_string_equal(f.log, ""); /* not propagated before relay has it */
+  ticks(&f, 1000, 70000);         /* in flight: neither retried nor timed out */
+  assert_int_equal(f.relay_calls, 1);
+  assert_string_equal(f.log, "");
+  int64_t restamped = 1700000000000000000 + 69000000000;
+  ld_send_service_relay_done(f.s, id, 2, restamped, 70000);
+  assert_string_equal(f.log, "P:l1");
+  ld_waku_message_t published = text_message("proved", restamped);
+  assert_hash_of(PUBSUB, &published, f.event_hash);
+  assert_true(f.event_timestamp == restamped);
+  ld_send_service_tick(f.s, 73000);
+  assert_int_equal(f.confirm_calls, 1);
+  assert_memory_equal(f.confirm_hashes[0], f.event_hash, LD_WAKU_HASH_LEN);
+  /* absent: published again, with the message as it went out */
+  confirm_one(&f, false, 73100);
+  f.relay_peers = 1;
+  ld_send_service_tick(f.s, 74000);
+  assert_int_equal(f.relay_calls, 2);
+  assert_memory_equal(f.relay_hash, f.event_hash, LD_WAKU_HASH_LEN);
+  ld_send_service_relay_done(f.s, id, 1, restamped, 74000); /* no longer in flight: ignored */
+  assert_string_equal(f.log, "P:l1");
+  ld_send_service_free(f.s);
+}
+
+/* A later failure (no RLN message id left, the proof failed) is the send's error; a later "no
+ * peers" falls back to lightpush. */
+static void a_later_relay_failure_is_the_send_error(void **state) {
+  (void)state;
+  fake_t f;
+  uint64_t id = send_one(&f, CORE, LD_SEND_LATER, "l2", "refused");
+  ld_send_service_relay_done(f.s, id, LD_ERR_LIMIT, 0, 500);
+  char want[LD_SEND_ERROR_MAX + 16];
+  snprintf(want, sizeof want, "E:l2:Failed to publish via relay: %s", ld_strerror(LD_ERR_LIMIT));
+  assert_string_equal(f.log, want);
+  assert_int_equal(ld_send_service_pending(f.s), 0);
+  assert_int_equal(f.lp_calls, 0);
+  ld_send_service_free(f.s);
+
+  id = send_one(&f, CORE, LD_SEND_LATER, "l3", "nobody");
+  ld_send_service_relay_done(f.s, id, 0, 1700000000000000000, 500);
+  assert_int_equal(f.lp_calls, 1);
+  assert_true(f.lp_tasks[0] == id);
+  assert_string_equal(f.log, "");
+  ld_send_service_lightpush_done(f.s, id, LD_LIGHTPUSH_SUCCESS, NULL, 600);
+  assert_string_equal(f.log, "P:l3");
+  ld_send_service_free(f.s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(relay_propagates_then_the_store_confirms),
@@ -687,6 +754,8 @@ int main(void) {
       cmocka_unit_test(pending_tasks_are_bounded),
       cmocka_unit_test(events_come_in_order_and_listeners_may_submit),
       cmocka_unit_test(state_names),
+      cmocka_unit_test(a_later_relay_outcome_carries_the_final_hash),
+      cmocka_unit_test(a_later_relay_failure_is_the_send_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

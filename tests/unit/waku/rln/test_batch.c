@@ -19,14 +19,14 @@
 #include <uv.h>
 
 #include "base/error.h"
+#include "rln_fixtures.h"
 #include "waku/rln/batch.h"
 #include "waku/rln/publish.h"
 #include "waku/rln/validator.h"
 
-#define EPOCH_SEC 600
-#define SEC 1000000000ll
-/* 2026-12-01 12:00:05 UTC, 5 s into an epoch of 600 s */
-#define T0 ((int64_t)1796126405 * SEC)
+#define EPOCH_SEC RF_EPOCH_SEC
+#define SEC RF_SEC
+#define T0 RF_T0
 #define N_IDS 5
 
 static ld_rln_prover_t *prover;
@@ -34,55 +34,21 @@ static ld_rln_verifier_t *verifier;
 static ld_rln_member_t member;
 static ld_fr_t root;
 
-typedef struct {
-  ld_waku_message_t msg;
-  uint8_t payload[32];
-  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
-  size_t proof_len;
-} signed_msg_t;
+typedef rf_signed_msg_t signed_msg_t;
 
 /* ids[i]: message id i; twin: message id 0 again with another payload (a double signal);
  * bad: message id 1 with its share y changed after proving (values canonical, proof false). */
 static signed_msg_t ids[N_IDS], twin, bad;
 
 static void make_msg(signed_msg_t *m, uint64_t id, uint8_t tag) {
-  memset(m, 0, sizeof *m);
-  ld_waku_message_init(&m->msg);
-  memset(m->payload, tag, sizeof m->payload);
-  m->msg.payload = m->payload;
-  m->msg.payload_len = sizeof m->payload;
-  m->msg.content_topic = "/rln/1/test/proto";
-  m->msg.content_topic_len = strlen(m->msg.content_topic);
-  m->msg.timestamp = T0 + (int64_t)tag * SEC / 10;
-  assert_int_equal(
-      ld_rln_attach_proof(prover, &member, &m->msg, EPOCH_SEC, id, NULL, m->proof, &m->proof_len),
-      0);
-  m->msg.proof = m->proof;
-  m->msg.proof_len = m->proof_len;
+  rf_make_msg(prover, m, &member, T0 + (int64_t)tag * SEC / 10, id, tag);
 }
 
 static int setup(void **state) {
   (void)state;
-  const char *dir = getenv("LD_RLN_FIXTURES");
-  if (dir == NULL)
+  if (rf_load(&prover, &verifier) != 0)
     return -1;
-  char zkey[4096], graph[4096];
-  snprintf(zkey, sizeof zkey, "%s/rln_final.zkey", dir);
-  snprintf(graph, sizeof graph, "%s/graph.bin", dir);
-  if (ld_rln_prover_new_from_files(&prover, zkey, graph) != 0 ||
-      ld_rln_verifier_new(&verifier) != 0)
-    return -1;
-  ld_fr_from_u64(&member.identity_secret, 424242);
-  member.user_message_limit = 10;
-  member.merkle.depth = LD_RLN_TREE_DEPTH;
-  ld_fr_t id, leaf;
-  ld_rln_id_commitment(&id, &member.identity_secret);
-  ld_rln_rate_commitment(&leaf, &id, member.user_message_limit);
-  for (int l = 0; l < LD_RLN_TREE_DEPTH; l++) {
-    ld_fr_from_u64(&member.merkle.path[l], 3000 + (uint64_t)l);
-    member.merkle.index_bits[l] = (uint8_t)((11 >> l) & 1);
-  }
-  ld_merkle_root_from_proof(&leaf, &member.merkle, &root);
+  rf_member(&member, 424242, 11, 2999, &root);
   for (uint64_t i = 0; i < N_IDS; i++)
     make_msg(&ids[i], i, (uint8_t)(i + 1));
   make_msg(&twin, 0, 20);

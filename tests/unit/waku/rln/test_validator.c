@@ -14,73 +14,36 @@
 #include <cmocka.h>
 
 #include "base/error.h"
+#include "rln_fixtures.h"
 #include "waku/rln/hooks.h"
 #include "waku/rln/publish.h"
 #include "waku/rln/validator.h"
 #include "zk/poseidon.h"
 
-#define EPOCH_SEC 600
-#define SEC 1000000000ll
-/* 2026-12-01 12:00:05 UTC, 5 s into an epoch of 600 s */
-#define T0 ((int64_t)1796126405 * SEC)
+#define EPOCH_SEC RF_EPOCH_SEC
+#define SEC RF_SEC
+#define T0 RF_T0
 
 static ld_rln_prover_t *prover;
 static ld_rln_verifier_t *verifier;
 static ld_rln_member_t member, other;
 static ld_fr_t root;
 
-/* A message and its encoded proof. */
-typedef struct {
-  ld_waku_message_t msg;
-  uint8_t payload[32];
-  uint8_t proof[LD_RLN_RATE_LIMIT_PROOF_MAX_ENCODED];
-  size_t proof_len;
-} signed_msg_t;
+typedef rf_signed_msg_t signed_msg_t;
 
 static void make_msg(signed_msg_t *m, const ld_rln_member_t *who, int64_t ts, uint64_t id,
                      uint8_t tag) {
-  memset(m, 0, sizeof *m);
-  ld_waku_message_init(&m->msg);
-  memset(m->payload, tag, sizeof m->payload);
-  m->msg.payload = m->payload;
-  m->msg.payload_len = sizeof m->payload;
-  m->msg.content_topic = "/rln/1/test/proto";
-  m->msg.content_topic_len = strlen(m->msg.content_topic);
-  m->msg.timestamp = ts;
-  assert_int_equal(
-      ld_rln_attach_proof(prover, who, &m->msg, EPOCH_SEC, id, NULL, m->proof, &m->proof_len), 0);
-  m->msg.proof = m->proof;
-  m->msg.proof_len = m->proof_len;
+  rf_make_msg(prover, m, who, ts, id, tag);
 }
 
 static void member_at(ld_rln_member_t *m, uint64_t seed, uint64_t index, ld_fr_t *root_out) {
-  memset(m, 0, sizeof *m);
-  ld_fr_from_u64(&m->identity_secret, seed * 7919 + 13);
-  m->user_message_limit = 10;
-  m->merkle.depth = LD_RLN_TREE_DEPTH;
-  ld_fr_t id, leaf;
-  ld_rln_id_commitment(&id, &m->identity_secret);
-  ld_rln_rate_commitment(&leaf, &id, m->user_message_limit);
-  for (int l = 0; l < LD_RLN_TREE_DEPTH; l++) {
-    ld_fr_from_u64(&m->merkle.path[l], seed * 1000 + (uint64_t)l + 1);
-    m->merkle.index_bits[l] = (uint8_t)((index >> l) & 1);
-  }
-  ld_merkle_root_from_proof(&leaf, &m->merkle, root_out);
+  rf_member(m, seed * 7919 + 13, index, seed * 1000, root_out);
 }
 
 static int setup(void **state) {
   (void)state;
-  const char *dir = getenv("LD_RLN_FIXTURES");
-  if (dir == NULL) {
+  if (rf_load(&prover, &verifier) != 0)
     return -1;
-  }
-  char zkey[4096], graph[4096];
-  snprintf(zkey, sizeof zkey, "%s/rln_final.zkey", dir);
-  snprintf(graph, sizeof graph, "%s/graph.bin", dir);
-  if (ld_rln_prover_new_from_files(&prover, zkey, graph) != 0 ||
-      ld_rln_verifier_new(&verifier) != 0) {
-    return -1;
-  }
   ld_fr_t other_root;
   member_at(&member, 1, 5, &root);
   member_at(&other, 2, 9, &other_root); /* a "non-member": its root is never in the window */

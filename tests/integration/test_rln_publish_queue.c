@@ -1,0 +1,342 @@
+/* The RLN publish queue's outcome and timestamps, on two of our nodes on loopback: A (RLN-relay
+ * member, proving) and B (RLN-relay, validating only; B dials A), one static group.
+ *
+ *  - A send through the Messaging API on A is reported propagated only once its proof is made and
+ *    the message handed to relay (the queue's published count says so at the event), with the
+ *    hash of the message B received; the record of the send carries that hash.
+ *  - A message that waits in the queue longer than the validators' clock gap (the queue is held,
+ *    as under a long backlog) is stamped again when its proof starts: B accepts it (not as
+ *    invalid_timestamp), and its propagated event and record carry the hash of the message as
+ *    published.
+ *  - A send queued in one epoch and proved in the next, whose message ids another message took
+ *    meanwhile, ends with the rate-limit error: never propagated, never on the wire.
+ *  - With a 2 s epoch, a message whose proof starts after its epoch ended is stamped again and
+ *    claims a message id of the current epoch; B accepts it, and the publish's outcome
+ *    (ld_node_publish_async) reports the final timestamp and the hash B saw.
+ * Identities are random; the circuit's files come from LD_RLN_FIXTURES. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <uv.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "message_collector.h"
+#include "messaging/messaging.h"
+#include "node/broker.h"
+#include "node/events.h"
+#include "node/node.h"
+#include "node/node_rln_publish.h"
+#include "node_harness.h"
+#include "rln_harness.h"
+#include "waku/rln/proof.h"
+#include "waku/rln/validator.h"
+
+#define TOPIC "/waku/2/rs/0/0"
+#define CONTENT_TOPIC "/rln/1/queue/proto"
+#define MEMBERS 10
+#define OURS 4
+#define LONG_EPOCH_SEC 1000000000ull /* no epoch change can fall inside a test */
+#define WAIT_MS 120000
+
+static uv_loop_t g_loop;
+static rh_group_t g_group;
+
+static size_t mesh(ld_node_t *n) {
+  return ld_gs_service_mesh_peers(ld_node_gossipsub(n), TOPIC, NULL, 0);
+}
+
+/* A node's settings: one shard in the network (every content topic's shard is TOPIC). */
+static ld_node_config_t *config(uint64_t epoch_sec, bool member) {
+  char err[256];
+  ld_node_config_t *cfg = nh_config();
+  assert_int_equal(ld_node_config_set_num_shards(cfg, 1, err, sizeof err), 0);
+  rh_configure(&g_group, cfg, epoch_sec, member);
+  return cfg;
+}
+
+/* A proving and B validating, with `limit` messages per epoch of `epoch_sec`, in one mesh. */
+static void start_pair(uint64_t limit, uint64_t epoch_sec, got_t *at_b, ld_node_t **a,
+                       ld_node_t **b) {
+  rh_group_make(&g_group, MEMBERS, limit, OURS);
+  rh_prover(&g_group);
+  *a = nh_start(&g_loop, config(epoch_sec, true));
+  ld_node_config_t *cb = config(epoch_sec, false);
+  nh_add_static(cb, *a);
+  *b = nh_start_subscribed(&g_loop, cb, LD_EVENT_MESSAGE, got_on_message, at_b);
+  NH_WAIT_FOR(&g_loop, mesh(*a) == 1 && mesh(*b) == 1, WAIT_MS);
+}
+
+static void stop_pair(ld_node_t *a, ld_node_t *b) {
+  nh_stop(&g_loop, a, WAIT_MS);
+  nh_stop(&g_loop, b, WAIT_MS);
+  rh_group_free(&g_group);
+}
+
+static uint64_t published(ld_node_t *n) {
+  ld_node_rln_proving_stats_t st;
+  ld_node_rln_proving_stats(n, &st);
+  return st.published;
+}
+
+static uint64_t restamped(ld_node_t *n) {
+  ld_node_rln_proving_stats_t st;
+  ld_node_rln_proving_stats(n, &st);
+  return st.restamped;
+}
+
+/* ---- the Messaging API's send events --------------------------------------------------------- */
+
+#define MAX_OUTCOMES 8
+
+typedef struct outcome {
+  char request_id[LD_MESSAGING_REQUEST_ID_LEN + 1];
+  bool propagated;
+  uint64_t published_then; /* A's queue's published count at the event */
+  uint8_t hash[LD_WAKU_HASH_LEN];
+  char error[256];
+} outcome_t;
+
+typedef struct sends {
+  ld_node_t *node;
+  outcome_t out[MAX_OUTCOMES];
+  size_t n;
+} sends_t;
+
+static void on_send_event(int kind, const void *payload, void *ud) {
+  const ld_messaging_send_event_t *ev = payload;
+  sends_t *s = ud;
+  assert_true(s->n < MAX_OUTCOMES);
+  outcome_t *o = &s->out[s->n++];
+  snprintf(o->request_id, sizeof o->request_id, "%s", ev->request_id);
+  o->propagated = kind == LD_EVENT_MESSAGING_PROPAGATED;
+  o->published_then = published(s->node);
+  memcpy(o->hash, ev->hash, LD_WAKU_HASH_LEN);
+  if (ev->error != NULL)
+    snprintf(o->error, sizeof o->error, "%s", ev->error);
+}
+
+static const outcome_t *outcome_of(const sends_t *s, const char *request_id) {
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->out[i].request_id, request_id) == 0)
+      return &s->out[i];
+  return NULL;
+}
+
+static void send_text(ld_messaging_t *m, const char *text,
+                      char request_id[LD_MESSAGING_REQUEST_ID_LEN + 1]) {
+  ld_messaging_envelope_t env = {0};
+  env.content_topic = CONTENT_TOPIC;
+  env.payload = (const uint8_t *)text;
+  env.payload_len = strlen(text);
+  char why[256] = "";
+  assert_int_equal(ld_messaging_send(m, &env, request_id, why, sizeof why), 0);
+}
+
+static void on_freed(void *ud) {
+  *(bool *)ud = true;
+}
+
+/* A's messaging client (reliability off: done at propagation, so the event is the send's
+ * outcome) with its send events collected. */
+static ld_messaging_t *messaging_on(ld_node_t *a, sends_t *sends) {
+  ld_messaging_config_t mc;
+  ld_messaging_config_default(&mc);
+  mc.reliability = false;
+  int rc = 0;
+  ld_messaging_t *m = ld_messaging_new(a, &mc, &rc);
+  assert_non_null(m);
+  sends->node = a;
+  ld_broker_t *broker = ld_node_broker(a);
+  assert_true(ld_broker_subscribe(broker, LD_EVENT_MESSAGING_PROPAGATED, on_send_event, sends) > 0);
+  assert_true(ld_broker_subscribe(broker, LD_EVENT_MESSAGING_ERROR, on_send_event, sends) > 0);
+  return m;
+}
+
+static void messaging_off(ld_messaging_t *m) {
+  bool freed = false;
+  ld_messaging_free(m, on_freed, &freed);
+  NH_WAIT_FOR(&g_loop, freed, WAIT_MS);
+}
+
+static void messaging_sends_end_when_the_proof_is_published(void **state) {
+  (void)state;
+  enum { LIMIT = 2 };
+  got_t at_b = {0};
+  ld_node_t *a, *b;
+  start_pair(LIMIT, LONG_EPOCH_SEC, &at_b, &a, &b);
+  const ld_rln_validator_stats_t *vb = ld_node_rln_stats(b);
+  sends_t sends = {0};
+  ld_messaging_t *m = messaging_on(a, &sends);
+
+  /* propagated once proved and handed to relay, with the hash B receives */
+  char first[LD_MESSAGING_REQUEST_ID_LEN + 1];
+  send_text(m, "queued-1", first);
+  NH_WAIT_FOR(&g_loop, outcome_of(&sends, first) != NULL, WAIT_MS);
+  const outcome_t *o = outcome_of(&sends, first);
+  assert_true(o->propagated);
+  assert_int_equal(o->published_then, 1);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "queued-1"), WAIT_MS);
+  assert_memory_equal(at_b.hash[got_find(&at_b, "queued-1")], o->hash, LD_WAKU_HASH_LEN);
+  const ld_message_record_t *rec = ld_messaging_record_by_request(m, first);
+  assert_non_null(rec);
+  assert_memory_equal(rec->hash, o->hash, LD_WAKU_HASH_LEN);
+
+  /* the next waits in the queue past the validators' clock gap (message id 1 claimed at entry) */
+  ld_node_rln_publish_hold(a, true);
+  char late[LD_MESSAGING_REQUEST_ID_LEN + 1];
+  int64_t sent_at = (int64_t)ld_wall_ns();
+  send_text(m, "late", late);
+  NH_WAIT_FOR(&g_loop, ld_node_rln_pending(a) == 1, WAIT_MS);
+  nh_run_for(&g_loop, (LD_RLN_MAX_CLOCK_GAP_SEC + 1) * 1000);
+  assert_null(outcome_of(&sends, late)); /* nothing reported while it waits */
+  /* let go: stamped again with its id (the epoch is the same), published, accepted by B */
+  ld_node_rln_publish_hold(a, false);
+  NH_WAIT_FOR(&g_loop, outcome_of(&sends, late) != NULL, WAIT_MS);
+  o = outcome_of(&sends, late);
+  assert_true(o->propagated);
+  assert_int_equal(o->published_then, 2);
+  assert_int_equal(restamped(a), 1);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "late"), WAIT_MS);
+  int i = got_find(&at_b, "late");
+  assert_memory_equal(at_b.hash[i], o->hash, LD_WAKU_HASH_LEN);
+  assert_true(at_b.timestamp[i] >= sent_at + (int64_t)LD_RLN_MAX_CLOCK_GAP_SEC * 1000000000);
+  rec = ld_messaging_record_by_request(m, late);
+  assert_memory_equal(rec->hash, o->hash, LD_WAKU_HASH_LEN);
+  assert_true(rec->msg.timestamp == at_b.timestamp[i]);
+  assert_ptr_equal(ld_messaging_record_by_hash(m, o->hash), rec);
+  /* B found both valid: none refused as invalid_timestamp */
+  assert_int_equal(vb->valid, 2);
+  for (int r = 1; r < LD_RLN_REASON_COUNT; r++)
+    assert_int_equal(vb->by_reason[r], 0);
+  messaging_off(m);
+  stop_pair(a, b);
+}
+
+/* A send queued in one epoch whose proof starts in the next, where the message ids are used up
+ * by then: its send ends with the rate-limit error, never propagated, never on the wire. */
+static void a_send_out_of_quota_when_proved_is_an_error(void **state) {
+  (void)state;
+  enum { LIMIT = 1, EPOCH_SEC = 10 };
+  got_t at_b = {0};
+  ld_node_t *a, *b;
+  start_pair(LIMIT, EPOCH_SEC, &at_b, &a, &b);
+  sends_t sends = {0};
+  ld_messaging_t *m = messaging_on(a, &sends);
+
+  ld_node_rln_publish_hold(a, true);
+  char refused[LD_MESSAGING_REQUEST_ID_LEN + 1];
+  send_text(m, "refused", refused);
+  NH_WAIT_FOR(&g_loop, ld_node_rln_pending(a) == 1, WAIT_MS); /* id 0 of its epoch claimed */
+  uint64_t epoch = ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC);
+  /* at the start of the next epoch, another message takes its one id; then the queue goes on */
+  NH_WAIT_FOR(&g_loop, ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC) > epoch, WAIT_MS);
+  ld_waku_message_t hog;
+  ld_waku_message_init(&hog);
+  hog.payload = (const uint8_t *)"hog";
+  hog.payload_len = 3;
+  hog.content_topic = CONTENT_TOPIC;
+  hog.content_topic_len = strlen(CONTENT_TOPIC);
+  assert_int_equal(ld_node_publish(a, TOPIC, &hog, NULL), 1);
+  ld_node_rln_publish_hold(a, false);
+  NH_WAIT_FOR(&g_loop, outcome_of(&sends, refused) != NULL, WAIT_MS);
+  const outcome_t *o = outcome_of(&sends, refused);
+  assert_false(o->propagated);
+  char want[256];
+  snprintf(want, sizeof want, "Failed to publish via relay: %s", ld_strerror(LD_ERR_LIMIT));
+  assert_string_equal(o->error, want);
+  const ld_message_record_t *rec = ld_messaging_record_by_request(m, refused);
+  assert_non_null(rec);
+  assert_false(rec->sending);
+  assert_false(rec->sent);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "hog"), WAIT_MS);
+  assert_false(got_payload(&at_b, "refused"));
+  assert_int_equal(published(a), 1);
+  messaging_off(m);
+  stop_pair(a, b);
+}
+
+/* ---- a queued message past its epoch --------------------------------------------------------- */
+
+typedef struct publish_outcome {
+  bool done;
+  int result;
+  int64_t timestamp;
+  uint8_t hash[LD_WAKU_HASH_LEN];
+} publish_outcome_t;
+
+static void on_published(void *ud, int result, const char *pubsub_topic,
+                         const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  publish_outcome_t *p = ud;
+  assert_false(p->done);
+  assert_string_equal(pubsub_topic, TOPIC);
+  p->done = true;
+  p->result = result;
+  if (result >= 0) {
+    uint8_t expect[LD_WAKU_HASH_LEN];
+    assert_int_equal(ld_waku_message_hash(pubsub_topic, msg, expect), 0);
+    assert_memory_equal(hash, expect, LD_WAKU_HASH_LEN);
+    assert_true(msg->proof_len > 0);
+    p->timestamp = msg->timestamp;
+    memcpy(p->hash, hash, LD_WAKU_HASH_LEN);
+  }
+}
+
+static void a_message_proved_after_its_epoch_is_stamped_again(void **state) {
+  (void)state;
+  enum { LIMIT = 2, EPOCH_SEC = 2 };
+  got_t at_b = {0};
+  ld_node_t *a, *b;
+  start_pair(LIMIT, EPOCH_SEC, &at_b, &a, &b);
+  const ld_rln_validator_stats_t *vb = ld_node_rln_stats(b);
+
+  ld_node_rln_publish_hold(a, true);
+  ld_waku_message_t m;
+  ld_waku_message_init(&m);
+  m.payload = (const uint8_t *)"next-epoch";
+  m.payload_len = strlen("next-epoch");
+  m.content_topic = CONTENT_TOPIC;
+  m.content_topic_len = strlen(CONTENT_TOPIC);
+  m.timestamp = (int64_t)ld_wall_ns();
+  publish_outcome_t out = {0};
+  ld_node_publish_call_t *call = NULL;
+  assert_int_equal(ld_node_publish_async(a, TOPIC, &m, NULL, on_published, &out, &call),
+                   LD_NODE_PUBLISH_LATER);
+  assert_non_null(call);
+  /* its epoch ends while it waits (well within the 5 s age bound: the epoch is what changed) */
+  uint64_t epoch = ld_rln_epoch_of(m.timestamp, EPOCH_SEC);
+  NH_WAIT_FOR(&g_loop, ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC) > epoch, WAIT_MS);
+  assert_false(out.done);
+  ld_node_rln_publish_hold(a, false);
+  NH_WAIT_FOR(&g_loop, out.done, WAIT_MS);
+  assert_int_equal(out.result, 1); /* B */
+  assert_int_equal(restamped(a), 1);
+  assert_true(out.timestamp > m.timestamp);
+  assert_true(ld_rln_epoch_of(out.timestamp, EPOCH_SEC) > epoch);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "next-epoch"), WAIT_MS);
+  int i = got_find(&at_b, "next-epoch");
+  assert_memory_equal(at_b.hash[i], out.hash, LD_WAKU_HASH_LEN);
+  assert_true(at_b.timestamp[i] == out.timestamp);
+  assert_int_equal(vb->valid, 1);
+  for (int r = 1; r < LD_RLN_REASON_COUNT; r++)
+    assert_int_equal(vb->by_reason[r], 0);
+  stop_pair(a, b);
+}
+
+int main(void) {
+  uv_loop_init(&g_loop);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(messaging_sends_end_when_the_proof_is_published),
+      cmocka_unit_test(a_send_out_of_quota_when_proved_is_an_error),
+      cmocka_unit_test(a_message_proved_after_its_epoch_is_stamped_again),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  uv_loop_close(&g_loop);
+  return rc;
+}
