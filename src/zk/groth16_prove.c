@@ -527,15 +527,23 @@ int ld_groth16_prove_cached_rs(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n
   return 0;
 }
 
-int ld_groth16_prove_cached(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n,
-                            ld_groth16_proof_t *out) {
+/* Proves with fresh blinding scalars r and s (wiped afterwards): through the cache c when it is
+ * not NULL, else with the prover p alone. */
+static int prove_blinded(const ld_groth16_prover_t *p, ld_groth16_cache_t *c, const ld_fr_t *w,
+                         size_t n, ld_groth16_proof_t *out) {
   ld_fr_t r, s;
   random_scalar(&r);
   random_scalar(&s);
-  int rc = ld_groth16_prove_cached_rs(c, w, n, &r, &s, out);
+  int rc = c != NULL ? ld_groth16_prove_cached_rs(c, w, n, &r, &s, out)
+                     : ld_groth16_prove_rs(p, w, n, &r, &s, out);
   explicit_bzero(&r, sizeof r);
   explicit_bzero(&s, sizeof s);
   return rc;
+}
+
+int ld_groth16_prove_cached(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n,
+                            ld_groth16_proof_t *out) {
+  return prove_blinded(c->p, c, w, n, out);
 }
 
 static void random_scalar(ld_fr_t *k) {
@@ -558,11 +566,5 @@ static void random_scalar(ld_fr_t *k) {
 
 int ld_groth16_prove(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n,
                      ld_groth16_proof_t *out) {
-  ld_fr_t r, s;
-  random_scalar(&r);
-  random_scalar(&s);
-  int rc = ld_groth16_prove_rs(p, w, n, &r, &s, out);
-  explicit_bzero(&r, sizeof r);
-  explicit_bzero(&s, sizeof s);
-  return rc;
+  return prove_blinded(p, NULL, w, n, out);
 }
