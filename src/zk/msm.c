@@ -71,6 +71,14 @@ typedef struct msm_scratch {
   void *entries, *den, *prod;
 } msm_scratch_t;
 
+static void msm_scratch_free(msm_scratch_t *s) {
+  free(s->start);
+  free(s->len);
+  free(s->entries);
+  free(s->den);
+  free(s->prod);
+}
+
 #define MSM_P ld_g1_t
 #define MSM_A ld_g1_affine_t
 #define MSM_F ld_fp_t

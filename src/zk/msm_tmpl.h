@@ -190,6 +190,20 @@ static size_t MSM_(live_points)(uint32_t *live, const MSM_A *points, const ld_fr
   return m;
 }
 
+/* Allocates the bucket sums' working memory for up to `entries` entries over `half` buckets:
+ * 0, or LD_ERR_NOMEM (then msm_scratch_free is still due). */
+static int MSM_(scratch_new)(msm_scratch_t *s, size_t entries, size_t half) {
+  s->start = calloc(half + 1, sizeof *s->start);
+  s->len = calloc(half, sizeof *s->len);
+  s->entries = malloc((entries + 1) * sizeof(MSM_A));
+  s->den = malloc((entries / 2 + 1) * sizeof(MSM_F));
+  s->prod = malloc((entries / 2 + 1) * sizeof(MSM_F));
+  return s->start == NULL || s->len == NULL || s->entries == NULL || s->den == NULL ||
+                 s->prod == NULL
+             ? LD_ERR_NOMEM
+             : 0;
+}
+
 /* r = sum_j k[j] points[live[j]] for m scalars given as plain limbs below 2^(bits - 1). */
 static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *live,
                                  const uint64_t (*k)[4], size_t m, unsigned bits) {
@@ -201,13 +215,12 @@ static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *
   unsigned windows = (bits + c - 1) / c;
   size_t half = (size_t)1 << (c - 1);
   int32_t *digits = malloc(m * windows * sizeof *digits); /* window-major: digits[w * m + j] */
-  MSM_A *entries = malloc(m * sizeof *entries);
-  MSM_F *den = malloc((m / 2 + 1) * sizeof *den), *prod = malloc((m / 2 + 1) * sizeof *prod);
-  msm_scratch_t s = {calloc(half + 1, sizeof *s.start), calloc(half, sizeof *s.len), entries, den,
-                     prod};
-  int rc = LD_ERR_NOMEM;
-  if (digits != NULL && entries != NULL && den != NULL && prod != NULL && s.start != NULL &&
-      s.len != NULL) {
+  msm_scratch_t s;
+  int rc = MSM_(scratch_new)(&s, m, half);
+  if (rc == 0 && digits == NULL) {
+    rc = LD_ERR_NOMEM;
+  }
+  if (rc == 0) {
     msm_scalar_digits(digits, k, m, c, windows);
     for (unsigned w = windows; w-- > 0;) {
       for (unsigned d = 0; d < c && !MSM_CURVE_(is_infinity)(r); d++) {
@@ -218,14 +231,9 @@ static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *
       MSM_CURVE_(add)(r, r, &acc);
     }
     explicit_bzero(digits, m * windows * sizeof *digits);
-    rc = 0;
   }
   free(digits);
-  free(entries);
-  free(den);
-  free(prod);
-  free(s.start);
-  free(s.len);
+  msm_scratch_free(&s);
   return rc;
 }
 
@@ -299,14 +307,12 @@ static int MSM_(table_msm)(MSM_P *r, const MSM_A *table, size_t n, unsigned c, u
   size_t total = n * windows, half = (size_t)1 << (c - 1);
   uint32_t *live = malloc((n + 1) * sizeof *live), *pairs = malloc((total + 1) * sizeof *pairs);
   int32_t *digits = malloc((total + 1) * sizeof *digits);
-  MSM_A *entries = malloc((total + 1) * sizeof *entries);
-  MSM_F *den = malloc((total / 2 + 1) * sizeof *den),
-        *prod = malloc((total / 2 + 1) * sizeof *prod);
-  msm_scratch_t s = {calloc(half + 1, sizeof *s.start), calloc(half, sizeof *s.len), entries, den,
-                     prod};
-  int rc = LD_ERR_NOMEM;
-  if (live != NULL && pairs != NULL && digits != NULL && entries != NULL && den != NULL &&
-      prod != NULL && s.start != NULL && s.len != NULL) {
+  msm_scratch_t s;
+  int rc = MSM_(scratch_new)(&s, total, half);
+  if (rc == 0 && (live == NULL || pairs == NULL || digits == NULL)) {
+    rc = LD_ERR_NOMEM;
+  }
+  if (rc == 0) {
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
       if (!table[j * windows].infinity && !ld_fr_is_zero(&scalars[j])) {
@@ -332,15 +338,10 @@ static int MSM_(table_msm)(MSM_P *r, const MSM_A *table, size_t n, unsigned c, u
       MSM_(window_sum)(r, table, pairs, digits, k, half, &s);
     }
     explicit_bzero(digits, (total + 1) * sizeof *digits);
-    rc = 0;
   }
   free(live);
   free(pairs);
   free(digits);
-  free(entries);
-  free(den);
-  free(prod);
-  free(s.start);
-  free(s.len);
+  msm_scratch_free(&s);
   return rc;
 }
