@@ -135,6 +135,19 @@ static int steps(const ld_rln_prover_t *p, const ld_zkey_t *zk) {
   }
   report("G1 MSMs A+B1+C+H with GLV (interleaved), per proof", g1_total[0] / G1_ROUNDS);
   report("G1 MSMs A+B1+C+H without GLV (interleaved), per proof", g1_total[1] / G1_ROUNDS);
+  /* B2 in G2 with and without the psi endomorphism, interleaved */
+  typedef int g2_msm_fn(ld_g2_t *, const ld_g2_affine_t *, const ld_fr_t *, size_t);
+  g2_msm_fn *g2_variants[2] = {ld_g2_msm_pippenger, ld_g2_msm_pippenger_nopsi};
+  double g2_total[2] = {0, 0};
+  for (int round = 0; round < G1_ROUNDS; round++) {
+    for (int v = 0; v < 2; v++) {
+      t = cpu_seconds();
+      g2_variants[v](&r2, zk->b2, wires, n);
+      g2_total[v] += cpu_seconds() - t;
+    }
+  }
+  report("G2 MSM B2 with psi (interleaved)", g2_total[0] / G1_ROUNDS);
+  report("G2 MSM B2 without psi (interleaved)", g2_total[1] / G1_ROUNDS);
   ld_fr_domain_free(d);
   free(wires);
   free(h);

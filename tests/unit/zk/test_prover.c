@@ -573,48 +573,6 @@ static void proofs_cached(void **state) {
   ld_rln_proving_ctx_free(ctx);
 }
 
-/* A proving context moves its sums to a new root by the wires that changed: after new roots
- * joining the member's path at levels 19, 9 and 0, after a new message (a hit), another member
- * and the first member again, every proof equals the prover's alone for the same r and s. */
-static void proofs_cached_after_new_roots(void **state) {
-  (void)state;
-  uint64_t seed = 777;
-  ld_rln_proving_ctx_t *ctx;
-  assert_int_equal(ld_rln_proving_ctx_new(&ctx, rln_circuit.prover), 0);
-  ld_rln_witness_t first, w;
-  random_witness(&seed, &first);
-  w = first;
-  const int levels[] = {19, 9, 0};
-  uint64_t hits, misses;
-  for (int t = 0; t < 7; t++) {
-    if (t >= 1 && t <= 3) {
-      zktest_fr(&seed, &w.merkle.path[levels[t - 1]]);
-    } else if (t == 4) {
-      next_message(&seed, &w);
-    } else if (t == 5) {
-      random_witness(&seed, &w);
-    } else if (t == 6) {
-      w = first;
-    }
-    ld_fr_t r, s;
-    zktest_fr(&seed, &r);
-    zktest_fr(&seed, &s);
-    uint8_t plain[128], cached[128];
-    ld_rln_proof_values_t v1, v2;
-    assert_int_equal(ld_rln_prove_rs(rln_circuit.prover, &w, &r, &s, plain, &v1), 0);
-    assert_int_equal(ld_rln_prove_ctx_rs(ctx, &w, &r, &s, cached, &v2), 0);
-    assert_memory_equal(plain, cached, 128);
-    assert_memory_equal(&v1, &v2, sizeof v1);
-    if (t == 3 || t == 6) {
-      assert_int_equal(ld_rln_verify(rln_circuit.verifier, cached, &v2), 0);
-    }
-    ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
-    assert_int_equal(hits, t >= 4 ? 1 : 0);
-    assert_int_equal(misses, (uint64_t)t + (t >= 4 ? 0 : 1));
-  }
-  ld_rln_proving_ctx_free(ctx);
-}
-
 /* Broken zkeys: truncations at every section boundary and inside, bad magic, a coordinate
  * pushed off the curve. */
 static void zkey_errors(void **state) {
@@ -705,7 +663,6 @@ int main(void) {
       cmocka_unit_test(proofs_two_threads),
       cmocka_unit_test(graph_dependents_split),
       cmocka_unit_test(proofs_cached),
-      cmocka_unit_test(proofs_cached_after_new_roots),
   };
   return cmocka_run_group_tests(tests, rln_circuit_setup, rln_circuit_teardown);
 }
