@@ -135,6 +135,19 @@ static int steps(const ld_rln_prover_t *p, const ld_zkey_t *zk) {
   }
   report("G1 MSMs A+B1+C+H with GLV (interleaved), per proof", g1_total[0] / G1_ROUNDS);
   report("G1 MSMs A+B1+C+H without GLV (interleaved), per proof", g1_total[1] / G1_ROUNDS);
+  /* B2 in G2 with and without the psi endomorphism, interleaved */
+  typedef int g2_msm_fn(ld_g2_t *, const ld_g2_affine_t *, const ld_fr_t *, size_t);
+  g2_msm_fn *g2_variants[2] = {ld_g2_msm_pippenger, ld_g2_msm_pippenger_nopsi};
+  double g2_total[2] = {0, 0};
+  for (int round = 0; round < G1_ROUNDS; round++) {
+    for (int v = 0; v < 2; v++) {
+      t = cpu_seconds();
+      g2_variants[v](&r2, zk->b2, wires, n);
+      g2_total[v] += cpu_seconds() - t;
+    }
+  }
+  report("G2 MSM B2 with psi (interleaved)", g2_total[0] / G1_ROUNDS);
+  report("G2 MSM B2 without psi (interleaved)", g2_total[1] / G1_ROUNDS);
   ld_fr_domain_free(d);
   free(wires);
   free(h);
@@ -171,6 +184,36 @@ static int cached_proofs(const ld_rln_prover_t *p, int proofs) {
     rc = rc != 0 ? rc : ld_rln_prove_ctx(ctx, &w, proof, &v);
     warm += cpu_seconds() - t;
   }
+  /* cache misses after a new root: the path element of level L changes (the new leaf joins
+   * the member's path there), so the levels L..19 hash to new values; then another member */
+  size_t nw = ld_rln_prover_num_wires(p);
+  ld_fr_t *before = malloc(nw * sizeof *before), *after = malloc(nw * sizeof *after);
+  const int levels[] = {19, 15, 10, 5, 0};
+  for (size_t i = 0; rc == 0 && before != NULL && after != NULL && i <= 5; i++) {
+    char name[160];
+    ld_rln_witness_compute(p, &w, before);
+    if (i < 5) {
+      random_fr(&w.merkle.path[levels[i]]);
+      snprintf(name, sizeof name,
+               "RLN-v2 proof through a proving context after a new root joining at level %d",
+               levels[i]);
+    } else {
+      random_witness(&w);
+      snprintf(name, sizeof name, "RLN-v2 proof through a proving context, another member");
+    }
+    ld_rln_witness_compute(p, &w, after);
+    size_t changed = 0;
+    for (size_t k = 0; k < nw; k++) {
+      changed += !ld_fr_equal(&before[k], &after[k]);
+    }
+    t = cpu_seconds();
+    rc = ld_rln_prove_ctx(ctx, &w, proof, &v);
+    double dt = cpu_seconds() - t;
+    printf("{\"bench\":\"zk_prove\",\"figure\":\"%s\",\"ms\":%.3f,\"changed_wires\":%zu}\n", name,
+           dt * 1e3, changed);
+  }
+  free(before);
+  free(after);
   size_t fixed;
   uint64_t hits, misses;
   ld_rln_proving_ctx_stats(ctx, &fixed, &hits, &misses);
@@ -182,7 +225,7 @@ static int cached_proofs(const ld_rln_prover_t *p, int proofs) {
   report("RLN-v2 proof without a context, interleaved with the warm ones, per proof",
          proofs > 0 ? plain / proofs : 0);
   ld_rln_proving_ctx_free(ctx);
-  return rc != 0 || hits != (uint64_t)proofs;
+  return rc != 0 || hits != (uint64_t)proofs || misses != 7;
 }
 
 int main(int argc, char **argv) {

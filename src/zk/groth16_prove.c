@@ -479,10 +479,44 @@ static int group_sums(ld_groth16_cache_t *c, const wire_group_t *g, const ld_fr_
   return rc;
 }
 
-/* Makes the fixed wires' sums for w (the full-cost step). */
+/* Moves valid sums made for the fixed values v to those of w: the sums are linear in the
+ * wires, so they change by the sums over (w_i - v_i), whose zeros (the wires that kept their
+ * value) the MSMs skip. A new Merkle root changes the path's levels from the one where the new
+ * leaf joins up to the root, so it costs those levels' wires rather than all fixed wires. */
+static int cache_move(ld_groth16_cache_t *c, const ld_fr_t *w) {
+  size_t nw = c->p->zk->num_wires;
+  ld_fr_t *delta = calloc(nw, sizeof *delta);
+  if (delta == NULL) {
+    return LD_ERR_NOMEM;
+  }
+  for (size_t k = 0; k < c->fixed.n; k++) {
+    uint32_t i = c->fixed.wires[k];
+    ld_fr_sub(&delta[i], &w[i], &c->fixed_values[k]);
+  }
+  ld_g1_t a, b1, cc;
+  ld_g2_t b2;
+  int rc = group_sums(c, &c->fixed, delta, &a, &b1, &b2, &cc);
+  explicit_bzero(delta, nw * sizeof *delta);
+  free(delta);
+  if (rc == 0) {
+    ld_g1_add(&c->a, &c->a, &a);
+    ld_g1_add(&c->b1, &c->b1, &b1);
+    ld_g2_add(&c->b2, &c->b2, &b2);
+    ld_g1_add(&c->c, &c->c, &cc);
+  }
+  explicit_bzero(&a, sizeof a);
+  explicit_bzero(&b1, sizeof b1);
+  explicit_bzero(&b2, sizeof b2);
+  explicit_bzero(&cc, sizeof cc);
+  return rc;
+}
+
+/* Makes the fixed wires' sums for w: from scratch when the cache is empty, else by moving the
+ * sums it holds (cache_move). */
 static int cache_fill(ld_groth16_cache_t *c, const ld_fr_t *w) {
+  bool had_sums = c->valid;
   c->valid = false;
-  int rc = group_sums(c, &c->fixed, w, &c->a, &c->b1, &c->b2, &c->c);
+  int rc = had_sums ? cache_move(c, w) : group_sums(c, &c->fixed, w, &c->a, &c->b1, &c->b2, &c->c);
   if (rc != 0) {
     return rc;
   }
@@ -527,15 +561,23 @@ int ld_groth16_prove_cached_rs(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n
   return 0;
 }
 
-int ld_groth16_prove_cached(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n,
-                            ld_groth16_proof_t *out) {
+/* Proves with fresh blinding scalars r and s (wiped afterwards): through the cache c when it is
+ * not NULL, else with the prover p alone. */
+static int prove_blinded(const ld_groth16_prover_t *p, ld_groth16_cache_t *c, const ld_fr_t *w,
+                         size_t n, ld_groth16_proof_t *out) {
   ld_fr_t r, s;
   random_scalar(&r);
   random_scalar(&s);
-  int rc = ld_groth16_prove_cached_rs(c, w, n, &r, &s, out);
+  int rc = c != NULL ? ld_groth16_prove_cached_rs(c, w, n, &r, &s, out)
+                     : ld_groth16_prove_rs(p, w, n, &r, &s, out);
   explicit_bzero(&r, sizeof r);
   explicit_bzero(&s, sizeof s);
   return rc;
+}
+
+int ld_groth16_prove_cached(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n,
+                            ld_groth16_proof_t *out) {
+  return prove_blinded(c->p, c, w, n, out);
 }
 
 static void random_scalar(ld_fr_t *k) {
@@ -558,11 +600,5 @@ static void random_scalar(ld_fr_t *k) {
 
 int ld_groth16_prove(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n,
                      ld_groth16_proof_t *out) {
-  ld_fr_t r, s;
-  random_scalar(&r);
-  random_scalar(&s);
-  int rc = ld_groth16_prove_rs(p, w, n, &r, &s, out);
-  explicit_bzero(&r, sizeof r);
-  explicit_bzero(&s, sizeof s);
-  return rc;
+  return prove_blinded(p, NULL, w, n, out);
 }

@@ -45,8 +45,9 @@ int ld_groth16_prove(const ld_groth16_prover_t *p, const ld_fr_t *w, size_t n,
  * over the "fixed" wires (those a caller expects to keep their values from proof to proof, e.g.
  * a member's Merkle path hashes), so that a proof computes only the other wires' MSMs, the
  * quotient and its MSM. Every proof compares the fixed wires' values with those the sums were
- * made for and remakes the sums (full cost) when one differs, so a wrong guess of which wires
- * are fixed costs time, never correctness. The sums and values are as secret as the witness:
+ * made for and, when some differ, moves the sums by the MSMs over the differences (the cost of
+ * the changed wires alone; the first proof costs all fixed wires), so a wrong guess of which
+ * wires are fixed costs time, never correctness. The sums and values are as secret as the witness:
  * ld_groth16_cache_free wipes them. A cache is used by one proof at a time (not thread-safe);
  * the prover must outlive it.
  *

@@ -67,9 +67,23 @@ static void msm_scalar_digits(int32_t *out, const uint64_t (*k)[4], size_t m, un
 
 /* A window's working memory (entries, den and prod typed by the instance). */
 typedef struct msm_scratch {
-  uint32_t *start, *len;
-  void *entries, *den, *prod;
+  uint32_t *start, *len, *order;
+  void *entries, *den, *prod, *sums;
 } msm_scratch_t;
+
+/* How many entries a window sums at a time (see window_sum): some 600 KB of G1 entries, so
+ * that they and their denominators stay in the core's cache. */
+enum { MSM_SEGMENT_ENTRIES = 8192 };
+
+static void msm_scratch_free(msm_scratch_t *s) {
+  free(s->start);
+  free(s->len);
+  free(s->order);
+  free(s->sums);
+  free(s->entries);
+  free(s->den);
+  free(s->prod);
+}
 
 #define MSM_P ld_g1_t
 #define MSM_A ld_g1_affine_t
@@ -92,11 +106,6 @@ typedef struct msm_scratch {
 #define MSM_CURVE_(x) ld_g2_##x
 #define MSM_F_(x) ld_fp2_##x
 #include "zk/msm_tmpl.h"
-
-int ld_g2_msm_pippenger(ld_g2_t *r, const ld_g2_affine_t *points, const ld_fr_t *scalars,
-                        size_t n) {
-  return msm_g2_pippenger_full(r, points, scalars, n);
-}
 
 /* ---- G1 with the GLV endomorphism ---- */
 
@@ -137,6 +146,16 @@ static void limbs_sub4(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) 
     unsigned __int128 d = (unsigned __int128)a[i] - b[i] - borrow;
     r[i] = (uint64_t)d;
     borrow = (uint64_t)(d >> 64) & 1;
+  }
+}
+
+/* a += b mod 2^256. */
+static void limbs_add4(uint64_t a[4], const uint64_t b[4]) {
+  uint64_t carry = 0;
+  for (int i = 0; i < 4; i++) {
+    unsigned __int128 s = (unsigned __int128)a[i] + b[i] + carry;
+    a[i] = (uint64_t)s;
+    carry = (uint64_t)(s >> 64);
   }
 }
 
@@ -186,43 +205,61 @@ int ld_g1_msm_pippenger_noglv(ld_g1_t *r, const ld_g1_affine_t *points, const ld
 
 int ld_g1_msm_pippenger(ld_g1_t *r, const ld_g1_affine_t *points, const ld_fr_t *scalars,
                         size_t n) {
-  ld_g1_set_infinity(r);
-  if (n == 0) {
-    return 0;
-  }
-  /* every live point P with k = k1 + lambda k2 becomes (+-P, |k1|) and (+-phi(P), |k2|) */
-  uint32_t *live = malloc(n * sizeof *live), *idx = malloc(2 * n * sizeof *idx);
-  ld_g1_affine_t *pts = malloc(2 * n * sizeof *pts);
-  uint64_t(*k)[4] = malloc(2 * n * sizeof *k);
-  int rc = LD_ERR_NOMEM;
-  if (live != NULL && idx != NULL && pts != NULL && k != NULL) {
-    size_t m = msm_g1_live_points(live, points, scalars, n), h = 0;
-    for (size_t j = 0; j < m; j++) {
-      const ld_g1_affine_t *p = &points[live[j]];
-      int neg1, neg2;
-      ld_fr_glv_split(&scalars[live[j]], k[h], &neg1, k[h + 1], &neg2);
-      pts[h] = *p;
-      if (neg1) {
-        ld_fp_neg(&pts[h].y, &pts[h].y);
-      }
-      ld_g1_endomorphism(&pts[h + 1], p);
-      if (neg2) {
-        ld_fp_neg(&pts[h + 1].y, &pts[h + 1].y);
-      }
-      h += 2;
+  return msm_g1_pippenger_endo(r, points, scalars, n, ld_fr_glv_split, ld_g1_endomorphism);
+}
+
+/* ---- G2 with the psi endomorphism ---- */
+
+/* psi(Q) = [p - r] Q = [6 x^2] Q on BN254's G2 (x the curve's parameter), 6 x^2 < 2^127 and r <
+ * (6 x^2)^2 + 2^127: k = k1 + 6 x^2 k2 with k2 = floor(k / 6 x^2), k1 = k mod 6 x^2, both below
+ * 2^127 and non-negative. The quotient comes from g = floor(2^256 / 6 x^2) as (k g) >> 256,
+ * which is at most one below it. */
+static const uint64_t PSI_LAMBDA[4] = {0xf83e9682e87cfd46ULL, 0x6f4d8248eeb859fbULL, 0, 0};
+static const uint64_t PSI_G[3] = {0x2cb62031c8e01941ULL, 0x4ccef014a773d2d5ULL,
+                                  0x0000000000000002ULL};
+
+/* 1 when a >= b (256-bit limbs). */
+static int limbs_geq4(const uint64_t a[4], const uint64_t b[4]) {
+  for (int i = 3; i >= 0; i--) {
+    if (a[i] != b[i]) {
+      return a[i] > b[i];
     }
-    for (size_t j = 0; j < h; j++) {
-      idx[j] = (uint32_t)j;
-    }
-    /* |k1|, |k2| < 2^127: windows over 128 bits */
-    rc = msm_g1_pippenger_limbs(r, pts, idx, (const uint64_t(*)[4])k, h, 128);
-    explicit_bzero(k, h * sizeof *k);
   }
-  free(live);
-  free(idx);
-  free(pts);
-  free(k);
-  return rc;
+  return 1;
+}
+
+void ld_fr_psi_split(const ld_fr_t *k, uint64_t k1[4], uint64_t k2[4]) {
+  uint64_t kl[4], t[8];
+  ld_fr_to_limbs(kl, k);
+  limbs_mul(t, kl, 4, PSI_G, 3);
+  uint64_t q[4] = {t[4], t[5], 0, 0}; /* k g < 2^384: the quotient is below 2^128 */
+  limbs_mul(t, q, 2, PSI_LAMBDA, 2);
+  limbs_sub4(k1, kl, t);
+  while (limbs_geq4(k1, PSI_LAMBDA)) {
+    const uint64_t one[4] = {1, 0, 0, 0};
+    limbs_sub4(k1, k1, PSI_LAMBDA);
+    limbs_add4(q, one);
+  }
+  memcpy(k2, q, sizeof q);
+  explicit_bzero(kl, sizeof kl);
+  explicit_bzero(t, sizeof t);
+  explicit_bzero(q, sizeof q);
+}
+
+static void psi_split(const ld_fr_t *k, uint64_t k1[4], int *neg1, uint64_t k2[4], int *neg2) {
+  ld_fr_psi_split(k, k1, k2);
+  *neg1 = 0;
+  *neg2 = 0;
+}
+
+int ld_g2_msm_pippenger(ld_g2_t *r, const ld_g2_affine_t *points, const ld_fr_t *scalars,
+                        size_t n) {
+  return msm_g2_pippenger_endo(r, points, scalars, n, psi_split, ld_g2_psi);
+}
+
+int ld_g2_msm_pippenger_nopsi(ld_g2_t *r, const ld_g2_affine_t *points, const ld_fr_t *scalars,
+                              size_t n) {
+  return msm_g2_pippenger_full(r, points, scalars, n);
 }
 
 /* ---- fixed-base tables ---- */

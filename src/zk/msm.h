@@ -27,6 +27,13 @@ void ld_fr_glv_split(const ld_fr_t *k, uint64_t k1[4], int *neg1, uint64_t k2[4]
  * 4407920970296243842393367215006156084916469457145843978461. */
 void ld_g1_endomorphism(ld_g1_affine_t *r, const ld_g1_affine_t *p);
 
+/* G2's MSM above runs over the psi endomorphism the same way: psi(Q) = [6 x^2] Q (6 x^2 = p - r,
+ * below 2^127), k = k1 + 6 x^2 k2 with k1 = k mod 6 x^2 and k2 = floor(k / 6 x^2). The sum without
+ * it, and the split (both halves as plain limbs below 2^127): */
+int ld_g2_msm_pippenger_nopsi(ld_g2_t *r, const ld_g2_affine_t *points, const ld_fr_t *scalars,
+                              size_t n);
+void ld_fr_psi_split(const ld_fr_t *k, uint64_t k1[4], uint64_t k2[4]);
+
 /* Fixed bases: a table of every point's window multiples (2^(c w) P for each of the ~255/c
  * windows), made once, so that an MSM over those points puts all (point, window) pairs into one
  * set of buckets: one bucket reduction and no doublings, about a third of the plain MSM's work

@@ -107,13 +107,14 @@ static void MSM_(batch_invert)(MSM_F *den, MSM_F *prod, size_t n) {
   }
 }
 
-/* Sums each bucket's entries (entries[start[b] .. start[b] + len[b])) into its first entry. */
-static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t *len, size_t nb,
-                              MSM_F *den, MSM_F *prod) {
+/* Sums each bucket's entries (entries[start[b] - base .. start[b] - base + len[b])) into its
+ * first entry; len[b] ends as 1 for a bucket that had entries, 0 for an empty one. */
+static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t base, uint32_t *len,
+                              size_t nb, MSM_F *den, MSM_F *prod) {
   for (;;) {
     size_t pairs = 0;
     for (size_t b = 0; b < nb; b++) {
-      const MSM_A *e = &entries[start[b]];
+      const MSM_A *e = &entries[start[b] - base];
       for (uint32_t k = 0; k + 1 < len[b]; k += 2) {
         MSM_(pair_denominator)(&den[pairs++], &e[k], &e[k + 1]);
       }
@@ -124,7 +125,7 @@ static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t *l
     MSM_(batch_invert)(den, prod, pairs);
     pairs = 0;
     for (size_t b = 0; b < nb; b++) {
-      MSM_A *e = &entries[start[b]];
+      MSM_A *e = &entries[start[b] - base];
       uint32_t k = 0;
       for (; k + 1 < len[b]; k += 2) {
         MSM_(pair_add)(&e[k / 2], &e[k], &e[k + 1], &den[pairs++]);
@@ -137,10 +138,10 @@ static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t *l
   }
 }
 
-/* Sums window w's points into its buckets (entries sorted by bucket), then weights the buckets:
- * acc = sum_j (j + 1) bucket_j. `digits` holds this window's digit of every live point. */
-static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const uint32_t *live,
-                             const int32_t *digits, size_t m, size_t half, msm_scratch_t *s) {
+/* Files the m (point, digit) pairs under their buckets (a counting sort): s->start[b] is where
+ * bucket b (digit +-(b + 1)) begins in s->order, which lists the pairs bucket by bucket; s->len
+ * holds the buckets' sizes. */
+static void MSM_(sort_by_bucket)(const int32_t *digits, size_t m, size_t half, msm_scratch_t *s) {
   memset(s->len, 0, half * sizeof *s->len);
   for (size_t j = 0; j < m; j++) {
     int32_t d = digits[j];
@@ -153,25 +154,52 @@ static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const uint32_t *li
     s->start[b + 1] = s->start[b] + s->len[b];
     s->len[b] = 0;
   }
-  MSM_A *entries = s->entries;
   for (size_t j = 0; j < m; j++) {
     int32_t d = digits[j];
     if (d != 0) {
       size_t b = (size_t)abs(d) - 1;
-      MSM_A *e = &entries[s->start[b] + s->len[b]++];
+      s->order[s->start[b] + s->len[b]++] = (uint32_t)j;
+    }
+  }
+}
+
+/* Sums window w's points into its buckets, then weights the buckets: acc = sum_j (j + 1)
+ * bucket_j. `digits` holds this window's digit of every live point. The buckets are summed a
+ * segment at a time (consecutive buckets with up to MSM_SEGMENT_ENTRIES entries between them,
+ * or one larger bucket), so that a large window's entries (a fixed-base table's window holds
+ * every (point, window) pair) stay in cache through their rounds. */
+static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const uint32_t *live,
+                             const int32_t *digits, size_t m, size_t half, msm_scratch_t *s) {
+  MSM_(sort_by_bucket)(digits, m, half, s);
+  MSM_A *entries = s->entries, *sums = s->sums;
+  const uint32_t *start = s->start;
+  for (size_t b0 = 0, b1; b0 < half; b0 = b1) {
+    b1 = b0 + 1;
+    while (b1 < half && start[b1 + 1] - start[b0] <= MSM_SEGMENT_ENTRIES) {
+      b1++;
+    }
+    uint32_t base = start[b0];
+    for (uint32_t k = base; k < start[b1]; k++) {
+      uint32_t j = s->order[k];
+      MSM_A *e = &entries[k - base];
       *e = points[live[j]];
-      if (d < 0) {
+      if (digits[j] < 0) {
         MSM_F_(neg)(&e->y, &e->y);
       }
     }
+    MSM_(sum_buckets)(entries, &start[b0], base, &s->len[b0], b1 - b0, s->den, s->prod);
+    for (size_t b = b0; b < b1; b++) {
+      if (s->len[b] != 0) {
+        sums[b] = entries[start[b] - base];
+      }
+    }
   }
-  MSM_(sum_buckets)(entries, s->start, s->len, half, s->den, s->prod);
   MSM_P running;
   MSM_CURVE_(set_infinity)(&running);
   MSM_CURVE_(set_infinity)(acc);
   for (size_t j = half; j-- > 0;) { /* bucket j holds digit j + 1 */
     if (s->len[j] != 0) {
-      MSM_CURVE_(add_affine)(&running, &running, &entries[s->start[j]]);
+      MSM_CURVE_(add_affine)(&running, &running, &sums[j]);
     }
     MSM_CURVE_(add)(acc, acc, &running);
   }
@@ -190,6 +218,22 @@ static size_t MSM_(live_points)(uint32_t *live, const MSM_A *points, const ld_fr
   return m;
 }
 
+/* Allocates the bucket sums' working memory for up to `entries` entries over `half` buckets:
+ * 0, or LD_ERR_NOMEM (then msm_scratch_free is still due). */
+static int MSM_(scratch_new)(msm_scratch_t *s, size_t entries, size_t half) {
+  s->start = calloc(half + 1, sizeof *s->start);
+  s->len = calloc(half, sizeof *s->len);
+  s->entries = malloc((entries + 1) * sizeof(MSM_A));
+  s->den = malloc((entries / 2 + 1) * sizeof(MSM_F));
+  s->prod = malloc((entries / 2 + 1) * sizeof(MSM_F));
+  s->order = malloc((entries + 1) * sizeof *s->order);
+  s->sums = malloc((half + 1) * sizeof(MSM_A));
+  return s->start == NULL || s->len == NULL || s->entries == NULL || s->den == NULL ||
+                 s->prod == NULL || s->order == NULL || s->sums == NULL
+             ? LD_ERR_NOMEM
+             : 0;
+}
+
 /* r = sum_j k[j] points[live[j]] for m scalars given as plain limbs below 2^(bits - 1). */
 static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *live,
                                  const uint64_t (*k)[4], size_t m, unsigned bits) {
@@ -201,13 +245,12 @@ static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *
   unsigned windows = (bits + c - 1) / c;
   size_t half = (size_t)1 << (c - 1);
   int32_t *digits = malloc(m * windows * sizeof *digits); /* window-major: digits[w * m + j] */
-  MSM_A *entries = malloc(m * sizeof *entries);
-  MSM_F *den = malloc((m / 2 + 1) * sizeof *den), *prod = malloc((m / 2 + 1) * sizeof *prod);
-  msm_scratch_t s = {calloc(half + 1, sizeof *s.start), calloc(half, sizeof *s.len), entries, den,
-                     prod};
-  int rc = LD_ERR_NOMEM;
-  if (digits != NULL && entries != NULL && den != NULL && prod != NULL && s.start != NULL &&
-      s.len != NULL) {
+  msm_scratch_t s;
+  int rc = MSM_(scratch_new)(&s, m, half);
+  if (rc == 0 && digits == NULL) {
+    rc = LD_ERR_NOMEM;
+  }
+  if (rc == 0) {
     msm_scalar_digits(digits, k, m, c, windows);
     for (unsigned w = windows; w-- > 0;) {
       for (unsigned d = 0; d < c && !MSM_CURVE_(is_infinity)(r); d++) {
@@ -218,14 +261,9 @@ static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *
       MSM_CURVE_(add)(r, r, &acc);
     }
     explicit_bzero(digits, m * windows * sizeof *digits);
-    rc = 0;
   }
   free(digits);
-  free(entries);
-  free(den);
-  free(prod);
-  free(s.start);
-  free(s.len);
+  msm_scratch_free(&s);
   return rc;
 }
 
@@ -249,6 +287,51 @@ static int MSM_(pippenger_full)(MSM_P *r, const MSM_A *points, const ld_fr_t *sc
   int rc = MSM_(pippenger_limbs)(r, points, live, (const uint64_t(*)[4])k, m, 255);
   explicit_bzero(k, m * sizeof *k);
   free(live);
+  free(k);
+  return rc;
+}
+
+/* The MSM over an endomorphism endo(P) = [lambda] P: split(k) gives k = (-1)^neg1 k1 +
+ * lambda (-1)^neg2 k2 (mod r) with k1, k2 below 2^127, and every live point P becomes (+-P, k1)
+ * and (+-endo(P), k2), so the windows cover 128 bits instead of 255: the same number of bucket
+ * additions over twice the points, half the bucket reductions and doublings. */
+static int MSM_(pippenger_endo)(MSM_P *r, const MSM_A *points, const ld_fr_t *scalars, size_t n,
+                                void (*split)(const ld_fr_t *k, uint64_t k1[4], int *neg1,
+                                              uint64_t k2[4], int *neg2),
+                                void (*endo)(MSM_A *r, const MSM_A *p)) {
+  MSM_CURVE_(set_infinity)(r);
+  if (n == 0) {
+    return 0;
+  }
+  uint32_t *live = malloc(n * sizeof *live), *idx = malloc(2 * n * sizeof *idx);
+  MSM_A *pts = malloc(2 * n * sizeof *pts);
+  uint64_t(*k)[4] = malloc(2 * n * sizeof *k);
+  int rc = LD_ERR_NOMEM;
+  if (live != NULL && idx != NULL && pts != NULL && k != NULL) {
+    size_t m = MSM_(live_points)(live, points, scalars, n), h = 0;
+    for (size_t j = 0; j < m; j++) {
+      const MSM_A *p = &points[live[j]];
+      int neg1, neg2;
+      split(&scalars[live[j]], k[h], &neg1, k[h + 1], &neg2);
+      pts[h] = *p;
+      if (neg1) {
+        MSM_F_(neg)(&pts[h].y, &pts[h].y);
+      }
+      endo(&pts[h + 1], p);
+      if (neg2) {
+        MSM_F_(neg)(&pts[h + 1].y, &pts[h + 1].y);
+      }
+      h += 2;
+    }
+    for (size_t j = 0; j < h; j++) {
+      idx[j] = (uint32_t)j;
+    }
+    rc = MSM_(pippenger_limbs)(r, pts, idx, (const uint64_t(*)[4])k, h, 128);
+    explicit_bzero(k, h * sizeof *k);
+  }
+  free(live);
+  free(idx);
+  free(pts);
   free(k);
   return rc;
 }
@@ -299,14 +382,12 @@ static int MSM_(table_msm)(MSM_P *r, const MSM_A *table, size_t n, unsigned c, u
   size_t total = n * windows, half = (size_t)1 << (c - 1);
   uint32_t *live = malloc((n + 1) * sizeof *live), *pairs = malloc((total + 1) * sizeof *pairs);
   int32_t *digits = malloc((total + 1) * sizeof *digits);
-  MSM_A *entries = malloc((total + 1) * sizeof *entries);
-  MSM_F *den = malloc((total / 2 + 1) * sizeof *den),
-        *prod = malloc((total / 2 + 1) * sizeof *prod);
-  msm_scratch_t s = {calloc(half + 1, sizeof *s.start), calloc(half, sizeof *s.len), entries, den,
-                     prod};
-  int rc = LD_ERR_NOMEM;
-  if (live != NULL && pairs != NULL && digits != NULL && entries != NULL && den != NULL &&
-      prod != NULL && s.start != NULL && s.len != NULL) {
+  msm_scratch_t s;
+  int rc = MSM_(scratch_new)(&s, total, half);
+  if (rc == 0 && (live == NULL || pairs == NULL || digits == NULL)) {
+    rc = LD_ERR_NOMEM;
+  }
+  if (rc == 0) {
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
       if (!table[j * windows].infinity && !ld_fr_is_zero(&scalars[j])) {
@@ -332,15 +413,10 @@ static int MSM_(table_msm)(MSM_P *r, const MSM_A *table, size_t n, unsigned c, u
       MSM_(window_sum)(r, table, pairs, digits, k, half, &s);
     }
     explicit_bzero(digits, (total + 1) * sizeof *digits);
-    rc = 0;
   }
   free(live);
   free(pairs);
   free(digits);
-  free(entries);
-  free(den);
-  free(prod);
-  free(s.start);
-  free(s.len);
+  msm_scratch_free(&s);
   return rc;
 }

@@ -52,8 +52,9 @@ int ld_rln_prove_rs(const ld_rln_prover_t *p, const ld_rln_witness_t *w, const l
  * MSM sums over the wires that depend on the membership alone (ld_groth16_cache_t), so that
  * after the first proof only the wires that depend on the message id, x and the external
  * nullifier, and the quotient, cost MSM work (the steady state of a publishing node). Every
- * proof checks the membership wires against those the sums were made for and remakes the sums
- * when one differs (a new root, path or member), so proofs are always right. The context holds
+ * proof checks the membership wires against those the sums were made for and updates the sums
+ * by the wires that differ (a new root changes the path's upper levels; a new member nearly
+ * all), so proofs are always right. The context holds
  * secret values derived from the identity and wipes them when freed. One proof at a time per
  * context (not thread-safe); the prover must outlive it. */
 typedef struct ld_rln_proving_ctx ld_rln_proving_ctx_t;

@@ -1,7 +1,8 @@
 /* A proving context made without its tables (the node's publish queue builds them in slices
  * between proofs): it proves at once, and its proofs equal the prover's alone for the same r and
  * s before, while and after the tables are built; its cache is filled by the first proof and
- * reused by the next. The circuit files come from LD_RLN_FIXTURES (rln_final.zkey, graph.bin). */
+ * reused by the next, and moved by the changed wires after new roots and another member. The
+ * circuit files come from LD_RLN_FIXTURES (rln_final.zkey, graph.bin). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -100,9 +101,37 @@ static void proofs_while_tables_are_built(void **state) {
   ld_rln_proving_ctx_free(ctx);
 }
 
+/* A cache miss moves the sums by the wires that changed: after new roots joining the member's
+ * path at levels 19 and 0, a new message (a hit) and another member, every proof equals the
+ * prover's alone for the same r and s and verifies. */
+static void proofs_after_new_roots(void **state) {
+  (void)state;
+  uint64_t seed = 9191;
+  ld_rln_proving_ctx_t *ctx;
+  assert_int_equal(ld_rln_proving_ctx_new_deferred(&ctx, rln_circuit.prover), 0);
+  ld_rln_witness_t w;
+  random_witness(&seed, &w);
+  for (int t = 0; t < 5; t++) {
+    if (t == 1 || t == 2) {
+      zktest_fr(&seed, &w.merkle.path[t == 1 ? 19 : 0]);
+    } else if (t == 3) {
+      next_message(&seed, &w);
+    } else if (t == 4) {
+      random_witness(&seed, &w);
+    }
+    prove_and_compare(&seed, ctx, &w);
+    uint64_t hits, misses;
+    ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
+    assert_int_equal(hits, t >= 3 ? 1 : 0);
+    assert_int_equal(misses, (uint64_t)t + (t >= 3 ? 0 : 1));
+  }
+  ld_rln_proving_ctx_free(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(proofs_while_tables_are_built),
+      cmocka_unit_test(proofs_after_new_roots),
   };
   return cmocka_run_group_tests(tests, rln_circuit_setup, rln_circuit_teardown);
 }
