@@ -31,8 +31,8 @@ async function freePort() {
 }
 
 /** A running ganache on a loopback port with the membership contract deployed:
- * {server, provider, url, from, contract, rpc(method, params), send(data, to)}; `from` is
- * ganache's funded account. */
+ * {server, provider, url, from, secretKey, contract, rpc(method, params), send(data, to)}; `from`
+ * is ganache's funded account, `secretKey` its private key (0x hex). */
 export async function startChain() {
   const port = await freePort();
   const server = ganache.server({ logging: { quiet: true }, chain: { chainId: CHAIN_ID },
@@ -49,6 +49,7 @@ export async function startChain() {
     return receipt;
   };
   [chain.from] = await chain.rpc('eth_accounts');
+  chain.secretKey = (await chain.provider.getInitialAccounts())[chain.from.toLowerCase()].secretKey;
   const { poseidon, membership } = compile();
   const lib = await chain.send('0x' + poseidon.bytecode);
   const code = link(membership.bytecode, membership.linkReferences, lib.contractAddress);
