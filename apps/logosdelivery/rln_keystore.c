@@ -283,8 +283,9 @@ int ld_app_rln_keystore(int argc, char **argv) {
       fprintf(stderr,
               "generateRlnKeystore: the membership is registered (index %" PRIu64
               ", transaction %s) but not filed; file it with --identity-secret=0x%s "
-              "--rln-relay-membership-index=%" PRIu64 " (without the Ethereum key)\n",
-              c.tree_index, reg.tx_hash, secret_hex, c.tree_index);
+              "--rln-relay-membership-index=%" PRIu64 " --rln-relay-chain-id=%s and the same "
+              "contract and limit, without the Ethereum key\n",
+              c.tree_index, reg.tx_hash, secret_hex, c.tree_index, c.chain_id);
     explicit_bzero(secret_hex, sizeof secret_hex);
     explicit_bzero(&c, sizeof c);
     return LD_CANARY_EXIT_OTHER;

@@ -12,13 +12,13 @@
 //    account from either signature.
 //  - Bad input ends with `generateRlnKeystore: <what failed, with the value>; <what to do>`, a
 //    non-zero exit and no keystore file: a key that is no key, an account without ether, a member
-//    registered twice, an endpoint that refuses connections, stalls, answers with another
+//    registered twice, a keystore path that could not be written after the registration, an endpoint that refuses connections, stalls, answers with another
 //    transaction hash, a receipt without the event, or never a receipt, a transaction that reverts
 //    on chain (an endpoint that under-estimates its gas).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,8 +42,7 @@ let dir;
 let n = 0;
 
 /** Runs generateRlnKeystore without blocking the event loop (ganache answers in this process). */
-function generate(args) {
-  const path = join(dir, `ks${n++}.json`);
+function generate(args, path = join(dir, `ks${n++}.json`)) {
   const argv = ['generateRlnKeystore', `--rln-relay-cred-path=${path}`, `--rln-relay-cred-password=${PASSWORD}`,
     '--kdf-iterations=1000', '--rpc-timeout-sec=300', ...args];
   return new Promise((resolve) => {
@@ -187,6 +186,14 @@ test('bad keys, accounts and registrations are refused before anything is sent o
       new RegExp(`on chain ${CHAIN_ID}, not --rln-relay-chain-id=${CHAIN_ID + 1}`));
     assertRefused(await generate(registerArgs({ limit: 101 })),
       /--rln-relay-user-message-limit=101 is above the contract's maxMembershipRateLimit 100/);
+
+    // a keystore path that could not be written after paying for the registration
+    const notKeystore = join(dir, 'not-a-keystore.json');
+    writeFileSync(notKeystore, '{"something": "else"}');
+    const r = await generate(registerArgs(), notKeystore);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /^generateRlnKeystore: --rln-relay-cred-path=\S+ is not an RLN keystore; .*nothing was registered/);
+    assert.equal(readFileSync(notKeystore, 'utf8'), '{"something": "else"}');
 
     // an account without ether: the endpoint refuses the transaction
     const poor = '0x' + '42'.repeat(32);
