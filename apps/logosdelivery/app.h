@@ -51,7 +51,10 @@ int ld_app_dns_tree(int argc, char **argv);
 int ld_app_dns_resolve(int argc, char **argv);
 /* generateRlnKeystore (rln_keystore.c): files a new RLN identity (or --identity-secret) in
  * nwaku's keystore at --rln-relay-cred-path under --rln-relay-cred-password and prints its
- * commitments as JSON. LD_EXIT_USAGE, LD_CANARY_EXIT_OTHER. */
+ * commitments as JSON; with --rln-relay-eth-private-key and --execute it registers the identity
+ * with the membership contract first and files it under the index the contract gave
+ * (rln_register.h). LD_EXIT_USAGE, LD_CANARY_EXIT_TIMEOUT (not mined in time),
+ * LD_CANARY_EXIT_OTHER. */
 int ld_app_rln_keystore(int argc, char **argv);
 
 /* The flag tables of canary and discv5 for their documentation (man page, shell completion): up
@@ -59,6 +62,7 @@ int ld_app_rln_keystore(int argc, char **argv);
 struct ld_flag;
 size_t ld_app_canary_flags(struct ld_flag *out, size_t cap);
 size_t ld_app_discv5_flags(struct ld_flag *out, size_t cap);
+size_t ld_app_rln_keystore_flags(struct ld_flag *out, size_t cap);
 
 /* logosdelivery(1) in roff, and the bash completion script, generated from the node's option table
  * and the sub-commands' flag tables (docs.c). */

@@ -46,6 +46,15 @@ static size_t doc_commands(doc_command_t *out) {
       {"discv5", "[flags]",
        "Runs discv5 alone over UDP and prints its sessions, the records it discovers and the "
        "matching peers as JSON lines."},
+      {"generateRlnKeystore", "--rln-relay-cred-path F [flags]",
+       "Files a new RLN identity (or --identity-secret) in nwaku's keystore and prints its "
+       "commitments as JSON. With --rln-relay-eth-private-key and --execute it first registers "
+       "the identity with the membership contract at --rln-relay-eth-contract-address through "
+       "--rln-relay-eth-client-address (an EIP-1559 transaction, or EIP-155 on a chain without a "
+       "base fee) and files it under the index of the contract's MembershipRegistered event; with "
+       "the key but without --execute it checks everything up to the gas estimate and sends and "
+       "writes nothing. Without the key it files the identity under "
+       "--rln-relay-membership-index."},
   };
   size_t n = sizeof text / sizeof text[0];
   for (size_t i = 0; i < n; i++) {
@@ -57,13 +66,15 @@ static size_t doc_commands(doc_command_t *out) {
       c->n = ld_app_canary_flags(c->flags, DOC_MAX_FLAGS);
     else if (i == 4)
       c->n = ld_app_discv5_flags(c->flags, DOC_MAX_FLAGS);
+    else if (i == 5)
+      c->n = ld_app_rln_keystore_flags(c->flags, DOC_MAX_FLAGS);
     else
       c->n = ld_client_flags((ld_client_command_t)(i - 1), c->flags, DOC_MAX_FLAGS);
   }
   return n;
 }
 
-#define DOC_N_COMMANDS 5
+#define DOC_N_COMMANDS 6
 
 /* ---- roff ------------------------------------------------------------------------------------ */
 

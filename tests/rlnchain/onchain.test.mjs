@@ -16,89 +16,35 @@
 //    naming --rln-relay-cred-password.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { missing, nodePath, Proc, stopAll } from '../interop/lib/cpeer.mjs';
-import { restMessageJson, startRelayNode } from '../interop/lib/relaynode.mjs';
-import { compile, link } from './compile.mjs';
+import { startRelayNode } from '../interop/lib/relaynode.mjs';
+import * as rlnchain from './chain.mjs';
+import { CHAIN_ID, PASSWORD, WAIT_MS } from './chain.mjs';
 
-const require = createRequire(import.meta.url);
-const ganache = require('ganache');
-
-const CHAIN_ID = 1337;
 const CLUSTER = 42;
 const TOPIC = `/waku/2/rs/${CLUSTER}/0`;
 const CONTENT_TOPIC = '/rlnchain/1/test/proto';
-const PASSWORD = 'correct horse battery staple';
 const LIMIT = 5;
-const WAIT_MS = 90_000;
 
 const bin = nodePath();
 const fixtures = process.env.LD_RLN_FIXTURES;
 const skip = missing('logosdelivery', bin) || (fixtures ? false : 'LD_RLN_FIXTURES is not set');
 
-let chain; // {server, provider, url, from, contract}
+let chain; // rlnchain.startChain()
 let dir;
 
-/* ---- the chain ------------------------------------------------------------------------------ */
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
-
-async function rpc(method, params = []) {
-  return chain.provider.request({ method, params });
-}
-
-async function send(data, to) {
-  const tx = { from: chain.from, data, gas: '0x1c9c380' };
-  if (to != null) tx.to = to;
-  const hash = await rpc('eth_sendTransaction', [tx]);
-  const receipt = await rpc('eth_getTransactionReceipt', [hash]);
-  assert.equal(receipt.status, '0x1', `transaction ${hash} failed`);
-  return receipt;
-}
-
-async function selector(signature) {
-  const h = await rpc('web3_sha3', ['0x' + Buffer.from(signature).toString('hex')]);
-  return h.slice(2, 10);
-}
-
-const word = (v) => BigInt(v).toString(16).padStart(64, '0');
-
-async function deploy() {
-  const { poseidon, membership } = compile();
-  const lib = await send('0x' + poseidon.bytecode);
-  const code = link(membership.bytecode, membership.linkReferences, lib.contractAddress);
-  const made = await send('0x' + code + word(100)); // maxMembershipRateLimit
-  return made.contractAddress;
-}
-
-async function register(idCommitment, limit) {
-  const sel = await selector('register(uint256,uint32,uint256[])');
-  await send('0x' + sel + word(idCommitment) + word(limit) + word(0x60) + word(0), chain.contract);
-}
+const register = (idCommitment, limit) => rlnchain.register(chain, idCommitment, limit);
 
 /* ---- keystores and nodes -------------------------------------------------------------------- */
 
 function keystore(name, index, { limit = LIMIT, contract = chain.contract } = {}) {
-  const path = join(dir, `${name}.json`);
-  const r = spawnSync(bin, ['generateRlnKeystore', `--rln-relay-cred-path=${path}`,
-    `--rln-relay-cred-password=${PASSWORD}`, `--rln-relay-membership-index=${index}`,
-    `--rln-relay-chain-id=${CHAIN_ID}`, `--rln-relay-eth-contract-address=${contract}`,
-    `--rln-relay-user-message-limit=${limit}`, '--kdf-iterations=1000'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return { path, ...JSON.parse(r.stdout) };
+  return rlnchain.keystore(bin, dir, name, index, { limit, contract });
 }
 
 function onchainArgs({ url = chain.url, cred } = {}) {
@@ -116,22 +62,7 @@ function startNode(extraArgs, name, staticNode) {
   return startRelayNode({ clusterId: CLUSTER, shards: [0], extraArgs: args, name, timeoutMs: WAIT_MS });
 }
 
-const message = (text) => ({ payload: Buffer.from(text), contentTopic: CONTENT_TOPIC });
-
-/** Publishes through `node`'s REST API until it is taken (it needs a relay peer and, for RLN, its
- * Merkle proof); fails with the last refusal when it never is. The node proves before it answers:
- * on a loaded machine that takes a while, so each request may take up to WAIT_MS. */
-async function publishWhenReady(node, text) {
-  const deadline = Date.now() + WAIT_MS;
-  const path = `/relay/v1/messages/${encodeURIComponent(TOPIC)}`;
-  let last;
-  while (Date.now() < deadline) {
-    last = await node.rest.request('POST', path, restMessageJson(message(text)), { timeoutMs: WAIT_MS });
-    if (last.status >= 200 && last.status < 300) return;
-    await delay(250);
-  }
-  assert.fail(`${text}: REST publish never taken: ${last?.status} ${last?.text}`);
-}
+const publishWhenReady = (node, text) => rlnchain.publishWhenReady(node, TOPIC, CONTENT_TOPIC, text);
 
 async function metric(url, name) {
   const text = await (await fetch(url)).text();
@@ -153,13 +84,7 @@ async function waitFor(what, cond) {
 before(async () => {
   if (skip) return;
   dir = mkdtempSync(join(tmpdir(), 'ld-rlnchain-'));
-  const port = await freePort();
-  const server = ganache.server({ logging: { quiet: true }, chain: { chainId: CHAIN_ID },
-    wallet: { deterministic: true, totalAccounts: 1 }, miner: { blockGasLimit: 30_000_000 } });
-  await server.listen(port, '127.0.0.1');
-  chain = { server, provider: server.provider, url: `http://127.0.0.1:${port}` };
-  [chain.from] = await rpc('eth_accounts');
-  chain.contract = await deploy();
+  chain = await rlnchain.startChain();
 });
 
 after(async () => {

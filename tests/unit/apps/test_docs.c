@@ -67,18 +67,21 @@ typedef struct command {
 } command_t;
 
 static size_t commands(command_t *out) {
-  static const char *const names[] = {"canary", "send", "subscribe", "query", "discv5"};
-  for (size_t i = 0; i < 5; i++) {
+  static const char *const names[] = {"canary", "send",   "subscribe",
+                                      "query",  "discv5", "generateRlnKeystore"};
+  for (size_t i = 0; i < 6; i++) {
     out[i].name = names[i];
     if (i == 0)
       out[i].n = ld_app_canary_flags(out[i].flags, 64);
     else if (i == 4)
       out[i].n = ld_app_discv5_flags(out[i].flags, 64);
+    else if (i == 5)
+      out[i].n = ld_app_rln_keystore_flags(out[i].flags, 64);
     else
       out[i].n = ld_client_flags((ld_client_command_t)(i - 1), out[i].flags, 64);
     assert_true(out[i].n > 0);
   }
-  return 5;
+  return 6;
 }
 
 static void man_page_has_every_option_and_command(void **state) {
@@ -88,7 +91,7 @@ static void man_page_has_every_option_and_command(void **state) {
   assert_true(ld_node_options_count() > 50);
   for (size_t i = 0; i < ld_node_options_count(); i++)
     expect_man_flag(man, ld_node_option_at(i)->cli);
-  command_t cmds[5];
+  command_t cmds[6];
   for (size_t i = 0; i < commands(cmds); i++) {
     char section[64];
     snprintf(section, sizeof section, ".SS %s\n", cmds[i].name);
@@ -106,7 +109,7 @@ static void completion_has_every_option_and_command(void **state) {
   assert_non_null(strstr(bash, "complete -o default -F _logosdelivery logosdelivery\n"));
   for (size_t i = 0; i < ld_node_options_count(); i++)
     expect_word(bash, ld_node_option_at(i)->cli);
-  command_t cmds[5];
+  command_t cmds[6];
   for (size_t i = 0; i < commands(cmds); i++) {
     char var[64];
     snprintf(var, sizeof var, "_logosdelivery_%s_flags='", cmds[i].name);
