@@ -96,16 +96,72 @@ static void reply_hash(ld_lib_request_t *req, const uint8_t hash[LD_WAKU_HASH_LE
 }
 
 /* nwaku's texts for WakuRelay.publish's outcomes. */
-static void reply_publish_error(ld_node_t *node, ld_lib_request_t *req, int rc) {
+static void publish_error_text(ld_node_t *node, int rc, char *out, size_t cap) {
   if (rc == 0)
-    ld_lib_reply_err(req, "NoPeersToPublish");
+    snprintf(out, cap, "NoPeersToPublish");
   else if (rc == LD_ERR_TOO_LARGE)
-    ld_lib_reply_err(req, "Message size exceeded maximum of %zu bytes",
-                     ld_node_config(node)->max_msg_size);
+    snprintf(out, cap, "Message size exceeded maximum of %zu bytes",
+             ld_node_config(node)->max_msg_size);
   else if (rc == LD_ERR_EXISTS)
-    ld_lib_reply_err(req, "DuplicateMessage");
+    snprintf(out, cap, "DuplicateMessage");
   else
-    ld_lib_reply_err(req, "relayPublish: %s", ld_strerror(rc));
+    snprintf(out, cap, "relayPublish: %s", ld_strerror(rc));
+}
+
+static void reply_publish_error(ld_node_t *node, ld_lib_request_t *req, int rc) {
+  char text[128];
+  publish_error_text(node, rc, text, sizeof text);
+  ld_lib_reply_err(req, "%s", text);
+}
+
+/* With RLN-relay the request is answered once the message is proved and handed to relay, with
+ * its final hash (a message that waited long is stamped again), as nwaku proves inside publish.
+ * The operation's data is the node's publish call, NULL once its outcome came. */
+static void rp_cancel(ld_kernel_op_t *op) {
+  ld_node_publish_call_t *call = op->data;
+  if (call != NULL) {
+    ld_node_publish_detach(call);
+    op->data = NULL;
+    ld_kernel_op_release(op);
+  }
+}
+
+static void on_relay_published(void *user_data, int result, const char *pubsub_topic,
+                               const ld_waku_message_t *msg, const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  (void)pubsub_topic;
+  (void)msg;
+  ld_kernel_op_t *op = user_data;
+  op->data = NULL;
+  op->cancel = NULL;
+  if (ld_kernel_op_open(op) && result > 0) {
+    char hex[LD_WAKU_HASH_HEX_LEN + 1];
+    ld_waku_hash_to_hex(hash, hex);
+    ld_kernel_op_ok(op, hex, LD_WAKU_HASH_HEX_LEN);
+  } else if (ld_kernel_op_open(op)) {
+    char text[128];
+    publish_error_text(ld_kernel_node_of(op->k), result, text, sizeof text);
+    ld_kernel_op_err(op, "%s", text);
+  }
+  ld_kernel_op_release(op);
+}
+
+static void relay_publish_proved(ld_kernel_t *k, ld_lib_request_t *req, const char *pubsub_topic,
+                                 const ld_waku_message_t *msg) {
+  ld_node_t *node = ld_kernel_node_of(k);
+  ld_kernel_op_t *op = ld_kernel_op_new(k, req, "relayPublish", 0, NULL);
+  if (op == NULL)
+    return;
+  ld_node_publish_call_t *call = NULL;
+  int rc = ld_node_publish_async(node, pubsub_topic, msg, NULL, on_relay_published, op, &call);
+  if (rc == LD_NODE_PUBLISH_LATER) { /* the call holds the caller's reference */
+    op->data = call;
+    op->cancel = rp_cancel;
+    return;
+  }
+  char text[128];
+  publish_error_text(node, rc > 0 ? LD_ERR_INTERNAL : rc, text, sizeof text);
+  ld_kernel_op_err(op, "%s", text);
+  ld_kernel_op_release(op);
 }
 
 static void h_relay_publish(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *p) {
@@ -116,11 +172,15 @@ static void h_relay_publish(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *p) {
     return;
   uint8_t hash[LD_WAKU_HASH_LEN];
   int rc = 0;
+  ld_kernel_t *k = NULL;
   if (ld_node_relay(node) == NULL)
     ld_lib_reply_err(req, "relayPublish: WakuRelay not mounted");
   else if (blank(a->s[0]))
     ld_lib_reply_err(req, "NoTopicSpecified");
-  else if ((rc = ld_node_publish(node, a->s[0], &m.msg, hash)) > 0)
+  else if (ld_node_rln_stats(node) != NULL) {
+    if ((k = ld_kernel_get(ctx, req, "relayPublish")) != NULL)
+      relay_publish_proved(k, req, a->s[0], &m.msg);
+  } else if ((rc = ld_node_publish(node, a->s[0], &m.msg, hash)) > 0)
     reply_hash(req, hash);
   else
     reply_publish_error(node, req, rc);

@@ -39,6 +39,14 @@ static bool rest_subscribed(void *ud, const char *topic) {
   return node->relay != NULL && ld_relay_subscribed(node->relay, topic);
 }
 
+/* The reason of an RLN-relay publish's error. */
+static const char *rln_publish_why(int rc, ld_relay_reason_t reason) {
+  return rc == LD_ERR_LIMIT      ? "RLN: message limit of this epoch reached"
+         : rc == LD_ERR_STATE    ? "RLN: no membership credentials to prove with"
+         : reason != LD_RELAY_OK ? ld_relay_reason_name(reason)
+                                 : ld_strerror(rc);
+}
+
 static int rest_publish(void *ud, const char *topic, const ld_waku_message_t *msg, char *why,
                         size_t cap) {
   ld_node_t *node = ud;
@@ -46,11 +54,7 @@ static int rest_publish(void *ud, const char *topic, const ld_waku_message_t *ms
     ld_relay_reason_t reason = LD_RELAY_OK;
     int rc = ld_node_rln_publish(node, topic, msg, NULL, &reason, NULL, NULL, NULL);
     if (rc != 0)
-      why_text(why, cap,
-               rc == LD_ERR_LIMIT      ? "RLN: message limit of this epoch reached"
-               : rc == LD_ERR_STATE    ? "RLN: no membership credentials to prove with"
-               : reason != LD_RELAY_OK ? ld_relay_reason_name(reason)
-                                       : ld_strerror(rc));
+      why_text(why, cap, rln_publish_why(rc, reason));
     return rc;
   }
   ld_relay_reason_t reason = ld_relay_check_outgoing(node->relay, topic, msg);
@@ -61,6 +65,41 @@ static int rest_publish(void *ud, const char *topic, const ld_waku_message_t *ms
   int rc = ld_relay_publish(node->relay, topic, msg, NULL);
   if (rc < 0)
     why_text(why, cap, ld_strerror(rc));
+  return rc;
+}
+
+/* A REST publish waiting for its RLN proof. */
+typedef struct rest_publish_wait {
+  ld_rest_published_fn done;
+  void *done_data;
+} rest_publish_wait_t;
+
+static void on_rest_published(void *ud, int result, const char *topic, const ld_waku_message_t *msg,
+                              const uint8_t hash[LD_WAKU_HASH_LEN]) {
+  (void)topic;
+  (void)msg;
+  (void)hash;
+  rest_publish_wait_t *w = ud;
+  w->done(w->done_data, result, result < 0 ? rln_publish_why(result, LD_RELAY_OK) : "");
+  free(w);
+}
+
+static int rest_publish_later(void *ud, const char *topic, const ld_waku_message_t *msg, char *why,
+                              size_t cap, ld_rest_published_fn done, void *done_data) {
+  ld_node_t *node = ud;
+  if (node->rln == NULL)
+    return rest_publish(ud, topic, msg, why, cap);
+  rest_publish_wait_t *w = malloc(sizeof *w);
+  if (w == NULL)
+    return LD_ERR_NOMEM;
+  *w = (rest_publish_wait_t){done, done_data};
+  ld_relay_reason_t reason = LD_RELAY_OK;
+  int rc = ld_node_rln_publish(node, topic, msg, NULL, &reason, on_rest_published, w, NULL);
+  if (rc == LD_NODE_PUBLISH_LATER)
+    return LD_REST_PUBLISH_LATER;
+  free(w);
+  if (rc < 0)
+    why_text(why, cap, rln_publish_why(rc, reason));
   return rc;
 }
 
@@ -186,6 +225,7 @@ static int start_rest(ld_node_t *node) {
                                                    .unsubscribe = rest_unsubscribe,
                                                    .subscribed = rest_subscribed,
                                                    .publish = rest_publish,
+                                                   .publish_later = rest_publish_later,
                                                    .await_archived = rest_await_archived,
                                                    .peer_count = rest_peer_count,
                                                    .peer_score = rest_peer_score};

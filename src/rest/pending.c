@@ -48,6 +48,13 @@ static void on_timer(uv_timer_t *t) {
 
 void *ld_rest_pending_new(ld_rest_server_t *srv, ld_http_request_t *req, size_t size,
                           ld_rest_pending_fn on_timeout) {
+  uint32_t ms =
+      srv->ctx.service_timeout_ms > 0 ? srv->ctx.service_timeout_ms : LD_REST_SERVICE_TIMEOUT_MS;
+  return ld_rest_pending_new_timed(srv, req, size, on_timeout, ms);
+}
+
+void *ld_rest_pending_new_timed(ld_rest_server_t *srv, ld_http_request_t *req, size_t size,
+                                ld_rest_pending_fn on_timeout, uint32_t ms) {
   if (size < sizeof(ld_rest_pending_t))
     return NULL;
   ld_rest_pending_t *p = calloc(1, size);
@@ -56,8 +63,6 @@ void *ld_rest_pending_new(ld_rest_server_t *srv, ld_http_request_t *req, size_t 
   p->srv = srv;
   p->req = req;
   p->on_timeout = on_timeout;
-  uint32_t ms =
-      srv->ctx.service_timeout_ms > 0 ? srv->ctx.service_timeout_ms : LD_REST_SERVICE_TIMEOUT_MS;
   uv_timer_init(srv->ctx.loop, &p->timer);
   p->timer.data = p;
   uv_timer_start(&p->timer, on_timer, ms, 0);

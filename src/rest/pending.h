@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "rest/server_internal.h"
@@ -42,6 +43,10 @@ struct ld_rest_pending {
  * of memory (nothing answered). */
 void *ld_rest_pending_new(ld_rest_server_t *srv, ld_http_request_t *req, size_t size,
                           ld_rest_pending_fn on_timeout);
+
+/* ld_rest_pending_new with a timeout of `timeout_ms` instead of the service timeout. */
+void *ld_rest_pending_new_timed(ld_rest_server_t *srv, ld_http_request_t *req, size_t size,
+                                ld_rest_pending_fn on_timeout, uint32_t timeout_ms);
 
 /* Hands the request over to the caller, who answers it; NULL when it was answered already. */
 ld_http_request_t *ld_rest_pending_take(ld_rest_pending_t *p);

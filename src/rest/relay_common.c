@@ -145,22 +145,97 @@ static bool answer_once_archived(ld_rest_server_t *srv, ld_http_request_t *req,
   return true;
 }
 
+static void respond_publish_error(ld_http_request_t *req, const char *pubsub_topic, int rc,
+                                  const char *why, const char *prefix, unsigned internal_status) {
+  const char *reason = why[0] ? why : ld_strerror(rc);
+  LD_WARN("rest", "Failed to publish on %s: %s", pubsub_topic, reason);
+  bool internal = rc == LD_ERR_NOMEM || rc == LD_ERR_IO || rc == LD_ERR_INTERNAL;
+  ld_rest_respond_error(req, internal ? internal_status : 400, prefix, reason);
+}
+
+/* ---- answering a publish once the message went out (RLN-relay: once proved) ----------------- */
+
+/* The bound on the wait for a publish's outcome (a backlog of proofs, a third of a second each). */
+#define PUBLISH_WAIT_MS 30000
+
+typedef struct publish_wait {
+  ld_rest_pending_t pending; /* first */
+  char *topic;
+  const char *prefix; /* static */
+  unsigned internal_status;
+} publish_wait_t;
+
+static void publish_wait_cleanup(ld_rest_pending_t *p) {
+  free(((publish_wait_t *)p)->topic);
+}
+
+static void on_publish_timeout(ld_rest_pending_t *p, ld_http_request_t *req) {
+  (void)p;
+  LD_WARN("rest", "Publish outcome not known within %d ms", PUBLISH_WAIT_MS);
+  ld_http_respond_text(req, 500, "Failed to publish: timedout");
+}
+
+static void on_published(void *done_data, int result, const char *why) {
+  publish_wait_t *w = done_data;
+  ld_http_request_t *req = ld_rest_pending_take(&w->pending);
+  if (req != NULL && (result >= 0 || result == LD_ERR_EXISTS)) {
+    LD_INFO("rest", "Published a message on %s to %d peers", w->topic, result > 0 ? result : 0);
+    ld_rest_respond_ok(req);
+  } else if (req != NULL) {
+    respond_publish_error(req, w->topic, result, why != NULL ? why : "", w->prefix,
+                          w->internal_status);
+  }
+  ld_rest_pending_finish(&w->pending);
+}
+
+/* Publishes through publish_later; false when the outcome is known at once (in *rc, *why). */
+static bool publish_later(ld_rest_server_t *srv, ld_http_request_t *req, const char *pubsub_topic,
+                          const ld_waku_message_t *msg, const char *prefix,
+                          unsigned internal_status, int *rc, char *why, size_t why_cap) {
+  const ld_rest_relay_ops_t *relay = srv->ctx.relay;
+  publish_wait_t *w =
+      ld_rest_pending_new_timed(srv, req, sizeof *w, on_publish_timeout, PUBLISH_WAIT_MS);
+  if (w == NULL) {
+    *rc = LD_ERR_NOMEM;
+    return false;
+  }
+  w->pending.cleanup = publish_wait_cleanup;
+  w->topic = strdup(pubsub_topic);
+  if (w->topic == NULL) {
+    ld_rest_pending_take(&w->pending);
+    ld_rest_pending_finish(&w->pending);
+    *rc = LD_ERR_NOMEM;
+    return false;
+  }
+  w->prefix = prefix;
+  w->internal_status = internal_status;
+  *rc = relay->publish_later(relay->user_data, pubsub_topic, msg, why, why_cap, on_published, w);
+  if (*rc == LD_REST_PUBLISH_LATER)
+    return true;
+  ld_rest_pending_take(&w->pending); /* answered by the caller */
+  ld_rest_pending_finish(&w->pending);
+  return false;
+}
+
 void ld_rest_relay_publish(ld_rest_server_t *srv, ld_http_request_t *req, const char *pubsub_topic,
                            const ld_waku_message_t *msg, const char *prefix,
                            unsigned internal_status) {
   const ld_rest_relay_ops_t *relay = srv->ctx.relay;
   char why[LD_REST_ERR_MAX] = "";
-  int rc = relay->publish(relay->user_data, pubsub_topic, msg, why, sizeof why);
+  int rc;
+  if (relay->publish_later != NULL) {
+    if (publish_later(srv, req, pubsub_topic, msg, prefix, internal_status, &rc, why, sizeof why))
+      return;
+  } else {
+    rc = relay->publish(relay->user_data, pubsub_topic, msg, why, sizeof why);
+  }
   if (rc >= 0 || rc == LD_ERR_EXISTS) {
     LD_INFO("rest", "Published a message on %s to %d peers", pubsub_topic, rc > 0 ? rc : 0);
     if (rc < 0 || !answer_once_archived(srv, req, pubsub_topic, msg))
       ld_rest_respond_ok(req);
     return;
   }
-  const char *reason = why[0] ? why : ld_strerror(rc);
-  LD_WARN("rest", "Failed to publish on %s: %s", pubsub_topic, reason);
-  bool internal = rc == LD_ERR_NOMEM || rc == LD_ERR_IO || rc == LD_ERR_INTERNAL;
-  ld_rest_respond_error(req, internal ? internal_status : 400, prefix, reason);
+  respond_publish_error(req, pubsub_topic, rc, why, prefix, internal_status);
 }
 
 static void post_subscriptions(ld_rest_server_t *srv, ld_http_request_t *req,

@@ -95,6 +95,11 @@ typedef enum ld_rest_health {
 /* "INITIALIZING", "READY", … */
 const char *ld_rest_health_name(ld_rest_health_t h);
 
+/* Returned by ld_rest_relay_ops_t.publish_later when the outcome comes later. */
+#define LD_REST_PUBLISH_LATER (-1000002)
+/* The outcome of a publish_later: `result` and `why` as ld_rest_relay_ops_t.publish's. */
+typedef void (*ld_rest_published_fn)(void *done_data, int result, const char *why);
+
 /* What the relay endpoints need from the node. Every function runs on the loop thread, is called
  * only from inside a request handler, and writes a one-line reason into `why` (room for
  * `why_cap` bytes) when it fails. */
@@ -114,6 +119,13 @@ typedef struct ld_rest_relay_ops {
    * "Failed to publish: <why>"). Required. */
   int (*publish)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg, char *why,
                  size_t why_cap);
+  /* `publish` answered once the message went out (RLN-relay: once it was proved and handed to
+   * relay, as nwaku proves inside its publish): the same results, or LD_REST_PUBLISH_LATER, and
+   * then done(done_data, result, why) is called exactly once, later, from the loop (also when the
+   * node stops), with `publish`'s result and reason (NUL-terminated, "" when none). Optional:
+   * without it `publish` is used. */
+  int (*publish_later)(void *user_data, const char *pubsub_topic, const ld_waku_message_t *msg,
+                       char *why, size_t why_cap, ld_rest_published_fn done, void *done_data);
   /* After `publish` succeeded (≥ 0): calls done(done_data) once the node's own `msg` has been
    * written to its archive (or refused by it, or its write failed), so that the answer comes
    * after it as nwaku's does (it archives inside the publish call) and a store query sent after

@@ -13,6 +13,9 @@
  *  - With a 2 s epoch, a message whose proof starts after its epoch ended is stamped again and
  *    claims a message id of the current epoch; B accepts it, and the publish's outcome
  *    (ld_node_publish_async) reports the final timestamp and the hash B saw.
+ *  - A REST publish on A (POST /relay/v1/messages/{topic}) of a message held past its restamp is
+ *    answered only once it was proved and handed to relay; one that runs out of quota by then is
+ *    answered with the rate-limit error.
  * Identities are random; the circuit's files come from LD_RLN_FIXTURES. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,8 +28,10 @@
 #include <cmocka.h>
 #include <uv.h>
 
+#include "base/base64.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "http_client.h"
 #include "message_collector.h"
 #include "messaging/messaging.h"
 #include "node/broker.h"
@@ -34,6 +39,7 @@
 #include "node/node.h"
 #include "node/node_rln_publish.h"
 #include "node_harness.h"
+#include "rest_call.h"
 #include "rln_harness.h"
 #include "waku/rln/proof.h"
 #include "waku/rln/validator.h"
@@ -62,15 +68,23 @@ static ld_node_config_t *config(uint64_t epoch_sec, bool member) {
 }
 
 /* A proving and B validating, with `limit` messages per epoch of `epoch_sec`, in one mesh. */
-static void start_pair(uint64_t limit, uint64_t epoch_sec, got_t *at_b, ld_node_t **a,
-                       ld_node_t **b) {
+static void start_pair_rest(uint64_t limit, uint64_t epoch_sec, bool rest, got_t *at_b,
+                            ld_node_t **a, ld_node_t **b) {
   rh_group_make(&g_group, MEMBERS, limit, OURS);
   rh_prover(&g_group);
-  *a = nh_start(&g_loop, config(epoch_sec, true));
+  ld_node_config_t *ca = config(epoch_sec, true);
+  ca->rest.enabled = rest;
+  ca->rest.port = 0;
+  *a = nh_start(&g_loop, ca);
   ld_node_config_t *cb = config(epoch_sec, false);
   nh_add_static(cb, *a);
   *b = nh_start_subscribed(&g_loop, cb, LD_EVENT_MESSAGE, got_on_message, at_b);
   NH_WAIT_FOR(&g_loop, mesh(*a) == 1 && mesh(*b) == 1, WAIT_MS);
+}
+
+static void start_pair(uint64_t limit, uint64_t epoch_sec, got_t *at_b, ld_node_t **a,
+                       ld_node_t **b) {
+  start_pair_rest(limit, epoch_sec, false, at_b, a, b);
 }
 
 static void stop_pair(ld_node_t *a, ld_node_t *b) {
@@ -141,6 +155,10 @@ static void send_text(ld_messaging_t *m, const char *text,
 
 static void on_freed(void *ud) {
   *(bool *)ud = true;
+}
+
+static void on_freed_handle(uv_handle_t *h) {
+  *(bool *)h->data = true;
 }
 
 /* A's messaging client (reliability off: done at propagation, so the event is the send's
@@ -329,12 +347,118 @@ static void a_message_proved_after_its_epoch_is_stamped_again(void **state) {
   stop_pair(a, b);
 }
 
+/* ---- REST publish ---------------------------------------------------------------------------- */
+
+#define REST_PATH "/relay/v1/messages/%2Fwaku%2F2%2Frs%2F0%2F0"
+
+/* A REST publish body with `text` as payload. */
+static void rest_body(const char *text, char *out, size_t cap) {
+  char enc[128];
+  assert_true(ld_base64_encode((const uint8_t *)text, strlen(text), enc, sizeof enc) >= 0);
+  snprintf(out, cap, "{\"payload\":\"%s\",\"contentTopic\":\"%s\"}", enc, CONTENT_TOPIC);
+}
+
+/* Lets A's held queue go on from a timer, while a REST request runs the loop. */
+typedef struct release {
+  uv_timer_t timer;
+  ld_node_t *a;
+  uint64_t after_epoch; /* with epoch_sec: once the epoch passed it, publish a hog first */
+  uint64_t epoch_sec;
+  bool released;
+} release_t;
+
+static void on_release_timer(uv_timer_t *t) {
+  release_t *r = t->data;
+  if (r->epoch_sec > 0) {
+    if (ld_rln_epoch_of((int64_t)ld_wall_ns(), r->epoch_sec) <= r->after_epoch)
+      return;
+    ld_waku_message_t hog;
+    ld_waku_message_init(&hog);
+    hog.payload = (const uint8_t *)"hog";
+    hog.payload_len = 3;
+    hog.content_topic = CONTENT_TOPIC;
+    hog.content_topic_len = strlen(CONTENT_TOPIC);
+    assert_int_equal(ld_node_publish(r->a, TOPIC, &hog, NULL), 1);
+  }
+  ld_node_rln_publish_hold(r->a, false);
+  r->released = true;
+  uv_timer_stop(t);
+}
+
+static void release_close(release_t *r) {
+  bool closed = false;
+  r->timer.data = &closed;
+  uv_close((uv_handle_t *)&r->timer, on_freed_handle);
+  NH_WAIT_FOR(&g_loop, closed, WAIT_MS);
+}
+
+/* A REST publish of a message held in the queue past its restamp is answered only once it was
+ * proved and handed to relay (nwaku proves inside publish); B receives it. */
+static void a_rest_publish_is_answered_once_proved(void **state) {
+  (void)state;
+  enum { LIMIT = 2 };
+  got_t at_b = {0};
+  ld_node_t *a, *b;
+  start_pair_rest(LIMIT, LONG_EPOCH_SEC, true, &at_b, &a, &b);
+  uint16_t port = ld_node_rest_port(a);
+  assert_true(port > 0);
+
+  ld_node_rln_publish_hold(a, true);
+  release_t r = {.a = a};
+  uv_timer_init(&g_loop, &r.timer);
+  r.timer.data = &r;
+  uv_timer_start(&r.timer, on_release_timer, LD_NODE_RLN_RESTAMP_AFTER_MS + 500, 0);
+  char body[512];
+  rest_body("rest-late", body, sizeof body);
+  http_response_t res = rest_call_json(&g_loop, port, "POST", REST_PATH, body);
+  assert_int_equal(res.status, 200);
+  assert_true(r.released);
+  assert_int_equal(published(a), 1); /* answered after the proof, not at queue entry */
+  assert_int_equal(restamped(a), 1);
+  http_response_free(&res);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "rest-late"), WAIT_MS);
+  release_close(&r);
+  stop_pair(a, b);
+}
+
+/* A REST publish queued in one epoch and proved in the next, whose one message id another
+ * message took meanwhile, is answered with the rate-limit error and never sent. */
+static void a_rest_publish_out_of_quota_when_proved_is_an_error(void **state) {
+  (void)state;
+  enum { LIMIT = 1, EPOCH_SEC = 4 };
+  got_t at_b = {0};
+  ld_node_t *a, *b;
+  start_pair_rest(LIMIT, EPOCH_SEC, true, &at_b, &a, &b);
+  uint16_t port = ld_node_rest_port(a);
+
+  ld_node_rln_publish_hold(a, true);
+  release_t r = {.a = a, .epoch_sec = EPOCH_SEC};
+  r.after_epoch = ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC);
+  uv_timer_init(&g_loop, &r.timer);
+  r.timer.data = &r;
+  uv_timer_start(&r.timer, on_release_timer, 50, 50);
+  char body[512];
+  rest_body("refused", body, sizeof body);
+  http_response_t res = rest_call_json(&g_loop, port, "POST", REST_PATH, body);
+  assert_true(r.released);
+  assert_int_equal(res.status, 400);
+  assert_string_equal(res.body, "Failed to publish: RLN: message limit of this epoch reached");
+  http_response_free(&res);
+  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "hog"), WAIT_MS);
+  assert_false(got_payload(&at_b, "refused"));
+  assert_int_equal(published(a), 1);
+  release_close(&r);
+  stop_pair(a, b);
+}
+
 int main(void) {
   uv_loop_init(&g_loop);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(messaging_sends_end_when_the_proof_is_published),
       cmocka_unit_test(a_send_out_of_quota_when_proved_is_an_error),
       cmocka_unit_test(a_message_proved_after_its_epoch_is_stamped_again),
+      cmocka_unit_test(a_rest_publish_is_answered_once_proved),
+      cmocka_unit_test(a_rest_publish_out_of_quota_when_proved_is_an_error),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   uv_loop_close(&g_loop);
