@@ -260,3 +260,9 @@ if(TEST integration/rln_publish_queue)
   set_property(TEST integration/rln_publish_queue APPEND PROPERTY ENVIRONMENT
                "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
 endif()
+
+# integration/lib_kernel: relayPublish with RLN-relay proves with the circuit's files.
+if(TEST integration/lib_kernel)
+  set_property(TEST integration/lib_kernel APPEND PROPERTY ENVIRONMENT
+               "LD_RLN_FIXTURES=${LD_RLN_FIXTURES}")
+endif()

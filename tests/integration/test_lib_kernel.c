@@ -23,8 +23,14 @@
 #include <jansson.h>
 
 #include "base/clock.h"
+#include "base/error.h"
 #include "liblogosdelivery.h"
 #include "liblogosdelivery_kernel.h"
+#include "lib/context.h"
+#include "node/node.h"
+#include "node/node_rln_publish.h"
+#include "rln_harness.h"
+#include "waku/rln/proof.h"
 #include "thread_wait.h"
 
 #define WAIT_MS 30000
@@ -850,6 +856,135 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* ---- relayPublish with RLN-relay ------------------------------------------------------------- */
+
+#define RLN_MEMBERS 10
+#define RLN_OURS 4
+
+/* A relay node's configuration with RLN-relay on the static group; `member`: proving with the
+ * credentials of RLN_OURS. */
+static void rln_config(const rh_group_t *g, uint64_t epoch_sec, bool member, char *out,
+                       size_t cap) {
+  const char *fixtures = getenv("LD_RLN_FIXTURES");
+  assert_non_null(fixtures);
+  char creds[1024] = "";
+  if (member)
+    snprintf(creds, sizeof creds,
+             ",\"rlnRelayCredPath\":\"%s\",\"rlnRelayCredIndex\":%d,\"rlnRelayCircuitDir\":\"%s\"",
+             g->cred_path, RLN_OURS, fixtures);
+  snprintf(out, cap,
+           "{\"listenAddress\":\"127.0.0.1\",\"tcpPort\":0,\"relay\":true,\"clusterId\":" CLUSTER
+           ",\"numShardsInNetwork\":8,\"discv5Discovery\":false,\"rest\":false,\"filter\":false,"
+           "\"lightpush\":false,\"peerExchange\":false,\"logLevel\":\"WARN\",\"rlnRelay\":true,"
+           "\"rlnRelayStaticGroupFile\":\"%s\",\"rlnRelayUserMessageLimit\":%llu,"
+           "\"rlnEpochSizeSec\":%llu%s}",
+           g->group_path, (unsigned long long)g->limit, (unsigned long long)epoch_sec, creds);
+}
+
+/* A proving (member) and B validating, in one mesh on TOPIC. */
+static void rln_start_pair(rh_group_t *g, uint64_t limit, uint64_t epoch_sec, node_t *a,
+                           node_t *b) {
+  rh_group_make(g, RLN_MEMBERS, limit, RLN_OURS);
+  char config[4096];
+  rln_config(g, epoch_sec, true, config, sizeof config);
+  start(a, config);
+  rln_config(g, epoch_sec, false, config, sizeof config);
+  start(b, config);
+  connect_nodes(b, a);
+  OK(waku_relay_subscribe(a->ctx, on_reply, &R, TOPIC));
+  OK(waku_relay_subscribe(b->ctx, on_reply, &R, TOPIC));
+  wait_topic_count(waku_relay_get_num_peers_in_mesh, a, TOPIC, 1);
+}
+
+static void h_rln_hold(ld_lib_ctx_t *ctx, ld_lib_request_t *req, void *args) {
+  ld_node_rln_publish_hold(ld_lib_ctx_node(ctx), args != NULL);
+  ld_lib_reply_ok(req, NULL, 0);
+}
+
+/* Holds (or lets go of) the node's RLN publish queue, on its thread. */
+static void rln_hold(node_t *n, bool on) {
+  OK(ld_lib_dispatch(n->ctx, on_reply, &R, h_rln_hold, on ? (void *)n : NULL, NULL));
+}
+
+static int replies(reply_t *r) {
+  pthread_mutex_lock(&r->mu);
+  int n = r->n;
+  pthread_mutex_unlock(&r->mu);
+  return n;
+}
+
+static const char *rln_message(const char *payload_b64) {
+  static char json[256];
+  snprintf(json, sizeof json, "{\"payload\":\"%s\",\"contentTopic\":\"" CONTENT "\"}", payload_b64);
+  return json;
+}
+
+/* A relayPublish of a message held in the RLN queue past its restamp is answered only once it
+ * was proved and handed to relay, with the hash B receives (not the one at queue entry). */
+static void relay_publish_with_rln_answers_once_proved(void **state) {
+  (void)state;
+  rh_group_t g;
+  node_t a, b;
+  rln_start_pair(&g, 2, 1000000000ull, &a, &b);
+  rln_hold(&a, true);
+  reply_t p = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  reply_reset(&p);
+  g_what = "held relayPublish";
+  assert_int_equal(waku_relay_publish(a.ctx, on_reply, &p, TOPIC, rln_message("bGF0ZQ=="), 0),
+                   RET_OK);
+  usleep((LD_NODE_RLN_RESTAMP_AFTER_MS + 500) * 1000);
+  assert_int_equal(replies(&p), 0); /* nothing answered while it waits for its proof */
+  rln_hold(&a, false);
+  const char *hash = reply_wait(&p, RET_OK);
+  assert_int_equal(p.ret, RET_OK);
+  assert_true(strncmp(hash, "0x", 2) == 0 && strlen(hash) == 66);
+  free(wait_message(&b.ev, hash)); /* B received the message with the hash answered */
+  reply_reset(&p);
+  finish(&a);
+  finish(&b);
+  rh_group_free(&g);
+}
+
+/* A relayPublish queued in one epoch and proved in the next, whose one message id another
+ * message took meanwhile, is answered with the rate-limit error. */
+static void relay_publish_with_rln_out_of_quota_is_an_error(void **state) {
+  (void)state;
+  enum { EPOCH_SEC = 4 };
+  rh_group_t g;
+  node_t a, b;
+  rln_start_pair(&g, 1, EPOCH_SEC, &a, &b);
+  rln_hold(&a, true);
+  reply_t refused = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  reply_t hog = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  reply_reset(&refused);
+  reply_reset(&hog);
+  uint64_t epoch = ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC);
+  assert_int_equal(
+      waku_relay_publish(a.ctx, on_reply, &refused, TOPIC, rln_message("cmVmdXNlZA=="), 0), RET_OK);
+  while (ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC) <= epoch)
+    usleep(20000);
+  assert_int_equal(waku_relay_publish(a.ctx, on_reply, &hog, TOPIC, rln_message("aG9n"), 0),
+                   RET_OK);
+  usleep(200000);
+  assert_int_equal(replies(&refused), 0);
+  rln_hold(&a, false);
+  g_what = "refused relayPublish";
+  const char *text = reply_wait(&refused, RET_OK);
+  assert_int_not_equal(refused.ret, RET_OK);
+  char want[256];
+  snprintf(want, sizeof want, PREFIX "relayPublish: %s", ld_strerror(LD_ERR_LIMIT));
+  assert_string_equal(text, want);
+  g_what = "hog relayPublish";
+  const char *hash = reply_wait(&hog, RET_OK);
+  assert_int_equal(hog.ret, RET_OK);
+  free(wait_message(&b.ev, hash));
+  reply_reset(&refused);
+  reply_reset(&hog);
+  finish(&a);
+  finish(&b);
+  rh_group_free(&g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(version_and_topics),
@@ -861,6 +996,8 @@ int main(void) {
       cmocka_unit_test(lightpush_and_filter_without_service),
       cmocka_unit_test(peers_dial_ping_exchange_disconnect),
       cmocka_unit_test(unknown_peers_and_timeouts),
+      cmocka_unit_test(relay_publish_with_rln_answers_once_proved),
+      cmocka_unit_test(relay_publish_with_rln_out_of_quota_is_an_error),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
