@@ -599,6 +599,55 @@ static bool pred_big(node_t *n, const void *arg) {
   return found;
 }
 
+/* BIG pseudo-random bytes from an xorshift seed (the caller frees them). */
+static uint8_t *big_payload(uint64_t seed) {
+  uint8_t *big = malloc(BIG);
+  assert_non_null(big);
+  uint64_t x = seed;
+  for (size_t i = 0; i < BIG; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    big[i] = (uint8_t)x;
+  }
+  return big;
+}
+
+/* The channel_send JSON carrying BIG bytes as its base64 payload (the caller frees it). */
+static char *payload_json(const uint8_t *big) {
+  size_t b64_cap = (BIG + 2) / 3 * 4 + 1;
+  char *json = malloc(b64_cap + 32);
+  assert_non_null(json);
+  strcpy(json, "{\"payload\":\"");
+  assert_true(ld_base64_encode(big, BIG, json + strlen(json), b64_cap) > 0);
+  strcat(json, "\"}");
+  return json;
+}
+
+/* How many of n's events carry alice's payload of BIG bytes equal to `big`; any other large
+ * event fails the test. */
+static int big_payloads_from_alice(node_t *n, const uint8_t *big) {
+  int found = 0;
+  pthread_mutex_lock(&n->mu);
+  for (int i = 0; i < n->n_events; i++) {
+    if (strlen(n->events[i]) < BIG)
+      continue;
+    json_error_t e;
+    json_t *v = json_loads(n->events[i], 0, &e);
+    assert_non_null(v);
+    assert_string_equal(field(v, "senderId"), "alice");
+    const char *p = field(v, "payload");
+    uint8_t *got = malloc(BIG + 3);
+    size_t len = 0;
+    assert_int_equal(ld_base64_decode(p, strlen(p), got, BIG + 3, &len), 0);
+    assert_int_equal(len, BIG);
+    assert_memory_equal(got, big, BIG);
+    free(got);
+    json_decref(v);
+    found++;
+  }
+  pthread_mutex_unlock(&n->mu);
+  return found;
+}
+
 static void a_large_payload_crosses_as_segments(void **state) {
   (void)state;
   /* segments of 120 KB each: acknowledgements take longer than 1 s under the sanitizers */
@@ -615,17 +664,8 @@ static void a_large_payload_crosses_as_segments(void **state) {
   req_event_t hello = {"channel_message_delivered", id};
   assert_true(wait_until(a, pred_event, &hello));
 
-  uint8_t *big = malloc(BIG);
-  uint64_t x = 88172645463325252u;
-  for (size_t i = 0; i < BIG; i++) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    big[i] = (uint8_t)x;
-  }
-  size_t b64_cap = (BIG + 2) / 3 * 4 + 1;
-  char *json = malloc(b64_cap + 32);
-  strcpy(json, "{\"payload\":\"");
-  assert_true(ld_base64_encode(big, BIG, json + strlen(json), b64_cap) > 0);
-  strcat(json, "\"}");
+  uint8_t *big = big_payload(88172645463325252u);
+  char *json = payload_json(big);
   ld_fanout_set_test_loss(0, 0);
   ld_fanout_set_test_drop_large(90000, 1); /* one segment lost on the way */
   channel_send_json(a, "files", json, RET_OK, NULL, id);
@@ -639,28 +679,7 @@ static void a_large_payload_crosses_as_segments(void **state) {
   }
   assert_int_equal(ld_fanout_test_loss_dropped(), 1);
 
-  /* the payload arrived whole, once */
-  int found = 0;
-  pthread_mutex_lock(&b->mu);
-  for (int i = 0; i < b->n_events; i++) {
-    if (strlen(b->events[i]) < BIG)
-      continue;
-    json_error_t e;
-    json_t *v = json_loads(b->events[i], 0, &e);
-    assert_non_null(v);
-    assert_string_equal(field(v, "senderId"), "alice");
-    const char *p = field(v, "payload");
-    uint8_t *got = malloc(BIG + 3);
-    size_t n = 0;
-    assert_int_equal(ld_base64_decode(p, strlen(p), got, BIG + 3, &n), 0);
-    assert_int_equal(n, BIG);
-    assert_memory_equal(got, big, BIG);
-    free(got);
-    json_decref(v);
-    found++;
-  }
-  pthread_mutex_unlock(&b->mu);
-  assert_int_equal(found, 1);
+  assert_int_equal(big_payloads_from_alice(b, big), 1); /* the payload arrived whole, once */
   free(json);
   free(big);
   ld_fanout_set_test_drop_large(0, 0);
@@ -693,17 +712,8 @@ static void a_large_payload_is_rebuilt_from_parity(void **state) {
   channel_send_json(a, "room", "{\"payload\":\"aGVsbG8=\"}", RET_OK, NULL, id);
   assert_true(wait_until(b, pred_received, "hello")); /* the mesh is formed */
 
-  uint8_t *big = malloc(BIG);
-  uint64_t x = 0x9E3779B97F4A7C15u;
-  for (size_t i = 0; i < BIG; i++) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    big[i] = (uint8_t)x;
-  }
-  size_t b64_cap = (BIG + 2) / 3 * 4 + 1;
-  char *json = malloc(b64_cap + 32);
-  strcpy(json, "{\"payload\":\"");
-  assert_true(ld_base64_encode(big, BIG, json + strlen(json), b64_cap) > 0);
-  strcat(json, "\"}");
+  uint8_t *big = big_payload(0x9E3779B97F4A7C15u);
+  char *json = payload_json(big);
   ld_fanout_set_test_loss(0, 0);
   ld_fanout_set_test_drop_large(90000, 2); /* the first two segments lost on the way */
   channel_send_json(a, "room", json, RET_OK, NULL, id);
@@ -712,27 +722,7 @@ static void a_large_payload_is_rebuilt_from_parity(void **state) {
   assert_true(wait_until(b, pred_big, NULL));
   assert_int_equal(ld_fanout_test_loss_dropped(), 2);
 
-  int found = 0;
-  pthread_mutex_lock(&b->mu);
-  for (int i = 0; i < b->n_events; i++) {
-    if (strlen(b->events[i]) < BIG)
-      continue;
-    json_error_t e;
-    json_t *v = json_loads(b->events[i], 0, &e);
-    assert_non_null(v);
-    assert_string_equal(field(v, "senderId"), "alice");
-    const char *p = field(v, "payload");
-    uint8_t *got = malloc(BIG + 3);
-    size_t n = 0;
-    assert_int_equal(ld_base64_decode(p, strlen(p), got, BIG + 3, &n), 0);
-    assert_int_equal(n, BIG);
-    assert_memory_equal(got, big, BIG);
-    free(got);
-    json_decref(v);
-    found++;
-  }
-  pthread_mutex_unlock(&b->mu);
-  assert_int_equal(found, 1);
+  assert_int_equal(big_payloads_from_alice(b, big), 1);
   free(json);
   free(big);
   ld_fanout_set_test_drop_large(0, 0);
