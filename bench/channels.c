@@ -95,7 +95,7 @@ static int reply_wait(reply_t *r, char *out, size_t cap) {
 typedef struct stats {
   atomic_size_t received, sent, delivered, errors;
   atomic_uint_fast64_t last_us;
-  atomic_long tid; /* the thread that reports the events: the context's loop */
+  atomic_long tid;           /* the thread that reports the events: the context's loop */
   atomic_size_t max_unacked; /* the most `sent` − `delivered` seen at an event */
 } stats_t;
 
