@@ -9,10 +9,15 @@
  *
  * 1. throughput: A sends --messages messages of --size bytes as fast as the API answers; figures:
  *    messages per second received by B, and acknowledged at A (channel_message_delivered), from
- *    the first send to the last event; send → channel_message_sent and send → delivered p50/p90.
+ *    the first send to the last event; send → channel_message_sent and send → delivered p50/p90;
+ *    the most messages A had sent but not yet seen acknowledged (what the engine's outgoing buffer
+ *    holds); per thread of the process over the burst: time on a CPU, time runnable but waiting
+ *    for one, and the rest of the wall time off the CPU (blocked: poll, locks, I/O), with its
+ *    voluntary and involuntary context switches (/proc/self/task).
  * 2. restart: B is stopped, destroyed, created again on its state directory and starts; the time
  *    of channel_create (which restores the channel: log of every message, bloom filter) and the
  *    process RSS growth it causes. */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -21,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "liblogosdelivery.h"
 #include "bench_clock.h"
+#include "channels/channels.h"
 
 #define TOPIC "/ldbench/1/channels/proto"
 #define MAX_MESSAGES 100000
@@ -88,6 +95,8 @@ static int reply_wait(reply_t *r, char *out, size_t cap) {
 typedef struct stats {
   atomic_size_t received, sent, delivered, errors;
   atomic_uint_fast64_t last_us;
+  atomic_long tid;           /* the thread that reports the events: the context's loop */
+  atomic_size_t max_unacked; /* the most `sent` − `delivered` seen at an event */
 } stats_t;
 
 static stats_t g_a, g_b;
@@ -160,7 +169,9 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
       fprintf(stderr, "rx %zu %llu\n", k, (unsigned long long)(now_us() / 1000));
   } else if (strncmp(t, "sent", 4) == 0) {
     moved = &s->sent;
-    atomic_fetch_add(&s->sent, 1);
+    size_t sent = atomic_fetch_add(&s->sent, 1) + 1, acked = atomic_load(&s->delivered);
+    if (sent > acked && sent - acked > atomic_load(&s->max_unacked))
+      atomic_store(&s->max_unacked, sent - acked);
     mark(msg, g_sent_us);
   } else if (strncmp(t, "delivered", 9) == 0) {
     moved = &s->delivered;
@@ -169,7 +180,84 @@ static void on_event(int ret, const char *msg, size_t len, void *ud) {
   } else
     atomic_fetch_add(&s->errors, 1);
   atomic_store(&s->last_us, now_us());
+  atomic_store(&s->tid, (long)syscall(SYS_gettid));
   progress(moved);
+}
+
+/* ---- threads: CPU, run-queue wait and switches of each thread over the burst ----------------- */
+
+#define MAX_THREADS 64
+
+typedef struct thread_stat {
+  long tid;
+  unsigned long long run_ns, wait_ns, vol, invol;
+} thread_stat_t;
+
+static size_t threads_read(thread_stat_t *out) {
+  DIR *d = opendir("/proc/self/task");
+  size_t n = 0;
+  struct dirent *e;
+  while (d != NULL && n < MAX_THREADS && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    thread_stat_t *t = &out[n];
+    memset(t, 0, sizeof *t);
+    t->tid = atol(e->d_name);
+    char path[96], line[256];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/schedstat", t->tid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL || fscanf(f, "%llu %llu", &t->run_ns, &t->wait_ns) != 2) {
+      if (f != NULL)
+        fclose(f);
+      continue;
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", t->tid);
+    if ((f = fopen(path, "r")) != NULL) {
+      while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "voluntary_ctxt_switches: %llu", &t->vol) != 1)
+          sscanf(line, "nonvoluntary_ctxt_switches: %llu", &t->invol);
+      fclose(f);
+    }
+    n++;
+  }
+  if (d != NULL)
+    closedir(d);
+  return n;
+}
+
+static const char *thread_role(long tid) {
+  if (tid == atomic_load(&g_a.tid))
+    return "A loop";
+  if (tid == atomic_load(&g_b.tid))
+    return "B loop";
+  if (tid == (long)getpid())
+    return "bench main";
+  return "other";
+}
+
+/* Prints each thread that ran over the interval; `before` as read at its start. */
+static void threads_report(const thread_stat_t *before, size_t nb, uint64_t wall_us) {
+  thread_stat_t after[MAX_THREADS];
+  size_t na = threads_read(after);
+  double wall = wall_us / 1e3, total_run = 0;
+  printf("  threads over %.0f ms (run = on a CPU, wait = runnable, off = blocked):\n", wall);
+  for (size_t i = 0; i < na; i++) {
+    thread_stat_t z = {0};
+    const thread_stat_t *b = &z;
+    for (size_t j = 0; j < nb; j++)
+      if (before[j].tid == after[i].tid)
+        b = &before[j];
+    double run = (after[i].run_ns - b->run_ns) / 1e6, wait = (after[i].wait_ns - b->wait_ns) / 1e6;
+    total_run += run;
+    if (run < 1.0)
+      continue;
+    printf("    %-10s %6ld  run %7.1f ms  wait %6.1f ms  off %7.1f ms  switches %llu vol, %llu "
+           "invol\n",
+           thread_role(after[i].tid), after[i].tid, run, wait, wall - run - wait,
+           after[i].vol - b->vol, after[i].invol - b->invol);
+  }
+  printf("    all threads: %.1f ms of CPU, %.2f cores busy\n", total_run, total_run / wall);
 }
 
 /* ---- contexts ------------------------------------------------------------------------------- */
@@ -333,6 +421,8 @@ int main(int argc, char **argv) {
       g_window = (size_t)atol(argv[i + 1]);
     else if (strcmp(argv[i], "--rate") == 0)
       g_rate = (size_t)atol(argv[i + 1]);
+    else if (strcmp(argv[i], "--max-outgoing") == 0) /* the engine's outgoing buffer (1,000) */
+      ld_channels_set_test_limits((size_t)atol(argv[i + 1]), 0);
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (g_messages == 0 || g_messages > MAX_MESSAGES || g_size == 0 || g_size > 65536)
@@ -360,12 +450,16 @@ int main(int argc, char **argv) {
   memset(json + 12, 'A', b64_len);
   strcpy(json + 12 + b64_len, "\"}");
   atomic_store(&g_issued, 0);
+  atomic_store(&g_a.max_unacked, 0);
+  thread_stat_t threads0[MAX_THREADS];
+  size_t nthreads0 = threads_read(threads0);
   uint64_t t0 = now_us();
   send_all(a, json);
   uint64_t t_sent = now_us();
   wait_for(&g_b.received, base_received + g_messages, 300);
   wait_for(&g_a.delivered, base_delivered + g_messages, 300);
   uint64_t t_rx = atomic_load(&g_b.last_us), t_ack = atomic_load(&g_a.last_us);
+  uint64_t t_end = now_us();
   size_t rx = atomic_load(&g_b.received) - base_received;
   size_t acked = atomic_load(&g_a.delivered) - base_delivered;
   printf("throughput, %zu messages of %zu bytes, A -> B%s:\n", g_messages, g_size,
@@ -383,6 +477,8 @@ int main(int argc, char **argv) {
   percentiles("delivered", g_delivered_us);
   printf("  errors: %zu at A, %zu at B; channel_message_sent events at A: %zu (warm-up included)\n",
          atomic_load(&g_a.errors), atomic_load(&g_b.errors), atomic_load(&g_a.sent));
+  printf("  sent but not yet acknowledged at A: at most %zu\n", atomic_load(&g_a.max_unacked));
+  threads_report(threads0, nthreads0, t_end - t0);
 
   /* restart B on its state directory */
   finish(b);

@@ -159,6 +159,7 @@ void ld_channels_config_default(ld_channels_config_t *cfg) {
   cfg->send_queue_max = LD_CHANNELS_DEFAULT_SEND_QUEUE;
   cfg->send_queue_max_bytes = LD_CHANNELS_DEFAULT_SEND_QUEUE_BYTES;
   cfg->sds.ack_sync_delay_ms = LD_CHANNELS_DEFAULT_ACK_SYNC_MS;
+  cfg->sds.ack_sync_every = LD_CHANNELS_DEFAULT_ACK_SYNC_EVERY;
   cfg->sds.bloom_interval_ms = LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS;
   size_t max_outgoing = atomic_load(&g_test_max_outgoing), queue = atomic_load(&g_test_send_queue);
   if (max_outgoing > 0)

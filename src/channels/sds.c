@@ -205,6 +205,16 @@ void sds_ack_sync_on_content(ld_sds_t *s) {
     arm_ack_sync(s);
 }
 
+int sds_ack_sync_if_due(ld_sds_t *s) {
+  if (s->cfg.ack_sync_delay_ms == 0 || s->cfg.ack_sync_every == 0 ||
+      s->rx_since_sync < s->cfg.ack_sync_every)
+    return 0;
+  int rc = sds_send_sync(s); /* the delayed ones stay armed: they acknowledge the tail */
+  if (rc == 1)
+    s->stats.ack_syncs_sent++;
+  return rc < 0 ? rc : 0;
+}
+
 /* One acknowledgement sync; more while messages received since the previous one were beyond
  * the causal history (acknowledged only by bloom hits, which take possible_acks_threshold). */
 static int on_ack_sync_timer(ld_sds_t *s) {

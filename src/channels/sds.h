@@ -112,6 +112,12 @@ typedef struct ld_sds_config {
    * filters (so that a burst is acknowledged within a few delays, not the 30 s sync interval).
    * 0 = off (js-waku's behaviour: only the random periodic sync). */
   uint64_t ack_sync_delay_ms; /* 0 */
+  /* With ack_sync_delay_ms: an acknowledgement sync also goes out at once when this many content
+   * messages were received since the previous sync, so that in a burst the sender's outgoing
+   * buffer (max_outgoing, which a message leaves only when acknowledged) drains at the rate the
+   * messages arrive rather than at possible_acks_threshold delays per message. 0 = only the
+   * delay. */
+  uint32_t ack_sync_every; /* 0 */
   /* SDS-R */
   bool repair;                     /* true */
   uint64_t repair_t_min_ms;        /* 30 000 */

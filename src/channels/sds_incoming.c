@@ -719,5 +719,6 @@ int sds_incoming_receive(ld_sds_t *s, const ld_sds_message_t *m, const uint8_t *
   sds_restart_sync(s, 1);
   sds_ack_sync_on_content(s);
   *out = unmet == 0 ? LD_SDS_RX_DELIVERED : LD_SDS_RX_BUFFERED;
-  return unmet == 0 ? deliver(s, m, hint, hint_len) : buffer(s, m, unmet, hint, hint_len);
+  rc = unmet == 0 ? deliver(s, m, hint, hint_len) : buffer(s, m, unmet, hint, hint_len);
+  return rc != 0 ? rc : sds_ack_sync_if_due(s);
 }

@@ -191,6 +191,9 @@ uint64_t sds_lamport_tick(ld_sds_t *s);
 void sds_restart_sync(ld_sds_t *s, unsigned half_steps); /* delay × half_steps / 2 */
 /* Content received: an acknowledgement sync within cfg.ack_sync_delay_ms (when on). */
 void sds_ack_sync_on_content(ld_sds_t *s);
+/* After a content message was logged or buffered: the acknowledgement sync that
+ * cfg.ack_sync_every messages received since the previous sync bring at once. */
+int sds_ack_sync_if_due(ld_sds_t *s);
 char *sds_strndup(const char *p, size_t n);
 uint8_t *sds_memdup(const void *p, size_t n);
 int sds_entry_copy(sds_entry_t *dst, const ld_sds_history_entry_t *src);

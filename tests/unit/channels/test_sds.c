@@ -1401,6 +1401,61 @@ static void acknowledgement_syncs_follow_a_burst(void **state) {
   ld_sds_free(b);
 }
 
+/* With ack_sync_every, a burst received brings an acknowledgement sync at once per that many
+ * content messages, without waiting for ack_sync_delay_ms: a sender's outgoing buffer, which a
+ * message leaves only when acknowledged, drains as fast as the burst arrives. The delayed syncs
+ * still follow and acknowledge the tail. */
+static void acknowledgement_syncs_keep_pace_with_a_burst(void **state) {
+  (void)state;
+  ld_sds_config_t c = test_cfg();
+  c.sync_interval_ms = 30000;
+  c.ack_sync_delay_ms = 100;
+  c.ack_sync_every = 4;
+  ld_sds_t *a = make(&c, "alice", T0), *b = make(&c, "bob", T0);
+  events_t e = {0}, ea = {0};
+  for (int i = 0; i < 10; i++) {
+    char id[8];
+    snprintf(id, sizeof id, "m%d", i);
+    size_t len;
+    uint8_t *wire = send_msg(a, T0, id, "x", &len);
+    assert_int_equal(recv_bytes(b, T0 + 1, wire, len), LD_SDS_RX_DELIVERED);
+    free(wire);
+    drain(b, &e);
+  }
+  /* after m3 and m7, before any timer: each names the last two received and has every message
+   * received so far in its bloom filter */
+  assert_int_equal(count_sends(&e, LD_SDS_SEND_SYNC), 2);
+  assert_int_equal(stats(b).ack_syncs_sent, 2);
+  for (size_t k = 0; k < 2; k++) {
+    const ld_sds_event_t *sync = nth_send(&e, LD_SDS_SEND_SYNC, k);
+    assert_int_equal(recv_bytes(a, T0 + 2, sync->data, sync->len), LD_SDS_RX_SYNC);
+  }
+  take(a, &ea);
+  /* m2, m3 (history of the first), m6, m7 (of the second), m0, m1 (in both filters) */
+  size_t acked = count(&ea, LD_SDS_EV_ACKNOWLEDGED);
+  assert_int_equal(acked, 6);
+  assert_int_equal(stats(a).outgoing_len, 4);
+  /* the delayed syncs acknowledge the rest */
+  uint64_t now = T0 + 2;
+  for (int round = 0; round < 2 && stats(a).outgoing_len > 0; round++) {
+    now = ld_sds_next_deadline(b);
+    assert_true(now <= T0 + 1 + 100 * (round + 1));
+    assert_int_equal(ld_sds_handle_timeout(b, now), 0);
+    take(b, &e);
+    assert_int_equal(count_sends(&e, LD_SDS_SEND_SYNC), 1);
+    const ld_sds_event_t *sync = nth_send(&e, LD_SDS_SEND_SYNC, 0);
+    assert_int_equal(recv_bytes(a, now, sync->data, sync->len), LD_SDS_RX_SYNC);
+    take(a, &ea);
+    acked += count(&ea, LD_SDS_EV_ACKNOWLEDGED);
+  }
+  assert_int_equal(acked, 10);
+  assert_int_equal(stats(a).outgoing_len, 0);
+  events_free(&e);
+  events_free(&ea);
+  ld_sds_free(a);
+  ld_sds_free(b);
+}
+
 /* ---- limits --------------------------------------------------------------------------------- */
 
 static void event_queue_limit(void **state) {
@@ -1567,6 +1622,7 @@ int main(void) {
       cmocka_unit_test(fetch_events),
       cmocka_unit_test(sync_messages),
       cmocka_unit_test(acknowledgement_syncs_follow_a_burst),
+      cmocka_unit_test(acknowledgement_syncs_keep_pace_with_a_burst),
       cmocka_unit_test(event_queue_limit),
       cmocka_unit_test(log_cache_and_bloom_bounds),
       cmocka_unit_test(thousands_of_dependencies),
