@@ -1,0 +1,292 @@
+/* Eight BN254 Fp elements at once with AVX-512 IFMA: Montgomery multiplication in radix 2^52
+ * (R8 = 2^260), one element per 64-bit lane, limb j of the eight lanes in one register.
+ *
+ * Multiplication (operand scanning, per lane): for i = 0..4, t += a * b_i, then
+ * m = t_0 * (-p^-1) mod 2^52 and t += m * p, which clears t's low 52 bits; t is shifted down one
+ * limb (t_0's bits above 52 carried into t_1). vpmadd52luq / vpmadd52huq add the low / high 52
+ * bits of a 52 x 52-bit product to a 64-bit accumulator, so the limbs of t collect carries
+ * instead of propagating them: limb j gains at most four terms below 2^52 per step, and five
+ * steps keep every limb below 2^58. At the end t = (a b + M p) / 2^260 with M < 2^260, so for
+ * a, b < p, t < p^2 / 2^260 + p < 2p: one carry propagation with a subtraction of p and one
+ * conditional addition of p give the reduced result. */
+#include "zk/fp_ifma.h"
+
+#include <stdlib.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LD_FP8_X86 1
+#include <immintrin.h>
+#endif
+
+#ifdef LD_FP8_X86
+
+#define LIMB_BITS 52
+#define LIMB_MASK ((UINT64_C(1) << LIMB_BITS) - 1)
+
+/* p in radix 2^52. */
+static const uint64_t P52[LD_FP8_LIMBS] = {0x8c16d87cfd47ULL, 0x916871ca8d3c2ULL,
+                                           0x181585d97816aULL, 0xa029b85045b68ULL,
+                                           0x30644e72e131ULL};
+/* -p^-1 mod 2^52 */
+#define NPRIME52 0x20782e4866389ULL
+/* 2^264 mod p: a * 2^256 (ld_fp_t's form) times this, divided by 2^260, is a * 2^260. */
+static const uint64_t TO_R8[LD_FP8_LIMBS] = {0xb0f2afaec667aULL, 0xed9626b0fffbdULL,
+                                             0x9e2a0fcad825aULL, 0xe357276f48b70ULL,
+                                             0xd791464ef86ULL};
+/* 2^256 mod p: a * 2^260 times this, divided by 2^260, is a * 2^256. */
+static const uint64_t FROM_R8[LD_FP8_LIMBS] = {0xd438dc58f0d9dULL, 0x28f5c70b3dd35ULL,
+                                               0x879462c0a78ebULL, 0xdf2f666ea36f7ULL,
+                                               0xe0a77c19a07ULL};
+
+/* 4 x 64 bits <-> 5 x 52 bits of a value below 2^256. */
+static void split52(uint64_t l[LD_FP8_LIMBS], const uint64_t w[4]) {
+  l[0] = w[0] & LIMB_MASK;
+  l[1] = ((w[0] >> 52) | (w[1] << 12)) & LIMB_MASK;
+  l[2] = ((w[1] >> 40) | (w[2] << 24)) & LIMB_MASK;
+  l[3] = ((w[2] >> 28) | (w[3] << 36)) & LIMB_MASK;
+  l[4] = w[3] >> 16;
+}
+
+static void join64(uint64_t w[4], const uint64_t l[LD_FP8_LIMBS]) {
+  w[0] = l[0] | (l[1] << 52);
+  w[1] = (l[1] >> 12) | (l[2] << 40);
+  w[2] = (l[2] >> 24) | (l[3] << 28);
+  w[3] = (l[3] >> 36) | (l[4] << 16);
+}
+
+#define FP8_TARGET __attribute__((target("avx512f,avx512ifma")))
+#define FP8_INLINE static inline __attribute__((target("avx512f,avx512ifma"), always_inline))
+
+int ld_fp8_available(void) {
+  static int cached = -1;
+  int have = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (have < 0) {
+    __builtin_cpu_init();
+    have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+    __atomic_store_n(&cached, have, __ATOMIC_RELAXED);
+  }
+  return have;
+}
+
+FP8_INLINE void fp8v_load(__m512i r[LD_FP8_LIMBS], const ld_fp8_t *a) {
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    r[j] = _mm512_load_si512((const void *)a->v[j]);
+  }
+}
+
+FP8_INLINE void fp8v_store(ld_fp8_t *r, const __m512i a[LD_FP8_LIMBS]) {
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    _mm512_store_si512((void *)r->v[j], a[j]);
+  }
+}
+
+/* r = u + (p if u is negative else 0), u's limbs 0..3 in [0, 2^52) and limb 4 signed, the
+ * value u in [-p, p): r in [0, p), normalised. */
+FP8_INLINE void fp8v_add_p_if_negative(__m512i r[LD_FP8_LIMBS], const __m512i u[LD_FP8_LIMBS]) {
+  const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
+  const __m512i neg = _mm512_srai_epi64(u[4], 63);
+  __m512i carry = _mm512_setzero_si512();
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    __m512i p = _mm512_and_si512(_mm512_set1_epi64((long long)P52[j]), neg);
+    __m512i s = _mm512_add_epi64(_mm512_add_epi64(u[j], p), carry);
+    if (j + 1 < LD_FP8_LIMBS) {
+      carry = _mm512_srli_epi64(s, LIMB_BITS);
+      s = _mm512_and_si512(s, mask);
+    }
+    r[j] = s;
+  }
+}
+
+/* r = t mod p for t in [0, 2p) whose limbs may exceed 52 bits (below 2^62): t - p with the
+ * carries propagated (signed), then p added back when that went negative. */
+FP8_INLINE void fp8v_reduce_below_2p(__m512i r[LD_FP8_LIMBS], const __m512i t[LD_FP8_LIMBS]) {
+  const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
+  __m512i u[LD_FP8_LIMBS], carry = _mm512_setzero_si512();
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    __m512i d = _mm512_sub_epi64(t[j], _mm512_set1_epi64((long long)P52[j]));
+    d = _mm512_add_epi64(d, carry);
+    if (j + 1 < LD_FP8_LIMBS) {
+      carry = _mm512_srai_epi64(d, LIMB_BITS);
+      d = _mm512_and_si512(d, mask);
+    }
+    u[j] = d;
+  }
+  fp8v_add_p_if_negative(r, u);
+}
+
+/* r = a b / 2^260 mod p, lane by lane, for a, b < p with normalised limbs. */
+FP8_INLINE void fp8v_mul(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                         const __m512i b[LD_FP8_LIMBS]) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i nprime = _mm512_set1_epi64((long long)NPRIME52);
+  __m512i p[LD_FP8_LIMBS];
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    p[j] = _mm512_set1_epi64((long long)P52[j]);
+  }
+  __m512i t0 = zero, t1 = zero, t2 = zero, t3 = zero, t4 = zero, t5;
+  for (int i = 0; i < LD_FP8_LIMBS; i++) {
+    const __m512i bi = b[i];
+    /* t += a * b_i: low halves into limb j, high halves into limb j + 1 */
+    t0 = _mm512_madd52lo_epu64(t0, a[0], bi);
+    t1 = _mm512_madd52hi_epu64(t1, a[0], bi);
+    t1 = _mm512_madd52lo_epu64(t1, a[1], bi);
+    t2 = _mm512_madd52hi_epu64(t2, a[1], bi);
+    t2 = _mm512_madd52lo_epu64(t2, a[2], bi);
+    t3 = _mm512_madd52hi_epu64(t3, a[2], bi);
+    t3 = _mm512_madd52lo_epu64(t3, a[3], bi);
+    t4 = _mm512_madd52hi_epu64(t4, a[3], bi);
+    t4 = _mm512_madd52lo_epu64(t4, a[4], bi);
+    t5 = _mm512_madd52hi_epu64(zero, a[4], bi);
+    /* t += m * p with m = t_0 * (-p^-1) mod 2^52: t_0's low 52 bits become zero */
+    const __m512i m = _mm512_madd52lo_epu64(zero, t0, nprime);
+    t0 = _mm512_madd52lo_epu64(t0, m, p[0]);
+    t1 = _mm512_madd52hi_epu64(t1, m, p[0]);
+    t1 = _mm512_madd52lo_epu64(t1, m, p[1]);
+    t2 = _mm512_madd52hi_epu64(t2, m, p[1]);
+    t2 = _mm512_madd52lo_epu64(t2, m, p[2]);
+    t3 = _mm512_madd52hi_epu64(t3, m, p[2]);
+    t3 = _mm512_madd52lo_epu64(t3, m, p[3]);
+    t4 = _mm512_madd52hi_epu64(t4, m, p[3]);
+    t4 = _mm512_madd52lo_epu64(t4, m, p[4]);
+    t5 = _mm512_madd52hi_epu64(t5, m, p[4]);
+    /* t /= 2^52: t_0's carry into t_1, the limbs move down */
+    t0 = _mm512_add_epi64(t1, _mm512_srli_epi64(t0, LIMB_BITS));
+    t1 = t2;
+    t2 = t3;
+    t3 = t4;
+    t4 = t5;
+  }
+  const __m512i t[LD_FP8_LIMBS] = {t0, t1, t2, t3, t4};
+  fp8v_reduce_below_2p(r, t);
+}
+
+/* r = a + b mod p for a, b < p. */
+FP8_INLINE void fp8v_add(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                         const __m512i b[LD_FP8_LIMBS]) {
+  __m512i s[LD_FP8_LIMBS];
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    s[j] = _mm512_add_epi64(a[j], b[j]);
+  }
+  fp8v_reduce_below_2p(r, s);
+}
+
+/* r = a - b mod p for a, b < p. */
+FP8_INLINE void fp8v_sub(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                         const __m512i b[LD_FP8_LIMBS]) {
+  const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
+  __m512i u[LD_FP8_LIMBS], carry = _mm512_setzero_si512();
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    __m512i d = _mm512_add_epi64(_mm512_sub_epi64(a[j], b[j]), carry);
+    if (j + 1 < LD_FP8_LIMBS) {
+      carry = _mm512_srai_epi64(d, LIMB_BITS);
+      d = _mm512_and_si512(d, mask);
+    }
+    u[j] = d;
+  }
+  fp8v_add_p_if_negative(r, u);
+}
+
+/* r = a * c for the constant c (plain value, radix 2^52) in every lane. */
+FP8_INLINE void fp8v_mul_const(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                               const uint64_t c[LD_FP8_LIMBS]) {
+  __m512i cv[LD_FP8_LIMBS];
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    cv[j] = _mm512_set1_epi64((long long)c[j]);
+  }
+  fp8v_mul(r, a, cv);
+}
+
+FP8_TARGET void ld_fp8_from_fp(ld_fp8_t *r, const ld_fp_t a[LD_FP8_LANES]) {
+  ld_fp8_t split;
+  for (int i = 0; i < LD_FP8_LANES; i++) {
+    uint64_t l[LD_FP8_LIMBS];
+    split52(l, a[i].l);
+    for (int j = 0; j < LD_FP8_LIMBS; j++) {
+      split.v[j][i] = l[j];
+    }
+  }
+  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS];
+  fp8v_load(x, &split);
+  fp8v_mul_const(y, x, TO_R8);
+  fp8v_store(r, y);
+}
+
+FP8_TARGET void ld_fp8_to_fp(ld_fp_t r[LD_FP8_LANES], const ld_fp8_t *a) {
+  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS];
+  fp8v_load(x, a);
+  fp8v_mul_const(y, x, FROM_R8);
+  ld_fp8_t out;
+  fp8v_store(&out, y);
+  for (int i = 0; i < LD_FP8_LANES; i++) {
+    uint64_t l[LD_FP8_LIMBS];
+    for (int j = 0; j < LD_FP8_LIMBS; j++) {
+      l[j] = out.v[j][i];
+    }
+    join64(r[i].l, l);
+  }
+}
+
+FP8_TARGET void ld_fp8_mul(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
+  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS], z[LD_FP8_LIMBS];
+  fp8v_load(x, a);
+  fp8v_load(y, b);
+  fp8v_mul(z, x, y);
+  fp8v_store(r, z);
+}
+
+FP8_TARGET void ld_fp8_add(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
+  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS], z[LD_FP8_LIMBS];
+  fp8v_load(x, a);
+  fp8v_load(y, b);
+  fp8v_add(z, x, y);
+  fp8v_store(r, z);
+}
+
+FP8_TARGET void ld_fp8_sub(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
+  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS], z[LD_FP8_LIMBS];
+  fp8v_load(x, a);
+  fp8v_load(y, b);
+  fp8v_sub(z, x, y);
+  fp8v_store(r, z);
+}
+
+#else /* not x86-64: no IFMA; callers take the scalar path */
+
+int ld_fp8_available(void) {
+  return 0;
+}
+
+void ld_fp8_from_fp(ld_fp8_t *r, const ld_fp_t a[LD_FP8_LANES]) {
+  (void)r;
+  (void)a;
+  abort();
+}
+
+void ld_fp8_to_fp(ld_fp_t r[LD_FP8_LANES], const ld_fp8_t *a) {
+  (void)r;
+  (void)a;
+  abort();
+}
+
+void ld_fp8_mul(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
+  (void)r;
+  (void)a;
+  (void)b;
+  abort();
+}
+
+void ld_fp8_add(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
+  (void)r;
+  (void)a;
+  (void)b;
+  abort();
+}
+
+void ld_fp8_sub(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
+  (void)r;
+  (void)a;
+  (void)b;
+  abort();
+}
+
+#endif
