@@ -38,22 +38,6 @@ static const uint64_t FROM_R8[LD_FP8_LIMBS] = {0xd438dc58f0d9dULL, 0x28f5c70b3dd
                                                0x879462c0a78ebULL, 0xdf2f666ea36f7ULL,
                                                0xe0a77c19a07ULL};
 
-/* 4 x 64 bits <-> 5 x 52 bits of a value below 2^256. */
-static void split52(uint64_t l[LD_FP8_LIMBS], const uint64_t w[4]) {
-  l[0] = w[0] & LIMB_MASK;
-  l[1] = ((w[0] >> 52) | (w[1] << 12)) & LIMB_MASK;
-  l[2] = ((w[1] >> 40) | (w[2] << 24)) & LIMB_MASK;
-  l[3] = ((w[2] >> 28) | (w[3] << 36)) & LIMB_MASK;
-  l[4] = w[3] >> 16;
-}
-
-static void join64(uint64_t w[4], const uint64_t l[LD_FP8_LIMBS]) {
-  w[0] = l[0] | (l[1] << 52);
-  w[1] = (l[1] >> 12) | (l[2] << 40);
-  w[2] = (l[2] >> 24) | (l[3] << 28);
-  w[3] = (l[3] >> 36) | (l[4] << 16);
-}
-
 #define FP8_TARGET __attribute__((target("avx512f,avx512ifma")))
 #define FP8_INLINE static inline __attribute__((target("avx512f,avx512ifma"), always_inline))
 
@@ -196,33 +180,72 @@ FP8_INLINE void fp8v_mul_const(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_L
   fp8v_mul(r, a, cv);
 }
 
+/* The 8 x 4 limbs of eight ld_fp_t (four registers, two elements each: e[0] = a0 a1, ...)
+ * transposed into four registers of one limb each (w[k] = limb k of a0 .. a7), and back. The
+ * same index pattern serves both directions. */
+FP8_INLINE void fp8v_transpose(__m512i out[4], const __m512i in[4]) {
+  const __m512i even = _mm512_setr_epi64(0, 4, 8, 12, 1, 5, 9, 13);
+  const __m512i odd = _mm512_setr_epi64(2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i low = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
+  const __m512i high = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  __m512i u0 = _mm512_permutex2var_epi64(in[0], even, in[1]);
+  __m512i u1 = _mm512_permutex2var_epi64(in[0], odd, in[1]);
+  __m512i v0 = _mm512_permutex2var_epi64(in[2], even, in[3]);
+  __m512i v1 = _mm512_permutex2var_epi64(in[2], odd, in[3]);
+  out[0] = _mm512_permutex2var_epi64(u0, low, v0);
+  out[1] = _mm512_permutex2var_epi64(u0, high, v0);
+  out[2] = _mm512_permutex2var_epi64(u1, low, v1);
+  out[3] = _mm512_permutex2var_epi64(u1, high, v1);
+}
+
+/* The inverse of fp8v_transpose. */
+FP8_INLINE void fp8v_untranspose(__m512i out[4], const __m512i w[4]) {
+  const __m512i even = _mm512_setr_epi64(0, 4, 8, 12, 1, 5, 9, 13);
+  const __m512i odd = _mm512_setr_epi64(2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i low = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
+  const __m512i high = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  __m512i u0 = _mm512_permutex2var_epi64(w[0], low, w[1]);  /* a0..a3: limb 0, limb 1 */
+  __m512i u1 = _mm512_permutex2var_epi64(w[2], low, w[3]);  /* a0..a3: limb 2, limb 3 */
+  __m512i v0 = _mm512_permutex2var_epi64(w[0], high, w[1]); /* a4..a7: limb 0, limb 1 */
+  __m512i v1 = _mm512_permutex2var_epi64(w[2], high, w[3]); /* a4..a7: limb 2, limb 3 */
+  out[0] = _mm512_permutex2var_epi64(u0, even, u1);
+  out[1] = _mm512_permutex2var_epi64(u0, odd, u1);
+  out[2] = _mm512_permutex2var_epi64(v0, even, v1);
+  out[3] = _mm512_permutex2var_epi64(v0, odd, v1);
+}
+
 FP8_TARGET void ld_fp8_from_fp(ld_fp8_t *r, const ld_fp_t a[LD_FP8_LANES]) {
-  ld_fp8_t split;
-  for (int i = 0; i < LD_FP8_LANES; i++) {
-    uint64_t l[LD_FP8_LIMBS];
-    split52(l, a[i].l);
-    for (int j = 0; j < LD_FP8_LIMBS; j++) {
-      split.v[j][i] = l[j];
-    }
+  const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
+  __m512i in[4], w[4], x[LD_FP8_LIMBS], y[LD_FP8_LIMBS];
+  for (int k = 0; k < 4; k++) {
+    in[k] = _mm512_loadu_si512((const void *)&a[2 * k]);
   }
-  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS];
-  fp8v_load(x, &split);
+  fp8v_transpose(w, in);
+  /* the bits of 4 x 64 regrouped as 5 x 52 (the value is below 2^254) */
+  x[0] = _mm512_and_si512(w[0], mask);
+  x[1] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(w[0], 52), _mm512_slli_epi64(w[1], 12)),
+                          mask);
+  x[2] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(w[1], 40), _mm512_slli_epi64(w[2], 24)),
+                          mask);
+  x[3] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(w[2], 28), _mm512_slli_epi64(w[3], 36)),
+                          mask);
+  x[4] = _mm512_srli_epi64(w[3], 16);
   fp8v_mul_const(y, x, TO_R8);
   fp8v_store(r, y);
 }
 
 FP8_TARGET void ld_fp8_to_fp(ld_fp_t r[LD_FP8_LANES], const ld_fp8_t *a) {
-  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS];
+  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS], w[4], out[4];
   fp8v_load(x, a);
   fp8v_mul_const(y, x, FROM_R8);
-  ld_fp8_t out;
-  fp8v_store(&out, y);
-  for (int i = 0; i < LD_FP8_LANES; i++) {
-    uint64_t l[LD_FP8_LIMBS];
-    for (int j = 0; j < LD_FP8_LIMBS; j++) {
-      l[j] = out.v[j][i];
-    }
-    join64(r[i].l, l);
+  /* 5 x 52 bits back to 4 x 64 (the value is below p) */
+  w[0] = _mm512_or_si512(y[0], _mm512_slli_epi64(y[1], 52));
+  w[1] = _mm512_or_si512(_mm512_srli_epi64(y[1], 12), _mm512_slli_epi64(y[2], 40));
+  w[2] = _mm512_or_si512(_mm512_srli_epi64(y[2], 24), _mm512_slli_epi64(y[3], 28));
+  w[3] = _mm512_or_si512(_mm512_srli_epi64(y[3], 36), _mm512_slli_epi64(y[4], 16));
+  fp8v_untranspose(out, w);
+  for (int k = 0; k < 4; k++) {
+    _mm512_storeu_si512((void *)&r[2 * k], out[k]);
   }
 }
 
