@@ -1,14 +1,16 @@
-/* Eight BN254 Fp elements at once with AVX-512 IFMA: Montgomery multiplication in radix 2^52
- * (R8 = 2^260), one element per 64-bit lane, limb j of the eight lanes in one register.
+/* Eight BN254 Fp elements at once with AVX-512 IFMA: one element per 64-bit lane in radix 2^52,
+ * limb j of the eight lanes in one register, in ld_fp_t's Montgomery form (x 2^256 mod p).
  *
- * Multiplication (operand scanning, per lane): for i = 0..4, t += a * b_i, then
+ * Multiplication (operand scanning, per lane) reduces by five 52-bit steps, i.e. divides by
+ * 2^260, so one operand enters multiplied by 16 (a shift by 4 bits, not reduced: 16 b < 2^258
+ * fits the five limbs): a (16 b) / 2^260 = a b / 2^256. For i = 0..4, t += a * (16 b)_i, then
  * m = t_0 * (-p^-1) mod 2^52 and t += m * p, which clears t's low 52 bits; t is shifted down one
  * limb (t_0's bits above 52 carried into t_1). vpmadd52luq / vpmadd52huq add the low / high 52
  * bits of a 52 x 52-bit product to a 64-bit accumulator, so the limbs of t collect carries
  * instead of propagating them: limb j gains at most four terms below 2^52 per step, and five
- * steps keep every limb below 2^58. At the end t = (a b + M p) / 2^260 with M < 2^260, so for
- * a, b < p, t < p^2 / 2^260 + p < 2p: one carry propagation with a subtraction of p and one
- * conditional addition of p give the reduced result. */
+ * steps keep every limb below 2^58. At the end t = (16 a b + M p) / 2^260 with M < 2^260, so for
+ * a, b < p, t < 16 p^2 / 2^260 + p < 1.25 p: one carry propagation with a subtraction of p and
+ * one conditional addition of p give the reduced result. */
 #include "zk/fp_ifma.h"
 
 #include <stdlib.h>
@@ -29,15 +31,6 @@ static const uint64_t P52[LD_FP8_LIMBS] = {0x8c16d87cfd47ULL, 0x916871ca8d3c2ULL
                                            0x30644e72e131ULL};
 /* -p^-1 mod 2^52 */
 #define NPRIME52 0x20782e4866389ULL
-/* 2^264 mod p: a * 2^256 (ld_fp_t's form) times this, divided by 2^260, is a * 2^260. */
-static const uint64_t TO_R8[LD_FP8_LIMBS] = {0xb0f2afaec667aULL, 0xed9626b0fffbdULL,
-                                             0x9e2a0fcad825aULL, 0xe357276f48b70ULL,
-                                             0xd791464ef86ULL};
-/* 2^256 mod p: a * 2^260 times this, divided by 2^260, is a * 2^256. */
-static const uint64_t FROM_R8[LD_FP8_LIMBS] = {0xd438dc58f0d9dULL, 0x28f5c70b3dd35ULL,
-                                               0x879462c0a78ebULL, 0xdf2f666ea36f7ULL,
-                                               0xe0a77c19a07ULL};
-
 #define FP8_TARGET __attribute__((target("avx512f,avx512ifma")))
 #define FP8_INLINE static inline __attribute__((target("avx512f,avx512ifma"), always_inline))
 
@@ -98,9 +91,21 @@ FP8_INLINE void fp8v_reduce_below_2p(__m512i r[LD_FP8_LIMBS], const __m512i t[LD
   fp8v_add_p_if_negative(r, u);
 }
 
-/* r = a b / 2^260 mod p, lane by lane, for a, b < p with normalised limbs. */
-FP8_INLINE void fp8v_mul(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
-                         const __m512i b[LD_FP8_LIMBS]) {
+/* r = 16 b (not reduced: below 16 p < 2^258), limbs normalised: a shift by 4 bits. */
+FP8_INLINE void fp8v_times16(__m512i r[LD_FP8_LIMBS], const __m512i b[LD_FP8_LIMBS]) {
+  const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
+  r[0] = _mm512_and_si512(_mm512_slli_epi64(b[0], 4), mask);
+  for (int j = 1; j < LD_FP8_LIMBS; j++) {
+    r[j] = _mm512_or_si512(_mm512_slli_epi64(b[j], 4), _mm512_srli_epi64(b[j - 1], LIMB_BITS - 4));
+    if (j + 1 < LD_FP8_LIMBS) {
+      r[j] = _mm512_and_si512(r[j], mask);
+    }
+  }
+}
+
+/* r = a b / 2^260 mod p, lane by lane, for a < p and b < 16 p with normalised limbs. */
+FP8_INLINE void fp8v_mont260(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                             const __m512i b[LD_FP8_LIMBS]) {
   const __m512i zero = _mm512_setzero_si512();
   const __m512i nprime = _mm512_set1_epi64((long long)NPRIME52);
   __m512i p[LD_FP8_LIMBS];
@@ -144,6 +149,14 @@ FP8_INLINE void fp8v_mul(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
   fp8v_reduce_below_2p(r, t);
 }
 
+/* r = a b mod p in the Montgomery form of R = 2^256, for a, b < p: a (16 b) / 2^260. */
+FP8_INLINE void fp8v_mul(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                         const __m512i b[LD_FP8_LIMBS]) {
+  __m512i b16[LD_FP8_LIMBS];
+  fp8v_times16(b16, b);
+  fp8v_mont260(r, a, b16);
+}
+
 /* r = a + b mod p for a, b < p. */
 FP8_INLINE void fp8v_add(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
                          const __m512i b[LD_FP8_LIMBS]) {
@@ -168,16 +181,6 @@ FP8_INLINE void fp8v_sub(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
     u[j] = d;
   }
   fp8v_add_p_if_negative(r, u);
-}
-
-/* r = a * c for the constant c (plain value, radix 2^52) in every lane. */
-FP8_INLINE void fp8v_mul_const(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
-                               const uint64_t c[LD_FP8_LIMBS]) {
-  __m512i cv[LD_FP8_LIMBS];
-  for (int j = 0; j < LD_FP8_LIMBS; j++) {
-    cv[j] = _mm512_set1_epi64((long long)c[j]);
-  }
-  fp8v_mul(r, a, cv);
 }
 
 /* The 8 x 4 limbs of eight ld_fp_t (four registers, two elements each: e[0] = a0 a1, ...)
@@ -216,7 +219,7 @@ FP8_INLINE void fp8v_untranspose(__m512i out[4], const __m512i w[4]) {
 
 FP8_TARGET void ld_fp8_from_fp(ld_fp8_t *r, const ld_fp_t a[LD_FP8_LANES]) {
   const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
-  __m512i in[4], w[4], x[LD_FP8_LIMBS], y[LD_FP8_LIMBS];
+  __m512i in[4], w[4], x[LD_FP8_LIMBS];
   for (int k = 0; k < 4; k++) {
     in[k] = _mm512_loadu_si512((const void *)&a[2 * k]);
   }
@@ -230,14 +233,12 @@ FP8_TARGET void ld_fp8_from_fp(ld_fp8_t *r, const ld_fp_t a[LD_FP8_LANES]) {
   x[3] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(w[2], 28), _mm512_slli_epi64(w[3], 36)),
                           mask);
   x[4] = _mm512_srli_epi64(w[3], 16);
-  fp8v_mul_const(y, x, TO_R8);
-  fp8v_store(r, y);
+  fp8v_store(r, x);
 }
 
 FP8_TARGET void ld_fp8_to_fp(ld_fp_t r[LD_FP8_LANES], const ld_fp8_t *a) {
-  __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS], w[4], out[4];
-  fp8v_load(x, a);
-  fp8v_mul_const(y, x, FROM_R8);
+  __m512i y[LD_FP8_LIMBS], w[4], out[4];
+  fp8v_load(y, a);
   /* 5 x 52 bits back to 4 x 64 (the value is below p) */
   w[0] = _mm512_or_si512(y[0], _mm512_slli_epi64(y[1], 52));
   w[1] = _mm512_or_si512(_mm512_srli_epi64(y[1], 12), _mm512_slli_epi64(y[2], 40));

@@ -2,11 +2,9 @@
  *
  * An ld_fp8_t holds eight independent elements ("lanes"), each in five limbs of 52 bits (radix
  * 2^52, least significant first), stored limb-major: v[j][lane] is limb j of that lane, so that
- * limb j of all eight lanes is one 512-bit register. Each lane is in its own Montgomery form
- * with R8 = 2^260 (value * 2^260 mod p), fully reduced (< p) with every limb below 2^52:
- * multiplication then reduces by five 52-bit steps. Conversion from and to ld_fp_t (value *
- * 2^256 mod p, 4 x 64 bits) is a re-split of the bits and one Montgomery multiplication of all
- * eight lanes by a constant (2^264 mod p in, 2^256 mod p out).
+ * limb j of all eight lanes is one 512-bit register. Each lane is in ld_fp_t's Montgomery form
+ * (value * 2^256 mod p), fully reduced (< p), every limb below 2^52: conversion from and to
+ * ld_fp_t is a re-split of the bits (4 x 64 <-> 5 x 52) and a transposition, no arithmetic.
  *
  * Every function below except ld_fp8_available needs a CPU with AVX-512F and AVX-512 IFMA: call
  * them only when ld_fp8_available() returns 1, and keep the scalar ld_fp_* code as the path
