@@ -274,6 +274,56 @@ FP8_TARGET void ld_fp8_sub(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
   fp8v_store(r, z);
 }
 
+/* Eight ld_fp_t at scattered addresses into eight lanes. */
+FP8_INLINE void fp8v_gather_fp(__m512i x[LD_FP8_LIMBS], const ld_fp_t *const a[LD_FP8_LANES]) {
+  ld_fp_t tmp[LD_FP8_LANES];
+  for (int i = 0; i < LD_FP8_LANES; i++) {
+    tmp[i] = *a[i];
+  }
+  ld_fp8_t t;
+  ld_fp8_from_fp(&t, tmp);
+  fp8v_load(x, &t);
+}
+
+FP8_TARGET void ld_g1_affine_add8(ld_g1_affine_t *const r[LD_FP8_LANES],
+                                  const ld_g1_affine_t *const a[LD_FP8_LANES],
+                                  const ld_g1_affine_t *const b[LD_FP8_LANES],
+                                  const ld_fp_t *const inv[LD_FP8_LANES]) {
+  const ld_fp_t *xa[LD_FP8_LANES], *ya[LD_FP8_LANES], *xb[LD_FP8_LANES], *yb[LD_FP8_LANES];
+  for (int i = 0; i < LD_FP8_LANES; i++) {
+    xa[i] = &a[i]->x;
+    ya[i] = &a[i]->y;
+    xb[i] = &b[i]->x;
+    yb[i] = &b[i]->y;
+  }
+  __m512i x1[LD_FP8_LIMBS], y1[LD_FP8_LIMBS], x2[LD_FP8_LIMBS], y2[LD_FP8_LIMBS], d[LD_FP8_LIMBS],
+      t[LD_FP8_LIMBS], lambda[LD_FP8_LIMBS], x3[LD_FP8_LIMBS], y3[LD_FP8_LIMBS];
+  fp8v_gather_fp(x1, xa);
+  fp8v_gather_fp(y1, ya);
+  fp8v_gather_fp(x2, xb);
+  fp8v_gather_fp(y2, yb);
+  fp8v_gather_fp(d, inv);
+  fp8v_sub(t, y2, y1);
+  fp8v_mul(lambda, t, d); /* (y2 - y1) / (x2 - x1) */
+  fp8v_mul(t, lambda, lambda);
+  fp8v_sub(t, t, x1);
+  fp8v_sub(x3, t, x2); /* lambda^2 - x1 - x2 */
+  fp8v_sub(t, x1, x3);
+  fp8v_mul(t, t, lambda);
+  fp8v_sub(y3, t, y1); /* lambda (x1 - x3) - y1 */
+  ld_fp8_t ox, oy;
+  fp8v_store(&ox, x3);
+  fp8v_store(&oy, y3);
+  ld_fp_t xs[LD_FP8_LANES], ys[LD_FP8_LANES];
+  ld_fp8_to_fp(xs, &ox);
+  ld_fp8_to_fp(ys, &oy);
+  for (int i = 0; i < LD_FP8_LANES; i++) {
+    r[i]->x = xs[i];
+    r[i]->y = ys[i];
+    r[i]->infinity = 0;
+  }
+}
+
 #else /* not x86-64: no IFMA; callers take the scalar path */
 
 int ld_fp8_available(void) {
@@ -310,6 +360,17 @@ void ld_fp8_sub(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
   (void)r;
   (void)a;
   (void)b;
+  abort();
+}
+
+void ld_g1_affine_add8(ld_g1_affine_t *const r[LD_FP8_LANES],
+                       const ld_g1_affine_t *const a[LD_FP8_LANES],
+                       const ld_g1_affine_t *const b[LD_FP8_LANES],
+                       const ld_fp_t *const inv[LD_FP8_LANES]) {
+  (void)r;
+  (void)a;
+  (void)b;
+  (void)inv;
   abort();
 }
 

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "zk/curve.h"
 #include "zk/field.h"
 
 #define LD_FP8_LANES 8
@@ -39,5 +40,13 @@ void ld_fp8_to_fp(ld_fp_t r[LD_FP8_LANES], const ld_fp8_t *a);
 void ld_fp8_mul(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b);
 void ld_fp8_add(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b);
 void ld_fp8_sub(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b);
+
+/* r[i] = a[i] + b[i] for eight pairs of affine G1 points in the general case only: neither at
+ * infinity and a[i].x != b[i].x, given inv[i] = 1 / (b[i].x - a[i].x). All inputs are read before
+ * any output is written, so r[i] may alias any of the inputs. */
+void ld_g1_affine_add8(ld_g1_affine_t *const r[LD_FP8_LANES],
+                       const ld_g1_affine_t *const a[LD_FP8_LANES],
+                       const ld_g1_affine_t *const b[LD_FP8_LANES],
+                       const ld_fp_t *const inv[LD_FP8_LANES]);
 
 #endif
