@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "zk/fp_ifma.h"
 
 /* The window c minimising (bits / c) * (6 n + 14 * 2^c): the batch-affine additions of every
  * (point, window) pair against each window's running-sum bucket reduction. */
@@ -91,7 +92,11 @@ static void msm_scratch_free(msm_scratch_t *s) {
 #define MSM_(x) msm_g1_##x
 #define MSM_CURVE_(x) ld_g1_##x
 #define MSM_F_(x) ld_fp_##x
+#define MSM_PAIR_ADD8 ld_g1_affine_add8
+#define MSM_PAIR_ADD8_AVAILABLE ld_fp8_available
 #include "zk/msm_tmpl.h"
+#undef MSM_PAIR_ADD8
+#undef MSM_PAIR_ADD8_AVAILABLE
 #undef MSM_P
 #undef MSM_A
 #undef MSM_F

@@ -107,6 +107,62 @@ static void MSM_(batch_invert)(MSM_F *den, MSM_F *prod, size_t n) {
   }
 }
 
+#ifdef MSM_PAIR_ADD8
+/* One round of sum_buckets' pairwise additions, eight general pairs at a time by MSM_PAIR_ADD8
+ * (the others, and the last incomplete eight, by pair_add), into a separate array first so that
+ * no entry is overwritten before it is read. Returns 0 (and does nothing) when the wide path is
+ * unavailable or memory is short. */
+static int MSM_(sum_pairs_wide)(MSM_A *entries, const uint32_t *start, uint32_t base, uint32_t *len,
+                                size_t nb, const MSM_F *den, size_t pairs) {
+  if (!MSM_PAIR_ADD8_AVAILABLE()) {
+    return 0;
+  }
+  MSM_A *out = malloc(pairs * sizeof *out);
+  if (out == NULL) {
+    return 0;
+  }
+  MSM_A *r[8];
+  const MSM_A *a[8], *b8[8];
+  const MSM_F *inv[8];
+  size_t lanes = 0, i = 0;
+  for (size_t b = 0; b < nb; b++) {
+    const MSM_A *e = &entries[start[b] - base];
+    for (uint32_t k = 0; k + 1 < len[b]; k += 2, i++) {
+      const MSM_A *p = &e[k], *q = &e[k + 1];
+      if (p->infinity || q->infinity || MSM_F_(equal)(&p->x, &q->x)) {
+        MSM_(pair_add)(&out[i], p, q, &den[i]);
+        continue;
+      }
+      r[lanes] = &out[i];
+      a[lanes] = p;
+      b8[lanes] = q;
+      inv[lanes++] = &den[i];
+      if (lanes == 8) {
+        MSM_PAIR_ADD8(r, a, b8, inv);
+        lanes = 0;
+      }
+    }
+  }
+  for (size_t l = 0; l < lanes; l++) {
+    MSM_(pair_add)(r[l], a[l], b8[l], inv[l]);
+  }
+  i = 0;
+  for (size_t b = 0; b < nb; b++) {
+    MSM_A *e = &entries[start[b] - base];
+    uint32_t k = 0;
+    for (; k + 1 < len[b]; k += 2) {
+      e[k / 2] = out[i++];
+    }
+    if (k < len[b]) {
+      e[k / 2] = e[k];
+    }
+    len[b] = (len[b] + 1) / 2;
+  }
+  free(out);
+  return 1;
+}
+#endif
+
 /* Sums each bucket's entries (entries[start[b] - base .. start[b] - base + len[b])) into its
  * first entry; len[b] ends as 1 for a bucket that had entries, 0 for an empty one. */
 static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t base, uint32_t *len,
@@ -123,6 +179,11 @@ static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t ba
       return;
     }
     MSM_(batch_invert)(den, prod, pairs);
+#ifdef MSM_PAIR_ADD8
+    if (MSM_(sum_pairs_wide)(entries, start, base, len, nb, den, pairs)) {
+      continue;
+    }
+#endif
     pairs = 0;
     for (size_t b = 0; b < nb; b++) {
       MSM_A *e = &entries[start[b] - base];
