@@ -262,7 +262,7 @@ int main(int argc, char **argv) {
     total += cpu_seconds() - t;
   }
   report("RLN-v2 proof (witness + Groth16), per proof", proofs > 0 ? total / proofs : 0);
-  if (ld_fp8_available()) { /* the eight-lane bucket sums against the scalar path, interleaved */
+  if (ld_fp8_available()) { /* the IFMA lanes against the scalar path, interleaved */
     double path_total[2] = {0, 0};
     for (int i = 0; i < proofs; i++) {
       ld_rln_witness_t w;
@@ -279,9 +279,9 @@ int main(int argc, char **argv) {
       }
     }
     ld_fp8_force_scalar(0);
-    report("RLN-v2 proof, IFMA bucket sums (interleaved with the scalar path), per proof",
+    report("RLN-v2 proof, IFMA lanes (interleaved with the scalar path), per proof",
            proofs > 0 ? path_total[0] / proofs : 0);
-    report("RLN-v2 proof, scalar bucket sums forced (interleaved), per proof",
+    report("RLN-v2 proof, scalar path forced (bucket sums and NTTs), per proof",
            proofs > 0 ? path_total[1] / proofs : 0);
   }
   if (cached_proofs(p, proofs) != 0) {

@@ -41,6 +41,12 @@ static const uint64_t P52[LD_FP8_LIMBS] = {0x8c16d87cfd47ULL, 0x916871ca8d3c2ULL
                                            0x30644e72e131ULL};
 /* -p^-1 mod 2^52 */
 #define NPRIME52 0x20782e4866389ULL
+/* r (the order of G1 and G2, Fr's modulus) in radix 2^52, and -r^-1 mod 2^52: Fr in lanes is
+ * the same code over another modulus below 2^254. */
+static const uint64_t R52[LD_FP8_LIMBS] = {0x1f593f0000001ULL, 0x4879b9709143eULL,
+                                           0x181585d2833e8ULL, 0xa029b85045b68ULL,
+                                           0x30644e72e131ULL};
+#define RNPRIME52 0x1f593efffffffULL
 #define FP8_TARGET __attribute__((target("avx512f,avx512ifma")))
 #define FP8_INLINE static inline __attribute__((target("avx512f,avx512ifma"), always_inline))
 
@@ -72,12 +78,13 @@ FP8_INLINE void fp8v_store(ld_fp8_t *r, const __m512i a[LD_FP8_LIMBS]) {
 
 /* r = u + (p if u is negative else 0), u's limbs 0..3 in [0, 2^52) and limb 4 signed, the
  * value u in [-p, p): r in [0, p), normalised. */
-FP8_INLINE void fp8v_add_p_if_negative(__m512i r[LD_FP8_LIMBS], const __m512i u[LD_FP8_LIMBS]) {
+FP8_INLINE void fp8v_add_p_if_negative(__m512i r[LD_FP8_LIMBS], const __m512i u[LD_FP8_LIMBS],
+                                       const uint64_t *m52) {
   const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
   const __m512i neg = _mm512_srai_epi64(u[4], 63);
   __m512i carry = _mm512_setzero_si512();
   for (int j = 0; j < LD_FP8_LIMBS; j++) {
-    __m512i p = _mm512_and_si512(_mm512_set1_epi64((long long)P52[j]), neg);
+    __m512i p = _mm512_and_si512(_mm512_set1_epi64((long long)m52[j]), neg);
     __m512i s = _mm512_add_epi64(_mm512_add_epi64(u[j], p), carry);
     if (j + 1 < LD_FP8_LIMBS) {
       carry = _mm512_srli_epi64(s, LIMB_BITS);
@@ -89,11 +96,12 @@ FP8_INLINE void fp8v_add_p_if_negative(__m512i r[LD_FP8_LIMBS], const __m512i u[
 
 /* r = t mod p for t in [0, 2p) whose limbs may exceed 52 bits (below 2^62): t - p with the
  * carries propagated (signed), then p added back when that went negative. */
-FP8_INLINE void fp8v_reduce_below_2p(__m512i r[LD_FP8_LIMBS], const __m512i t[LD_FP8_LIMBS]) {
+FP8_INLINE void fp8v_reduce_below_2p(__m512i r[LD_FP8_LIMBS], const __m512i t[LD_FP8_LIMBS],
+                                     const uint64_t *m52) {
   const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
   __m512i u[LD_FP8_LIMBS], carry = _mm512_setzero_si512();
   for (int j = 0; j < LD_FP8_LIMBS; j++) {
-    __m512i d = _mm512_sub_epi64(t[j], _mm512_set1_epi64((long long)P52[j]));
+    __m512i d = _mm512_sub_epi64(t[j], _mm512_set1_epi64((long long)m52[j]));
     d = _mm512_add_epi64(d, carry);
     if (j + 1 < LD_FP8_LIMBS) {
       carry = _mm512_srai_epi64(d, LIMB_BITS);
@@ -101,7 +109,7 @@ FP8_INLINE void fp8v_reduce_below_2p(__m512i r[LD_FP8_LIMBS], const __m512i t[LD
     }
     u[j] = d;
   }
-  fp8v_add_p_if_negative(r, u);
+  fp8v_add_p_if_negative(r, u, m52);
 }
 
 /* r = 16 b (not reduced: below 16 p < 2^258), limbs normalised: a shift by 4 bits. */
@@ -116,14 +124,16 @@ FP8_INLINE void fp8v_times16(__m512i r[LD_FP8_LIMBS], const __m512i b[LD_FP8_LIM
   }
 }
 
-/* r = a b / 2^260 mod p, lane by lane, for a < p and b < 16 p with normalised limbs. */
+/* r = a b / 2^260 mod p, lane by lane, for a < p and b < 16 p with normalised limbs (p the
+ * modulus m52 below 2^254, nprime52 = -p^-1 mod 2^52). */
 FP8_INLINE void fp8v_mont260(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
-                             const __m512i b[LD_FP8_LIMBS]) {
+                             const __m512i b[LD_FP8_LIMBS], const uint64_t *m52,
+                             uint64_t nprime52) {
   const __m512i zero = _mm512_setzero_si512();
-  const __m512i nprime = _mm512_set1_epi64((long long)NPRIME52);
+  const __m512i nprime = _mm512_set1_epi64((long long)nprime52);
   __m512i p[LD_FP8_LIMBS];
   for (int j = 0; j < LD_FP8_LIMBS; j++) {
-    p[j] = _mm512_set1_epi64((long long)P52[j]);
+    p[j] = _mm512_set1_epi64((long long)m52[j]);
   }
   __m512i t0 = zero, t1 = zero, t2 = zero, t3 = zero, t4 = zero, t5;
   for (int i = 0; i < LD_FP8_LIMBS; i++) {
@@ -159,30 +169,30 @@ FP8_INLINE void fp8v_mont260(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIM
     t4 = t5;
   }
   const __m512i t[LD_FP8_LIMBS] = {t0, t1, t2, t3, t4};
-  fp8v_reduce_below_2p(r, t);
+  fp8v_reduce_below_2p(r, t, m52);
 }
 
-/* r = a b mod p in the Montgomery form of R = 2^256, for a, b < p: a (16 b) / 2^260. */
-FP8_INLINE void fp8v_mul(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
-                         const __m512i b[LD_FP8_LIMBS]) {
+/* r = a b mod m in the Montgomery form of R = 2^256, for a, b < m: a (16 b) / 2^260. */
+FP8_INLINE void mod8v_mul(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                          const __m512i b[LD_FP8_LIMBS], const uint64_t *m52, uint64_t nprime52) {
   __m512i b16[LD_FP8_LIMBS];
   fp8v_times16(b16, b);
-  fp8v_mont260(r, a, b16);
+  fp8v_mont260(r, a, b16, m52, nprime52);
 }
 
-/* r = a + b mod p for a, b < p. */
-FP8_INLINE void fp8v_add(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
-                         const __m512i b[LD_FP8_LIMBS]) {
+/* r = a + b mod m for a, b < m. */
+FP8_INLINE void mod8v_add(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                          const __m512i b[LD_FP8_LIMBS], const uint64_t *m52) {
   __m512i s[LD_FP8_LIMBS];
   for (int j = 0; j < LD_FP8_LIMBS; j++) {
     s[j] = _mm512_add_epi64(a[j], b[j]);
   }
-  fp8v_reduce_below_2p(r, s);
+  fp8v_reduce_below_2p(r, s, m52);
 }
 
-/* r = a - b mod p for a, b < p. */
-FP8_INLINE void fp8v_sub(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
-                         const __m512i b[LD_FP8_LIMBS]) {
+/* r = a - b mod m for a, b < m. */
+FP8_INLINE void mod8v_sub(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                          const __m512i b[LD_FP8_LIMBS], const uint64_t *m52) {
   const __m512i mask = _mm512_set1_epi64((long long)LIMB_MASK);
   __m512i u[LD_FP8_LIMBS], carry = _mm512_setzero_si512();
   for (int j = 0; j < LD_FP8_LIMBS; j++) {
@@ -193,7 +203,23 @@ FP8_INLINE void fp8v_sub(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
     }
     u[j] = d;
   }
-  fp8v_add_p_if_negative(r, u);
+  fp8v_add_p_if_negative(r, u, m52);
+}
+
+/* Fp: r = a b, a + b, a - b mod p. */
+FP8_INLINE void fp8v_mul(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                         const __m512i b[LD_FP8_LIMBS]) {
+  mod8v_mul(r, a, b, P52, NPRIME52);
+}
+
+FP8_INLINE void fp8v_add(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                         const __m512i b[LD_FP8_LIMBS]) {
+  mod8v_add(r, a, b, P52);
+}
+
+FP8_INLINE void fp8v_sub(__m512i r[LD_FP8_LIMBS], const __m512i a[LD_FP8_LIMBS],
+                         const __m512i b[LD_FP8_LIMBS]) {
+  mod8v_sub(r, a, b, P52);
 }
 
 /* The 8 x 4 limbs of eight ld_fp_t (four registers, two elements each: e[0] = a0 a1, ...)
@@ -299,16 +325,25 @@ FP8_TARGET void ld_fp8_sub(ld_fp8_t *r, const ld_fp8_t *a, const ld_fp8_t *b) {
   fp8v_store(r, z);
 }
 
-/* Eight ld_fp_t at scattered addresses into eight lanes: two 256-bit loads per register, with
- * no copy in between (a copy's narrower stores would stall the wider loads that follow). */
-FP8_INLINE void fp8v_gather_fp(__m512i x[LD_FP8_LIMBS], const ld_fp_t *const a[LD_FP8_LANES]) {
+/* Eight 4 x 64-bit elements (ld_fp_t or ld_fr_t) at scattered addresses into eight lanes: two
+ * 256-bit loads per register, with no copy in between (a copy's narrower stores would stall the
+ * wider loads that follow). */
+FP8_INLINE void fp8v_gather_words(__m512i x[LD_FP8_LIMBS], const void *const a[LD_FP8_LANES]) {
   __m512i in[4];
   for (int k = 0; k < 4; k++) {
-    __m256i lo = _mm256_loadu_si256((const void *)a[2 * k]);
-    __m256i hi = _mm256_loadu_si256((const void *)a[2 * k + 1]);
+    __m256i lo = _mm256_loadu_si256((const __m256i *)a[2 * k]);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)a[2 * k + 1]);
     in[k] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
   }
   fp8v_from_words(x, in);
+}
+
+FP8_INLINE void fp8v_gather_fp(__m512i x[LD_FP8_LIMBS], const ld_fp_t *const a[LD_FP8_LANES]) {
+  const void *w[LD_FP8_LANES];
+  for (int i = 0; i < LD_FP8_LANES; i++) {
+    w[i] = a[i];
+  }
+  fp8v_gather_words(x, w);
 }
 
 /* The first `lanes` lanes out to eight scattered ld_fp_t (the others are not written). */
@@ -656,6 +691,72 @@ FP8_TARGET int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affi
   return 0;
 }
 
+/* ---- Fr in lanes: the NTT's butterflies ---- */
+
+/* Eight consecutive ld_fr_t into lanes, and back. */
+FP8_INLINE void fr8v_load8(__m512i x[LD_FP8_LIMBS], const ld_fr_t *a) {
+  __m512i in[4];
+  for (int k = 0; k < 4; k++) {
+    in[k] = _mm512_loadu_si512((const void *)&a[2 * k]);
+  }
+  fp8v_from_words(x, in);
+}
+
+FP8_INLINE void fr8v_store8(ld_fr_t *r, const __m512i x[LD_FP8_LIMBS]) {
+  __m512i out[4];
+  fp8v_to_words(out, x);
+  for (int k = 0; k < 4; k++) {
+    _mm512_storeu_si512((void *)&r[2 * k], out[k]);
+  }
+}
+
+FP8_TARGET void ld_fr8_fft_stage(ld_fr_t *a, size_t n, size_t half, const ld_fr_t *tw,
+                                 size_t step) {
+  for (size_t start = 0; start < n; start += 2 * half) {
+    for (size_t k = 0; k < half; k += LD_FP8_LANES) {
+      __m512i u[LD_FP8_LIMBS], v[LD_FP8_LIMBS], w[LD_FP8_LIMBS], t[LD_FP8_LIMBS];
+      if (step == 1) {
+        fr8v_load8(w, &tw[k]);
+      } else {
+        const void *tp[LD_FP8_LANES];
+        for (int i = 0; i < LD_FP8_LANES; i++) {
+          tp[i] = &tw[(k + (size_t)i) * step];
+        }
+        fp8v_gather_words(w, tp);
+      }
+      fr8v_load8(u, &a[start + k]);
+      fr8v_load8(v, &a[start + k + half]);
+      mod8v_mul(t, v, w, R52, RNPRIME52);
+      mod8v_sub(v, u, t, R52);
+      mod8v_add(u, u, t, R52);
+      fr8v_store8(&a[start + k], u);
+      fr8v_store8(&a[start + k + half], v);
+    }
+  }
+}
+
+FP8_TARGET void ld_fr8_mul_pointwise(ld_fr_t *a, const ld_fr_t *b, size_t n) {
+  for (size_t i = 0; i < n; i += LD_FP8_LANES) {
+    __m512i x[LD_FP8_LIMBS], y[LD_FP8_LIMBS];
+    fr8v_load8(x, &a[i]);
+    fr8v_load8(y, &b[i]);
+    mod8v_mul(x, x, y, R52, RNPRIME52);
+    fr8v_store8(&a[i], x);
+  }
+}
+
+FP8_TARGET void ld_fr8_scale(ld_fr_t *a, const ld_fr_t *c, size_t n) {
+  const void *cp[LD_FP8_LANES] = {c, c, c, c, c, c, c, c};
+  __m512i y[LD_FP8_LIMBS];
+  fp8v_gather_words(y, cp);
+  for (size_t i = 0; i < n; i += LD_FP8_LANES) {
+    __m512i x[LD_FP8_LIMBS];
+    fr8v_load8(x, &a[i]);
+    mod8v_mul(x, x, y, R52, RNPRIME52);
+    fr8v_store8(&a[i], x);
+  }
+}
+
 #else /* not x86-64: no IFMA; callers take the scalar path */
 
 int ld_fp8_available(void) {
@@ -721,6 +822,29 @@ int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affine_t *const
   (void)r;
   (void)a;
   (void)b;
+  (void)n;
+  abort();
+}
+
+void ld_fr8_fft_stage(ld_fr_t *a, size_t n, size_t half, const ld_fr_t *tw, size_t step) {
+  (void)a;
+  (void)n;
+  (void)half;
+  (void)tw;
+  (void)step;
+  abort();
+}
+
+void ld_fr8_mul_pointwise(ld_fr_t *a, const ld_fr_t *b, size_t n) {
+  (void)a;
+  (void)b;
+  (void)n;
+  abort();
+}
+
+void ld_fr8_scale(ld_fr_t *a, const ld_fr_t *c, size_t n) {
+  (void)a;
+  (void)c;
   (void)n;
   abort();
 }

@@ -68,4 +68,13 @@ int ld_g1_affine_add_batch(ld_g1_affine_t *const *r, const ld_g1_affine_t *const
 int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affine_t *const *a,
                            const ld_g2_affine_t *const *b, size_t n);
 
+/* Fr (ld_fr_t, Montgomery form mod r) in the same lanes, for the NTTs of fft.c. One stage of
+ * radix-2 butterflies: for each block of 2 half elements from s = 0, 2 half, ... below n and each
+ * k < half, t = a[s + k + half] tw[k step], a[s + k + half] = a[s + k] - t, a[s + k] += t. half
+ * a multiple of 8. */
+void ld_fr8_fft_stage(ld_fr_t *a, size_t n, size_t half, const ld_fr_t *tw, size_t step);
+/* a[i] = a[i] b[i], and a[i] = a[i] c, for i < n (n a multiple of 8). */
+void ld_fr8_mul_pointwise(ld_fr_t *a, const ld_fr_t *b, size_t n);
+void ld_fr8_scale(ld_fr_t *a, const ld_fr_t *c, size_t n);
+
 #endif
