@@ -60,17 +60,47 @@ static void msm_signed_digits(int32_t *out, const uint64_t k[4], unsigned c, uns
 }
 
 /* The signed digits of m scalars (plain limbs), window-major: out[w * m + j] is window w's digit
- * of k[j]. */
+ * of k[j]. Made window by window (each scalar's carry kept between windows), so that the digits
+ * are written in order rather than a window's stride apart. */
 static void msm_scalar_digits(int32_t *out, const uint64_t (*k)[4], size_t m, unsigned c,
                               unsigned windows) {
-  int32_t d[256];
-  for (size_t j = 0; j < m; j++) {
-    msm_signed_digits(d, k[j], c, windows);
-    for (unsigned w = 0; w < windows; w++) {
-      out[(size_t)w * m + j] = d[w];
+  int32_t half = (int32_t)1 << (c - 1), full = (int32_t)1 << c;
+  uint64_t mask = ((uint64_t)1 << c) - 1;
+  uint8_t *carry = calloc(m + 1, 1);
+  if (carry == NULL) { /* the scalar by scalar way needs no memory */
+    int32_t d[256];
+    for (size_t j = 0; j < m; j++) {
+      msm_signed_digits(d, k[j], c, windows);
+      for (unsigned w = 0; w < windows; w++) {
+        out[(size_t)w * m + j] = d[w];
+      }
+    }
+    explicit_bzero(d, sizeof d);
+    return;
+  }
+  for (unsigned w = 0; w < windows; w++) {
+    unsigned at = w * c, limb = at / 64, shift = at % 64;
+    int last = w + 1 == windows;
+    int32_t *o = &out[(size_t)w * m];
+    for (size_t j = 0; j < m; j++) {
+      uint64_t v = 0;
+      if (limb < 4) {
+        unsigned __int128 pair = k[j][limb];
+        if (limb + 1 < 4) {
+          pair |= (unsigned __int128)k[j][limb + 1] << 64;
+        }
+        v = (uint64_t)(pair >> shift) & mask;
+      }
+      int32_t d = (int32_t)v + carry[j];
+      /* d > half, or d == half below the top window: without branches (the digits are random,
+       * so a branch would be mispredicted half the time; and they come from secret scalars) */
+      int32_t over = (int32_t)((uint32_t)(half - d) >> 31) | ((d == half) & !last);
+      o[j] = d - over * full;
+      carry[j] = (uint8_t)over;
     }
   }
-  explicit_bzero(d, sizeof d);
+  explicit_bzero(carry, m);
+  free(carry);
 }
 
 /* A window's working memory (entries, den and prod typed by the instance). */
