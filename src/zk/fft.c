@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
+#include "zk/fp_ifma.h"
 
 struct ld_fr_domain {
   unsigned log2;
@@ -121,8 +122,13 @@ static void transform(const ld_fr_domain_t *d, ld_fr_t *a, const ld_fr_t *twiddl
       a[j] = t;
     }
   }
+  int lanes = ld_fp8_available();
   for (size_t half = 1; half < n; half <<= 1) {
     size_t step = n / (2 * half);
+    if (lanes && half % LD_FP8_LANES == 0) { /* eight butterflies at a time in IFMA lanes */
+      ld_fr8_fft_stage(a, n, half, twiddles, step);
+      continue;
+    }
     for (size_t start = 0; start < n; start += 2 * half) {
       for (size_t k = 0; k < half; k++) {
         ld_fr_t t;
@@ -138,23 +144,36 @@ void ld_fr_fft(const ld_fr_domain_t *d, ld_fr_t *a) {
   transform(d, a, d->twiddles);
 }
 
+/* a[i] *= b[i] for i < n, eight at a time in IFMA lanes where available. */
+static void mul_pointwise(ld_fr_t *a, const ld_fr_t *b, size_t n) {
+  size_t i = 0;
+  if (ld_fp8_available()) {
+    i = n - n % LD_FP8_LANES;
+    ld_fr8_mul_pointwise(a, b, i);
+  }
+  for (; i < n; i++) {
+    ld_fr_mul(&a[i], &a[i], &b[i]);
+  }
+}
+
 void ld_fr_ifft(const ld_fr_domain_t *d, ld_fr_t *a) {
   transform(d, a, d->inv_twiddles);
-  for (size_t i = 0; i < d->n; i++) {
+  size_t i = 0;
+  if (ld_fp8_available()) {
+    i = d->n - d->n % LD_FP8_LANES;
+    ld_fr8_scale(a, &d->n_inv, i);
+  }
+  for (; i < d->n; i++) {
     ld_fr_mul(&a[i], &a[i], &d->n_inv);
   }
 }
 
 void ld_fr_coset_fft(const ld_fr_domain_t *d, ld_fr_t *a) {
-  for (size_t i = 0; i < d->n; i++) {
-    ld_fr_mul(&a[i], &a[i], &d->coset[i]);
-  }
+  mul_pointwise(a, d->coset, d->n);
   transform(d, a, d->twiddles);
 }
 
 void ld_fr_coset_ifft(const ld_fr_domain_t *d, ld_fr_t *a) {
   transform(d, a, d->inv_twiddles);
-  for (size_t i = 0; i < d->n; i++) {
-    ld_fr_mul(&a[i], &a[i], &d->inv_coset[i]);
-  }
+  mul_pointwise(a, d->inv_coset, d->n);
 }

@@ -14,6 +14,7 @@
 #ifndef LD_ZK_FP_IFMA_H
 #define LD_ZK_FP_IFMA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "zk/curve.h"
@@ -28,8 +29,14 @@ typedef struct ld_fp8 {
 } ld_fp8_t;
 
 /* 1 when this CPU (and the operating system) support AVX-512F and AVX-512 IFMA and the library
- * was built for x86-64, else 0. Cheap after the first call. */
+ * was built for x86-64, else 0 (and 0 while the scalar path is forced). Cheap after the first
+ * call. */
 int ld_fp8_available(void);
+
+/* Internal switch for tests and benchmarks: while forced (on = 1), ld_fp8_available() returns 0,
+ * so the MSMs take their scalar path on a CPU with IFMA too; on = 0 restores the detection. Not
+ * to be flipped while another thread runs an MSM. */
+void ld_fp8_force_scalar(int on);
 
 /* r's lane i = a[i], for i in 0..7. */
 void ld_fp8_from_fp(ld_fp8_t *r, const ld_fp_t a[LD_FP8_LANES]);
@@ -48,5 +55,26 @@ void ld_g1_affine_add8(ld_g1_affine_t *const r[LD_FP8_LANES],
                        const ld_g1_affine_t *const a[LD_FP8_LANES],
                        const ld_g1_affine_t *const b[LD_FP8_LANES],
                        const ld_fp_t *const inv[LD_FP8_LANES]);
+
+/* Batch-affine additions, eight at a time: r[i] = a[i] + b[i] for i < n, every pair in the
+ * general case only (neither at infinity, a[i].x != b[i].x). The n slope denominators
+ * x_b - x_a are inverted together by Montgomery's trick in the eight lanes (lane l a running
+ * product over pairs l, l + 8, ...; one scalar inversion for the eight lanes' totals), so each
+ * addition costs six products in lanes. Every input is read before any output is written, so
+ * the r[i] may alias inputs. 0, or LD_ERR_NOMEM (nothing written). */
+int ld_g1_affine_add_batch(ld_g1_affine_t *const *r, const ld_g1_affine_t *const *a,
+                           const ld_g1_affine_t *const *b, size_t n);
+/* The same in G2 (Fp2 coordinates, each Fp2 product three Fp products in lanes). */
+int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affine_t *const *a,
+                           const ld_g2_affine_t *const *b, size_t n);
+
+/* Fr (ld_fr_t, Montgomery form mod r) in the same lanes, for the NTTs of fft.c. One stage of
+ * radix-2 butterflies: for each block of 2 half elements from s = 0, 2 half, ... below n and each
+ * k < half, t = a[s + k + half] tw[k step], a[s + k + half] = a[s + k] - t, a[s + k] += t. half
+ * a multiple of 8. */
+void ld_fr8_fft_stage(ld_fr_t *a, size_t n, size_t half, const ld_fr_t *tw, size_t step);
+/* a[i] = a[i] b[i], and a[i] = a[i] c, for i < n (n a multiple of 8). */
+void ld_fr8_mul_pointwise(ld_fr_t *a, const ld_fr_t *b, size_t n);
+void ld_fr8_scale(ld_fr_t *a, const ld_fr_t *c, size_t n);
 
 #endif

@@ -3,7 +3,9 @@
  * types), MSM_F (the coordinate field), MSM_CURVE_(x) (the curve's operation x, e.g. ld_g1_##x),
  * MSM_(x) (a name for the helpers of this instance) and
  * MSM_F_(x) (the field's operation x: add, sub, dbl, neg, mul, sqr, inv, equal, is_zero,
- * set_one).
+ * set_one). Optionally MSM_PAIR_ADD_BATCH (a batch of general affine additions, denominators
+ * inverted inside, as ld_g1_affine_add_batch) and MSM_PAIR_ADD_BATCH_AVAILABLE (whether it may be
+ * called now): the bucket sums' rounds then go through it.
  *
  * Every (point, window) pair with a non-zero digit becomes an entry ±P filed under its window's
  * bucket |digit| (a counting sort); then each bucket's entries are summed pairwise in rounds,
@@ -107,59 +109,66 @@ static void MSM_(batch_invert)(MSM_F *den, MSM_F *prod, size_t n) {
   }
 }
 
-#ifdef MSM_PAIR_ADD8
-/* One round of sum_buckets' pairwise additions, eight general pairs at a time by MSM_PAIR_ADD8
- * (the others, and the last incomplete eight, by pair_add), into a separate array first so that
- * no entry is overwritten before it is read. Returns 0 (and does nothing) when the wide path is
- * unavailable or memory is short. */
-static int MSM_(sum_pairs_wide)(MSM_A *entries, const uint32_t *start, uint32_t base, uint32_t *len,
-                                size_t nb, const MSM_F *den, size_t pairs) {
-  if (!MSM_PAIR_ADD8_AVAILABLE()) {
+#ifdef MSM_PAIR_ADD_BATCH
+/* One round of sum_buckets' pairwise additions with the general pairs (neither at infinity,
+ * distinct x) through MSM_PAIR_ADD_BATCH (their denominators inverted and their sums made in
+ * eight lanes) and the others (doublings, cancellations, infinities: rare) by pair_add after a
+ * scalar batch inversion of their own; into a separate array first, so that no entry is
+ * overwritten before it is read. Returns 0 (and changes nothing) when the wide path is
+ * unavailable or memory is short, 1 when the round is done. */
+static int MSM_(sum_round_wide)(MSM_A *entries, const uint32_t *start, uint32_t base, uint32_t *len,
+                                size_t nb, MSM_F *den, MSM_F *prod, size_t pairs) {
+  if (!MSM_PAIR_ADD_BATCH_AVAILABLE()) {
     return 0;
   }
   MSM_A *out = malloc(pairs * sizeof *out);
-  if (out == NULL) {
-    return 0;
-  }
-  MSM_A *r[8];
-  const MSM_A *a[8], *b8[8];
-  const MSM_F *inv[8];
-  size_t lanes = 0, i = 0;
-  for (size_t b = 0; b < nb; b++) {
-    const MSM_A *e = &entries[start[b] - base];
-    for (uint32_t k = 0; k + 1 < len[b]; k += 2, i++) {
-      const MSM_A *p = &e[k], *q = &e[k + 1];
-      if (p->infinity || q->infinity || MSM_F_(equal)(&p->x, &q->x)) {
-        MSM_(pair_add)(&out[i], p, q, &den[i]);
-        continue;
-      }
-      r[lanes] = &out[i];
-      a[lanes] = p;
-      b8[lanes] = q;
-      inv[lanes++] = &den[i];
-      if (lanes == 8) {
-        MSM_PAIR_ADD8(r, a, b8, inv);
-        lanes = 0;
+  MSM_A **r = malloc(pairs * sizeof *r);
+  const MSM_A **a = malloc(pairs * sizeof *a), **b2 = malloc(pairs * sizeof *b2);
+  int done = 0;
+  if (out != NULL && r != NULL && a != NULL && b2 != NULL) {
+    /* general pairs from the front of r/a/b2, the others from the back */
+    size_t general = 0, special = 0, i = 0;
+    for (size_t b = 0; b < nb; b++) {
+      const MSM_A *e = &entries[start[b] - base];
+      for (uint32_t k = 0; k + 1 < len[b]; k += 2, i++) {
+        const MSM_A *p = &e[k], *q = &e[k + 1];
+        size_t slot = general;
+        if (p->infinity || q->infinity || MSM_F_(equal)(&p->x, &q->x)) {
+          MSM_(pair_denominator)(&den[special++], p, q);
+          slot = pairs - special;
+        } else {
+          general++;
+        }
+        r[slot] = &out[i];
+        a[slot] = p;
+        b2[slot] = q;
       }
     }
-  }
-  for (size_t l = 0; l < lanes; l++) {
-    MSM_(pair_add)(r[l], a[l], b8[l], inv[l]);
-  }
-  i = 0;
-  for (size_t b = 0; b < nb; b++) {
-    MSM_A *e = &entries[start[b] - base];
-    uint32_t k = 0;
-    for (; k + 1 < len[b]; k += 2) {
-      e[k / 2] = out[i++];
+    MSM_(batch_invert)(den, prod, special);
+    for (size_t s = 0; s < special; s++) {
+      MSM_(pair_add)(r[pairs - 1 - s], a[pairs - 1 - s], b2[pairs - 1 - s], &den[s]);
     }
-    if (k < len[b]) {
-      e[k / 2] = e[k];
+    done = MSM_PAIR_ADD_BATCH(r, a, b2, general) == 0;
+  }
+  if (done) {
+    size_t i = 0;
+    for (size_t b = 0; b < nb; b++) {
+      MSM_A *e = &entries[start[b] - base];
+      uint32_t k = 0;
+      for (; k + 1 < len[b]; k += 2) {
+        e[k / 2] = out[i++];
+      }
+      if (k < len[b]) {
+        e[k / 2] = e[k];
+      }
+      len[b] = (len[b] + 1) / 2;
     }
-    len[b] = (len[b] + 1) / 2;
   }
   free(out);
-  return 1;
+  free(r);
+  free(a);
+  free(b2);
+  return done;
 }
 #endif
 
@@ -170,20 +179,24 @@ static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t ba
   for (;;) {
     size_t pairs = 0;
     for (size_t b = 0; b < nb; b++) {
+      pairs += len[b] / 2;
+    }
+    if (pairs == 0) {
+      return;
+    }
+#ifdef MSM_PAIR_ADD_BATCH
+    if (MSM_(sum_round_wide)(entries, start, base, len, nb, den, prod, pairs)) {
+      continue;
+    }
+#endif
+    pairs = 0;
+    for (size_t b = 0; b < nb; b++) {
       const MSM_A *e = &entries[start[b] - base];
       for (uint32_t k = 0; k + 1 < len[b]; k += 2) {
         MSM_(pair_denominator)(&den[pairs++], &e[k], &e[k + 1]);
       }
     }
-    if (pairs == 0) {
-      return;
-    }
     MSM_(batch_invert)(den, prod, pairs);
-#ifdef MSM_PAIR_ADD8
-    if (MSM_(sum_pairs_wide)(entries, start, base, len, nb, den, pairs)) {
-      continue;
-    }
-#endif
     pairs = 0;
     for (size_t b = 0; b < nb; b++) {
       MSM_A *e = &entries[start[b] - base];
@@ -241,6 +254,12 @@ static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const uint32_t *li
     }
     uint32_t base = start[b0];
     for (uint32_t k = base; k < start[b1]; k++) {
+      /* the points are read in bucket order, i.e. at random: ask for one 16 entries ahead */
+      if (k + 16 < start[b1]) {
+        const char *ahead = (const char *)&points[live[s->order[k + 16]]];
+        __builtin_prefetch(ahead);
+        __builtin_prefetch(ahead + sizeof(MSM_A) - 1);
+      }
       uint32_t j = s->order[k];
       MSM_A *e = &entries[k - base];
       *e = points[live[j]];
