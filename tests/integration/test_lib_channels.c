@@ -136,6 +136,13 @@ static node_t *node_start_in(const char *state, const char *fields) {
   return node_create(config, true);
 }
 
+/* node_start_in(state) with `peer` as its one static node (it dials the peer). */
+static node_t *node_start_dialing(const char *state, const node_t *peer) {
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", peer->addr);
+  return node_start_in(state, fields);
+}
+
 static void node_free(node_t *n) {
   reply_t r;
   reply_init(&r);
@@ -350,9 +357,8 @@ static void three_participants_over_a_lossy_path(void **state) {
   (void)state;
   ld_channels_set_test_timing(1000, 4000, 2000, 1000);
   node_t *a = node_start_in("lossy-a", "");
+  node_t *b = node_start_dialing("lossy-b", a);
   char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("lossy-b", fields);
   snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\",\"%s\"]", a->addr, b->addr);
   node_t *c = node_start_in("lossy-c", fields);
   node_t *nodes[3] = {a, b, c};
@@ -648,27 +654,60 @@ static int big_payloads_from_alice(node_t *n, const uint8_t *big) {
   return found;
 }
 
+/* A 1 MiB send from alice on A to bob on B (B dials A), both in one channel. */
+typedef struct big_send {
+  node_t *a;
+  node_t *b;
+  const char *channel;
+  uint8_t *big;
+  char *json; /* big as channel_send's JSON */
+} big_send_t;
+
+/* Starts B in state `b_name` dialing `a`, creates `channel` on A as alice and on B as bob, and
+ * makes the payload from `seed`. */
+static void big_send_start(big_send_t *s, node_t *a, const char *b_name, const char *channel,
+                           uint64_t seed) {
+  s->a = a;
+  s->b = node_start_dialing(b_name, a);
+  s->channel = channel;
+  channel_create(s->a, channel, CTOPIC, "alice", RET_OK, channel);
+  channel_create(s->b, channel, CTOPIC, "bob", RET_OK, channel);
+  s->big = big_payload(seed);
+  s->json = payload_json(s->big);
+}
+
+/* Sends the payload from alice with the fan-out's random loss off and the first `drops` large
+ * messages (segments) dropped on the way; the request id in `id`. */
+static void big_send_go(big_send_t *s, int drops, char id[64]) {
+  ld_fanout_set_test_loss(0, 0);
+  ld_fanout_set_test_drop_large(90000, drops);
+  channel_send_json(s->a, s->channel, s->json, RET_OK, NULL, id);
+}
+
+/* Frees the payload and both nodes, with the drop hook and the channels' timing reset. */
+static void big_send_end(big_send_t *s) {
+  free(s->json);
+  free(s->big);
+  ld_fanout_set_test_drop_large(0, 0);
+  ld_channels_set_test_timing(0, 0, 0, 0);
+  node_free(s->b);
+  node_free(s->a);
+}
+
 static void a_large_payload_crosses_as_segments(void **state) {
   (void)state;
   /* segments of 120 KB each: acknowledgements take longer than 1 s under the sanitizers */
   ld_channels_set_test_timing(1000, 4000, 2000, 5000);
-  node_t *a = node_start_in("big-a", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("big-b", fields);
-  channel_create(a, "files", CTOPIC, "alice", RET_OK, "files");
-  channel_create(b, "files", CTOPIC, "bob", RET_OK, "files");
+  big_send_t s;
+  big_send_start(&s, node_start_in("big-a", ""), "big-b", "files", 88172645463325252u);
+  node_t *a = s.a, *b = s.b;
   /* bob sees alice before the big send (so that nothing waits for the mesh) */
   char id[64];
   channel_send_json(a, "files", "{\"payload\":\"aGVsbG8=\"}", RET_OK, NULL, id);
   req_event_t hello = {"channel_message_delivered", id};
   assert_true(wait_until(a, pred_event, &hello));
 
-  uint8_t *big = big_payload(88172645463325252u);
-  char *json = payload_json(big);
-  ld_fanout_set_test_loss(0, 0);
-  ld_fanout_set_test_drop_large(90000, 1); /* one segment lost on the way */
-  channel_send_json(a, "files", json, RET_OK, NULL, id);
+  big_send_go(&s, 1, id); /* one segment lost on the way */
   assert_true(wait_until(b, pred_big, NULL));
   req_event_t sent = {"channel_message_sent", id}, delivered = {"channel_message_delivered", id};
   assert_true(wait_until(a, pred_event, &sent));
@@ -679,13 +718,8 @@ static void a_large_payload_crosses_as_segments(void **state) {
   }
   assert_int_equal(ld_fanout_test_loss_dropped(), 1);
 
-  assert_int_equal(big_payloads_from_alice(b, big), 1); /* the payload arrived whole, once */
-  free(json);
-  free(big);
-  ld_fanout_set_test_drop_large(0, 0);
-  ld_channels_set_test_timing(0, 0, 0, 0);
-  node_free(b);
-  node_free(a);
+  assert_int_equal(big_payloads_from_alice(b, s.big), 1); /* the payload arrived whole, once */
+  big_send_end(&s);
 }
 
 /* With segmentationEnableReedSolomon, 1 MiB goes as 11 data and 2 parity segments (Leopard-RS,
@@ -702,33 +736,21 @@ static void a_large_payload_is_rebuilt_from_parity(void **state) {
            "\"listenIpv4\":\"127.0.0.1\",\"logLevel\":\"WARN\",\"reliabilityEnabled\":false,"
            "\"localStoragePath\":\"%s/parity-a\"}}",
            g_dir);
-  node_t *a = node_create(config, true);
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("parity-b", fields);
-  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
-  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  big_send_t s;
+  big_send_start(&s, node_create(config, true), "parity-b", "room", 0x9E3779B97F4A7C15u);
+  node_t *a = s.a, *b = s.b;
   char id[64];
   channel_send_json(a, "room", "{\"payload\":\"aGVsbG8=\"}", RET_OK, NULL, id);
   assert_true(wait_until(b, pred_received, "hello")); /* the mesh is formed */
 
-  uint8_t *big = big_payload(0x9E3779B97F4A7C15u);
-  char *json = payload_json(big);
-  ld_fanout_set_test_loss(0, 0);
-  ld_fanout_set_test_drop_large(90000, 2); /* the first two segments lost on the way */
-  channel_send_json(a, "room", json, RET_OK, NULL, id);
+  big_send_go(&s, 2, id); /* the first two segments lost on the way */
   req_event_t sent = {"channel_message_sent", id};
   assert_true(wait_until(a, pred_event, &sent)); /* all 13 segments went out */
   assert_true(wait_until(b, pred_big, NULL));
   assert_int_equal(ld_fanout_test_loss_dropped(), 2);
 
-  assert_int_equal(big_payloads_from_alice(b, big), 1);
-  free(json);
-  free(big);
-  ld_fanout_set_test_drop_large(0, 0);
-  ld_channels_set_test_timing(0, 0, 0, 0);
-  node_free(b);
-  node_free(a);
+  assert_int_equal(big_payloads_from_alice(b, s.big), 1);
+  big_send_end(&s);
 }
 
 /* ---- rate limit -------------------------------------------------------------------------------
@@ -740,9 +762,7 @@ static void sends_over_the_rate_limit_wait_for_the_next_epochs(void **state) {
   ld_channels_set_test_timing(1000, 4000, 2000, 10000);
   ld_channels_set_test_rate_limit(3000, 2);
   node_t *a = node_start_in("rate-a", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("rate-b", fields);
+  node_t *b = node_start_dialing("rate-b", a);
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
   channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
   char id[64];
@@ -813,9 +833,7 @@ static void the_encryption_hook_is_applied_per_segment(void **state) {
   (void)state;
   ld_channels_set_test_timing(1000, 4000, 2000, 1000);
   node_t *a = node_start_in("crypto-a", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("crypto-b", fields);
+  node_t *b = node_start_dialing("crypto-b", a);
   set_encryption(a, xor_hook, NULL, RET_ERR); /* a pair or nothing */
   set_encryption(a, xor_hook, xor_hook, RET_OK);
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
@@ -866,9 +884,7 @@ static void send_unmarked_sds(node_t *n, const char *text) {
 static void an_unmarked_sds_message_is_channel_traffic(void **state) {
   (void)state;
   node_t *a = node_start_in("unmarked-a", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("unmarked-b", fields);
+  node_t *b = node_start_dialing("unmarked-b", a);
   channel_create(a, "room", CTOPIC, "c-receiver", RET_OK, "room");
   /* b's relay reaches a once a's subscription is in b's mesh: send until it is delivered */
   uint64_t deadline = ld_now_ms() + WAIT_MS;
@@ -954,9 +970,7 @@ static void a_message_carries_the_hint_of_one_not_yet_propagated(void **state) {
   char id1[64], id2[64];
   channel_send_text(a, "hint-1", id1); /* a has no peer: neither message propagates yet */
   channel_send_text(a, "hint-2", id2);
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("hint-b", fields);
+  node_t *b = node_start_dialing("hint-b", a);
   logosdelivery_set_event_callback(b->ctx, on_any_event, b);
   reply_t r;
   reply_init(&r);
@@ -1006,9 +1020,7 @@ static void a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue(void **st
   ld_channels_set_test_timing(200, 1000, 2000, 1000);
   ld_channels_set_test_limits(4, 8);
   node_t *b = node_start_in("queue-b", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", b->addr);
-  node_t *a = node_start_in("queue-a", fields);
+  node_t *a = node_start_dialing("queue-a", b);
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
   char ids[12][64];
   for (int i = 0; i < 12; i++) {
@@ -1021,7 +1033,7 @@ static void a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue(void **st
                            "bytes waiting; at most 8 messages, 67108864 bytes)",
                     NULL);
   node_free(a);
-  a = node_start_in("queue-a", fields);
+  a = node_start_dialing("queue-a", b);
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
   channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
   for (int i = 0; i < 12; i++) {
