@@ -122,6 +122,12 @@ void ld_channels_set_test_timing(uint64_t repair_t_min_ms, uint64_t repair_t_max
   atomic_store(&g_test_ack, ack_timeout_ms);
 }
 
+static _Atomic uint64_t g_test_ack_sync_delay;
+
+void ld_channels_set_test_ack_sync_delay(uint64_t delay_ms) {
+  atomic_store(&g_test_ack_sync_delay, delay_ms);
+}
+
 void ld_channels_config_default(ld_channels_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
   ld_sds_config_default(&cfg->sds);
@@ -159,6 +165,9 @@ void ld_channels_config_default(ld_channels_config_t *cfg) {
   cfg->send_queue_max = LD_CHANNELS_DEFAULT_SEND_QUEUE;
   cfg->send_queue_max_bytes = LD_CHANNELS_DEFAULT_SEND_QUEUE_BYTES;
   cfg->sds.ack_sync_delay_ms = LD_CHANNELS_DEFAULT_ACK_SYNC_MS;
+  uint64_t ack_sync_delay = atomic_load(&g_test_ack_sync_delay);
+  if (ack_sync_delay > 0)
+    cfg->sds.ack_sync_delay_ms = ack_sync_delay;
   cfg->sds.ack_sync_every = LD_CHANNELS_DEFAULT_ACK_SYNC_EVERY;
   cfg->sds.bloom_interval_ms = LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS;
   size_t max_outgoing = atomic_load(&g_test_max_outgoing), queue = atomic_load(&g_test_send_queue);

@@ -25,7 +25,10 @@
  * - an SDS message sent as a plain Waku message (no `meta` marker, as js-waku's ReliableChannel
  *   sends them) on the channel's content topic is channel traffic: it is delivered;
  * - a message sent while the previous one has not propagated yet (no peer) carries that one's
- *   Waku hash as retrieval hint in its causal history, as js-waku's ReliableChannel does. */
+ *   Waku hash as retrieval hint in its causal history, as js-waku's ReliableChannel does;
+ * - channelsOverrides sdsAckSyncEvery: with 2, the second message received brings an
+ *   acknowledgement sync at once (the timer far away); with 0, a burst is acknowledged only once
+ *   the acknowledgement sync timer fired. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -141,6 +144,19 @@ static node_t *node_start_dialing(const char *state, const node_t *peer) {
   char fields[1536];
   snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", peer->addr);
   return node_start_in(state, fields);
+}
+
+/* A context (structured configuration) in state `state` whose channelsOverrides are `overrides`
+ * (its members, without braces). */
+static node_t *node_start_overriding(const char *state, const char *overrides) {
+  char config[1024];
+  snprintf(config, sizeof config,
+           "{\"channelsOverrides\":{%s},"
+           "\"messagingOverrides\":{\"clusterId\":66,\"numShardsInCluster\":1,"
+           "\"listenIpv4\":\"127.0.0.1\",\"logLevel\":\"WARN\",\"reliabilityEnabled\":false,"
+           "\"localStoragePath\":\"%s/%s\"}}",
+           overrides, g_dir, state);
+  return node_create(config, true);
 }
 
 static void node_free(node_t *n) {
@@ -729,15 +745,9 @@ static void a_large_payload_crosses_as_segments(void **state) {
 static void a_large_payload_is_rebuilt_from_parity(void **state) {
   (void)state;
   ld_channels_set_test_timing(600000, 1200000, 2000, 600000);
-  char config[1024];
-  snprintf(config, sizeof config,
-           "{\"channelsOverrides\":{\"segmentationEnableReedSolomon\":true},"
-           "\"messagingOverrides\":{\"clusterId\":66,\"numShardsInCluster\":1,"
-           "\"listenIpv4\":\"127.0.0.1\",\"logLevel\":\"WARN\",\"reliabilityEnabled\":false,"
-           "\"localStoragePath\":\"%s/parity-a\"}}",
-           g_dir);
   big_send_t s;
-  big_send_start(&s, node_create(config, true), "parity-b", "room", 0x9E3779B97F4A7C15u);
+  node_t *parity_a = node_start_overriding("parity-a", "\"segmentationEnableReedSolomon\":true");
+  big_send_start(&s, parity_a, "parity-b", "room", 0x9E3779B97F4A7C15u);
   node_t *a = s.a, *b = s.b;
   char id[64];
   channel_send_json(a, "room", "{\"payload\":\"aGVsbG8=\"}", RET_OK, NULL, id);
@@ -1057,6 +1067,65 @@ static void a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue(void **st
   node_free(b);
 }
 
+/* ---- acknowledgement syncs ------------------------------------------------------------------ */
+
+/* With channelsOverrides sdsAckSyncEvery 2, the second content message B receives brings an
+ * acknowledgement sync at once: A's two messages are delivered although B's acknowledgement
+ * sync timer is 10 minutes away and B sends no periodic sync (nor anything else). */
+static void sds_ack_sync_every_acknowledges_at_once(void **state) {
+  (void)state;
+  ld_channels_set_test_ack_sync_delay(600000);
+  node_t *b = node_start_overriding("every-b", "\"sdsAckSyncEvery\":2,\"sdsSyncIntervalMs\":0");
+  node_t *a = node_start_dialing("every-a", b);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  char first[64], second[64];
+  channel_send_text(a, "first", first);
+  assert_true(wait_until(b, pred_received, "first"));
+  /* one received: B sent nothing, so nothing acknowledged it */
+  assert_int_equal(count(a, "channel_message_delivered", "requestId", first), 0);
+  channel_send_text(a, "second", second);
+  req_event_t d1 = {"channel_message_delivered", first};
+  req_event_t d2 = {"channel_message_delivered", second};
+  assert_true(wait_until(a, pred_event, &d2));
+  assert_true(wait_until(a, pred_event, &d1));
+  ld_channels_set_test_ack_sync_delay(0);
+  node_free(a);
+  node_free(b);
+}
+
+/* With sdsAckSyncEvery 0 a burst received is acknowledged only by the acknowledgement sync
+ * timer (2 s here): no send is delivered before it fired. */
+static void sds_ack_sync_every_zero_leaves_it_to_the_timer(void **state) {
+  (void)state;
+  enum { DELAY_MS = 2000, BURST = 4 };
+  ld_channels_set_test_ack_sync_delay(DELAY_MS);
+  node_t *b = node_start_overriding("timer-b", "\"sdsAckSyncEvery\":0,\"sdsSyncIntervalMs\":0");
+  node_t *a = node_start_dialing("timer-a", b);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  char ids[BURST][64];
+  uint64_t t0 = ld_now_ms();
+  for (int i = 0; i < BURST; i++) {
+    char text[32];
+    snprintf(text, sizeof text, "burst-%d", i);
+    channel_send_text(a, text, ids[i]);
+  }
+  uint64_t first_delivered = 0;
+  for (int i = 0; i < BURST; i++) {
+    req_event_t delivered = {"channel_message_delivered", ids[i]};
+    assert_true(wait_until(a, pred_event, &delivered));
+    if (first_delivered == 0)
+      first_delivered = ld_now_ms();
+  }
+  /* the timer is armed when B receives the first (after t0); the loop's clock may be a coarse
+   * one, a few milliseconds behind */
+  assert_true(first_delivered - t0 >= DELAY_MS - 50);
+  ld_channels_set_test_ack_sync_delay(0);
+  node_free(a);
+  node_free(b);
+}
+
 static int teardown(void **state) {
   (void)state;
   char cmd[128];
@@ -1077,6 +1146,8 @@ int main(void) {
       cmocka_unit_test(a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue),
       cmocka_unit_test(an_unmarked_sds_message_is_channel_traffic),
       cmocka_unit_test(a_message_carries_the_hint_of_one_not_yet_propagated),
+      cmocka_unit_test(sds_ack_sync_every_acknowledges_at_once),
+      cmocka_unit_test(sds_ack_sync_every_zero_leaves_it_to_the_timer),
   };
   if (getenv("LD_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("LD_TEST_FILTER"));

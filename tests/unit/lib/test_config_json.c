@@ -552,7 +552,7 @@ static void available_configs_list_every_option(void **state) {
 }
 
 /* Our extension keys: the SDS-R window (with the store fetch right after it), the sync
- * interval and the bloom filter's interval, with their ranges. */
+ * interval, the bloom filter's interval and the acknowledgement sync count, with their ranges. */
 static void channel_timing_extension(void **state) {
   (void)state;
   parse_ok("{\"channelsOverrides\":{\"sdsRepairTMinMs\":200,\"sdsRepairTMaxMs\":900,"
@@ -584,6 +584,28 @@ static void channel_timing_extension(void **state) {
   assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
                    LD_ERR_INVALID_ARG);
   assert_string_equal(why, "channelsOverrides 'sdsBloomIntervalMs' is -5, expected 0..3600000");
+  /* an acknowledgement sync at once per this many content messages received: 250 by default, 0 =
+   * only the timer */
+  parse_ok("{\"channelsOverrides\":{}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  assert_int_equal(out.sds.ack_sync_every, LD_CHANNELS_DEFAULT_ACK_SYNC_EVERY);
+  parse_ok("{\"channelsOverrides\":{\"sdsAckSyncEvery\":0}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  assert_int_equal(out.sds.ack_sync_every, 0);
+  parse_ok("{\"channelsOverrides\":{\"sdsAckSyncEvery\":1000000}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  assert_int_equal(out.sds.ack_sync_every, 1000000);
+  parse_ok("{\"channelsOverrides\":{\"sdsAckSyncEvery\":-1}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
+                   LD_ERR_INVALID_ARG);
+  assert_string_equal(why, "channelsOverrides 'sdsAckSyncEvery' is -1, expected 0..1000000");
+  parse_ok("{\"channelsOverrides\":{\"sdsAckSyncEvery\":1000001}}");
+  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
+                   LD_ERR_INVALID_ARG);
+  assert_string_equal(why, "channelsOverrides 'sdsAckSyncEvery' is 1000001, expected 0..1000000");
+  parse_fails("{\"channelsOverrides\":{\"sdsAckSyncEvery\":\"often\"}}",
+              "Failed to parse channelsOverrides field 'sdsAckSyncEvery' from JSON key "
+              "'sdsAckSyncEvery': expected an integer. Value: often");
 }
 
 int main(void) {
