@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 #include <uv.h>
 
+#include "bench_clock.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/hex.h"
@@ -239,11 +240,6 @@ static void issue(qrun_t *r) {
     exit(1);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Runs `total` queries of one kind, `clients` at a time; returns the seconds taken. */
 static double run_queries(qrun_t *r, unsigned clients) {
   uint64_t t0 = ld_now_ns();
@@ -264,16 +260,16 @@ static void latency(const char *driver, qkind_t kind, unsigned clients) {
   qrun_t r = {.kind = kind, .total = g_queries, .rng = 0x1234567u + clients};
   r.lat = calloc(r.total, sizeof *r.lat);
   double s = run_queries(&r, clients);
-  qsort(r.lat, r.total, sizeof *r.lat, cmp_u64);
+  bench_sort_u64(r.lat, r.total);
   printf("%-8s %-28s %2u client%s  p50 %7.2f ms  p99 %7.2f ms  %7.0f q/s  %5.1f rows/q  "
          "(p90 %.2f, max %.2f ms)%s\n",
          driver,
          kind == Q_TOPIC_TIME ? "page of 20 by topic + time"
          : kind == Q_HASHES   ? "lookup of 100 hashes"
                               : "lookup of 100 of the last hour",
-         clients, clients > 1 ? "s" : " ", (double)r.lat[r.total / 2] / 1e6,
-         (double)r.lat[r.total * 99 / 100] / 1e6, (double)r.total / s,
-         (double)r.rows / (double)r.total, (double)r.lat[r.total * 9 / 10] / 1e6,
+         clients, clients > 1 ? "s" : " ", (double)bench_pct_u64(r.lat, r.total, 50) / 1e6,
+         (double)bench_pct_u64(r.lat, r.total, 99) / 1e6, (double)r.total / s,
+         (double)r.rows / (double)r.total, (double)bench_pct_u64(r.lat, r.total, 90) / 1e6,
          (double)r.lat[r.total - 1] / 1e6, r.errors ? "  (errors)" : "");
   free(r.lat);
 }
@@ -330,11 +326,11 @@ static void publish_then_query(const char *driver, size_t n) {
     lat[k] = ld_now_ns() - t0;
     found += a.rows == 1;
   }
-  qsort(lat, n, sizeof *lat, cmp_u64);
+  bench_sort_u64(lat, n);
   printf("%-8s publish, then its hash at once, %zu rounds: p50 %.2f ms  p99 %.2f ms  "
          "(max %.2f ms), found %zu of %zu\n",
-         driver, n, (double)lat[n / 2] / 1e6, (double)lat[n * 99 / 100] / 1e6,
-         (double)lat[n - 1] / 1e6, found, n);
+         driver, n, (double)bench_pct_u64(lat, n, 50) / 1e6,
+         (double)bench_pct_u64(lat, n, 99) / 1e6, (double)lat[n - 1] / 1e6, found, n);
   free(lat);
 }
 

@@ -20,15 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
 #include "channels/channel_store.h"
 
 #define CHANNEL "bench"
 #define MAX_LOG 10000u
 
 static uint64_t thread_cpu_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+  return bench_clock_us(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static ld_channel_store_t *open_at(const char *dir, const char *name) {

@@ -39,9 +39,7 @@
 static size_t g_messages = 2000, g_size = 100;
 
 static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+  return bench_clock_us(CLOCK_MONOTONIC);
 }
 
 /* ---- replies -------------------------------------------------------------------------------- */
@@ -303,9 +301,7 @@ static void finish(void *ctx) {
 static uint64_t g_create_cpu_us; /* process CPU time of the last create_channel */
 
 static uint64_t cpu_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+  return bench_clock_us(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static uint64_t create_channel(void *ctx, const char *sender) {
@@ -393,21 +389,17 @@ static void wait_for(atomic_size_t *counter, size_t want, int seconds) {
   wait_counter(counter, want, now_us() + (uint64_t)seconds * 1000000u);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static void percentiles(const char *what, const uint64_t *end) {
   uint64_t *d = calloc(g_messages, sizeof *d);
   size_t n = 0;
   for (size_t i = 0; i < g_messages; i++)
     if (end[i] > 0)
       d[n++] = end[i] - g_send_us[i];
-  qsort(d, n, sizeof *d, cmp_u64);
+  bench_sort_u64(d, n);
   if (n > 0)
     printf("  send -> %-9s p50 %.1f ms, p90 %.1f ms, max %.1f ms (%zu of %zu)\n", what,
-           d[n / 2] / 1000.0, d[n * 9 / 10] / 1000.0, d[n - 1] / 1000.0, n, g_messages);
+           bench_pct_u64(d, n, 50) / 1000.0, bench_pct_u64(d, n, 90) / 1000.0, d[n - 1] / 1000.0, n,
+           g_messages);
   free(d);
 }
 

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <uv.h>
 
+#include "bench_clock.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -170,11 +171,6 @@ static uint64_t run_round(ld_fanout_t *fanout, uint8_t *payload) {
   return g_last_ns - t0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static void report(const uint64_t *ns, const ld_filter_server_t *srv) {
   uint64_t first = ns[0];
   size_t k = g_rounds - 1;
@@ -182,10 +178,10 @@ static void report(const uint64_t *ns, const ld_filter_server_t *srv) {
   if (rest == NULL)
     exit(1);
   memcpy(rest, ns + 1, k * sizeof *rest);
-  qsort(rest, k, sizeof *rest, cmp_u64);
+  bench_sort_u64(rest, k);
   ld_filter_server_stats_t st;
   ld_filter_server_get_stats(srv, &st);
-  double med = k > 0 ? rest[k / 2] / 1e6 : 0, mx = k > 0 ? rest[k - 1] / 1e6 : 0;
+  double med = k > 0 ? bench_pct_u64(rest, k, 50) / 1e6 : 0, mx = k > 0 ? rest[k - 1] / 1e6 : 0;
   double mn = k > 0 ? rest[0] / 1e6 : 0;
   printf("{\"bench\":\"filter_push_fanout\",\"subscribers\":%zu,\"size\":%zu,\"muxer\":\"%s\","
          "\"firstMs\":%.2f,\"minMs\":%.2f,\"medianMs\":%.2f,\"maxMs\":%.2f,\"rounds\":%zu,"

@@ -88,11 +88,6 @@ static void print_load(const char *when) {
   printf("# load average %s: %s\n", when, text);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The q-quantile (nearest rank) of n sorted values. */
 static uint64_t quantile(const uint64_t *v, size_t n, double q) {
   if (n == 0)
@@ -458,8 +453,8 @@ static void section_start(void) {
     total[i] = t2 - t0;
     ctx_free(&c);
   }
-  qsort(total, n, sizeof *total, cmp_u64);
-  qsort(create, n, sizeof *create, cmp_u64);
+  bench_sort_u64(total, n);
+  bench_sort_u64(create, n);
   printf("start: create_node + start_node (callback to callback), %u times: p50 %.2f ms, p90 %.2f "
          "ms, max %.2f ms (create_node alone: p50 %.2f ms)\n",
          n, ms(quantile(total, n, 0.5)), ms(quantile(total, n, 0.9)), ms(total[n - 1]),
@@ -484,8 +479,8 @@ static void latency_report(latency_t *lat, uint64_t *call_ns) {
   for (size_t i = 0; i < n; i++)
     if (lat->recv_at[i] != 0)
       d[got++] = lat->recv_at[i] - lat->sent_at[i];
-  qsort(d, got, sizeof *d, cmp_u64);
-  qsort(call_ns, n, sizeof *call_ns, cmp_u64);
+  bench_sort_u64(d, got);
+  bench_sort_u64(call_ns, n);
   printf("latency: %zu messages of %zu bytes, one every %u us, A → B over relay (staticnodes): "
          "p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms; %zu received, %zu lost\n",
          n, opt.size, opt.interval_us, ms(quantile(d, got, 0.5)), ms(quantile(d, got, 0.9)),
@@ -674,7 +669,7 @@ static void rate_report(rate_run_t *r) {
          metric(r->st.h, "libp2p_pubsub_validation_success_total"),
          metric(r->st.h, "libp2p_pubsub_validation_failure_total"),
          metric(r->st.h, "libp2p_pubsub_validation_ignore_total"));
-  qsort(call_hist, n_call_hist, sizeof *call_hist, cmp_u64);
+  bench_sort_u64(call_hist, n_call_hist);
   printf("  logosdelivery_send call: p50 %.3f ms, p99 %.3f ms, max %.3f ms; %.2f s waiting for "
          "the window\n",
          ms(quantile(call_hist, n_call_hist, 0.5)), ms(quantile(call_hist, n_call_hist, 0.99)),

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <uv.h>
 
+#include "bench_clock.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "messaging/messaging.h"
@@ -163,11 +164,6 @@ static void send_text(peer_t *p, const char *text, char rid[LD_MESSAGING_REQUEST
     die(why, LD_ERR_INVALID_ARG);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* ---- 1. send → sent -------------------------------------------------------------------------- */
 
 static void send_to_sent(int n, int sends, bool p2p) {
@@ -184,11 +180,12 @@ static void send_to_sent(int n, int sends, bool p2p) {
     ms[i] = ld_now_ms() - t0;
     run_for(100);
   }
-  qsort(ms, (size_t)sends, sizeof *ms, cmp_u64);
+  bench_sort_u64(ms, (size_t)sends);
   printf("{\"figure\":\"send_to_message_sent\",\"reliability\":\"%s\",\"nodes\":%d,\"sends\":%d,"
          "\"p50_ms\":%llu,\"p90_ms\":%llu,\"max_ms\":%llu}\n",
          p2p ? "p2p (2 peers' sets)" : "store (1 store node)", n, sends,
-         (unsigned long long)ms[sends / 2], (unsigned long long)ms[sends * 9 / 10],
+         (unsigned long long)bench_pct_u64(ms, (size_t)sends, 50),
+         (unsigned long long)bench_pct_u64(ms, (size_t)sends, 90),
          (unsigned long long)ms[sends - 1]);
   fflush(stdout);
   free(ms);

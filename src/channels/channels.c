@@ -122,6 +122,12 @@ void ld_channels_set_test_timing(uint64_t repair_t_min_ms, uint64_t repair_t_max
   atomic_store(&g_test_ack, ack_timeout_ms);
 }
 
+static _Atomic uint64_t g_test_ack_sync_delay;
+
+void ld_channels_set_test_ack_sync_delay(uint64_t delay_ms) {
+  atomic_store(&g_test_ack_sync_delay, delay_ms);
+}
+
 void ld_channels_config_default(ld_channels_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
   ld_sds_config_default(&cfg->sds);
@@ -159,6 +165,9 @@ void ld_channels_config_default(ld_channels_config_t *cfg) {
   cfg->send_queue_max = LD_CHANNELS_DEFAULT_SEND_QUEUE;
   cfg->send_queue_max_bytes = LD_CHANNELS_DEFAULT_SEND_QUEUE_BYTES;
   cfg->sds.ack_sync_delay_ms = LD_CHANNELS_DEFAULT_ACK_SYNC_MS;
+  uint64_t ack_sync_delay = atomic_load(&g_test_ack_sync_delay);
+  if (ack_sync_delay > 0)
+    cfg->sds.ack_sync_delay_ms = ack_sync_delay;
   cfg->sds.ack_sync_every = LD_CHANNELS_DEFAULT_ACK_SYNC_EVERY;
   cfg->sds.bloom_interval_ms = LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS;
   size_t max_outgoing = atomic_load(&g_test_max_outgoing), queue = atomic_load(&g_test_send_queue);
@@ -395,10 +404,13 @@ static void segment_dispatch_failed(ch_request_t *r, const char *error) {
     snprintf(r->error, sizeof r->error, "%s", error);
 }
 
-/* The retrieval hint of an own message from the moment the MessagingClient took it (its Waku
- * hash is fixed at submission), as js-waku's ReliableChannel computes it before sending: a
+/* The retrieval hint of an own message from the moment the MessagingClient took it (the Waku
+ * hash of the message as submitted), as js-waku's ReliableChannel computes it before sending: a
  * message sent right after it carries the hint in its causal history even before this one
- * propagated (js-waku fetches from the store only what has a hint). */
+ * propagated (js-waku fetches from the store only what has a hint). With RLN the hash may still
+ * change: a message that waited in the proving queue is stamped again when its proof starts (a
+ * new timestamp, so a new hash); on_messaging_outcome then replaces the hint, and its log row,
+ * with the hash of the message as propagated. */
 static bool hint_at_submit(ch_channel_t *ch, const char *msg_req, const char *message_id,
                            uint64_t lamport) {
   const ld_message_record_t *rec = ld_messaging_record_by_request(ch->mgr->messaging, msg_req);
@@ -954,7 +966,9 @@ static void on_messaging_outcome(int kind, const void *payload, void *ud) {
   ch_request_t *r = p->req;
   if (kind == LD_EVENT_MESSAGING_PROPAGATED) {
     r->dispatched++;
-    /* the hint is usually recorded (and its log row written) at submission: hint_at_submit */
+    /* the hint is usually recorded (and its log row written) at submission (hint_at_submit);
+     * a message stamped again before its proof (RLN) propagated under another hash, which
+     * replaces it */
     if (ev->has_hash && !r->ephemeral &&
         !ld_sds_has_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN) &&
         ld_sds_set_retrieval_hint(r->ch->sds, p->seg_id, ev->hash, LD_WAKU_HASH_LEN) == 0)

@@ -96,9 +96,10 @@
 #define LD_CHANNELS_COMMIT_MS 5u
 /* Acknowledgement syncs (sds.h ack_sync_delay_ms) of the channel layer. */
 #define LD_CHANNELS_DEFAULT_ACK_SYNC_MS 100u
-/* ... and one at once per this many content messages received (sds.h ack_sync_every): a
- * quarter of the outgoing buffer (1,000), which a sender's message leaves only when
- * acknowledged (two syncs); at 100 ms per sync a burst drained at ~5,000 messages/s. */
+/* ... and one at once per this many content messages received (sds.h ack_sync_every;
+ * channelsOverrides sdsAckSyncEvery, 0 = only the delay): a quarter of the outgoing buffer
+ * (1,000), which a sender's message leaves only when acknowledged (two syncs); at 100 ms per
+ * sync a burst drained at ~5,000 messages/s. */
 #define LD_CHANNELS_DEFAULT_ACK_SYNC_EVERY 250u
 /* Content messages carry the bloom filter at most once per second (sds.h bloom_interval_ms;
  * channelsOverrides sdsBloomIntervalMs): syncs carry it always, and the acknowledgement syncs
@@ -210,6 +211,11 @@ void ld_channels_set_test_timing(uint64_t repair_t_min_ms, uint64_t repair_t_max
 /* Tests only: the engine's outgoing buffer and the send queue's length that
  * ld_channels_config_default gives from now on in this process (0 keeps a default). Any thread. */
 void ld_channels_set_test_limits(size_t max_outgoing, size_t send_queue_max);
+
+/* Tests only: the acknowledgement sync delay (sds.h ack_sync_delay_ms) that
+ * ld_channels_config_default gives from now on in this process (0 keeps the default). Any
+ * thread. */
+void ld_channels_set_test_ack_sync_delay(uint64_t delay_ms);
 
 typedef struct ld_channels ld_channels_t;
 

@@ -24,6 +24,7 @@
 #define MAX_EPOCH_SEC 86400
 #define MAX_PER_EPOCH 1000000
 #define MAX_REPAIR_MS 3600000
+#define MAX_ACK_SYNC_EVERY 1000000
 
 /* ---- configuration -------------------------------------------------------------------------- */
 
@@ -34,7 +35,9 @@ static int out_of_range(char *why, size_t cap, const char *key, int64_t v, int64
 }
 
 /* Our extension keys: the SDS-R window (a store fetch follows once it has passed), the idle
- * sync interval (0: no periodic sync) and the bloom filter's interval on content messages. */
+ * sync interval (0: no periodic sync), the bloom filter's interval on content messages and the
+ * count of content messages received that brings an acknowledgement sync at once (0: only the
+ * acknowledgement sync timer). */
 static int apply_sds_timing(const ld_lib_channels_config_t *in, ld_channels_config_t *out,
                             char *why, size_t why_cap) {
   if (in->has_repair_t_min) {
@@ -66,6 +69,12 @@ static int apply_sds_timing(const ld_lib_channels_config_t *in, ld_channels_conf
       return out_of_range(why, why_cap, "sdsBloomIntervalMs", in->bloom_interval_ms, 0,
                           MAX_REPAIR_MS);
     out->sds.bloom_interval_ms = (uint64_t)in->bloom_interval_ms;
+  }
+  if (in->has_ack_sync_every) {
+    if (in->ack_sync_every < 0 || in->ack_sync_every > MAX_ACK_SYNC_EVERY)
+      return out_of_range(why, why_cap, "sdsAckSyncEvery", in->ack_sync_every, 0,
+                          MAX_ACK_SYNC_EVERY);
+    out->sds.ack_sync_every = (uint32_t)in->ack_sync_every;
   }
   return 0;
 }

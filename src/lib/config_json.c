@@ -393,6 +393,7 @@ enum {
   CH_REPAIR_T_MAX,
   CH_SYNC_INTERVAL,
   CH_BLOOM_INTERVAL,
+  CH_ACK_SYNC_EVERY,
   CH_COUNT,
 };
 
@@ -402,7 +403,7 @@ static const char *const k_channel_fields[CH_COUNT] = {
     "sdsMaxRetransmissions",         "sdsCausalHistorySize",         "rateLimitEnabled",
     "rateLimitEpochPeriodSec",       "rateLimitMessagesPerEpoch",
     "sdsRepairTMinMs",               "sdsRepairTMaxMs",              "sdsSyncIntervalMs",
-    "sdsBloomIntervalMs"};
+    "sdsBloomIntervalMs",            "sdsAckSyncEvery"};
 // clang-format on
 
 static int channel_flag(ld_lib_channels_config_t *c, int which, const char *text, char *why,
@@ -450,6 +451,9 @@ static int channel_number(ld_lib_channels_config_t *c, int which, const char *te
     break;
   case CH_BLOOM_INTERVAL:
     c->has_bloom_interval = true, c->bloom_interval_ms = v;
+    break;
+  case CH_ACK_SYNC_EVERY:
+    c->has_ack_sync_every = true, c->ack_sync_every = v;
     break;
   default:
     c->has_rate_messages = true, c->rate_messages_per_epoch = v;

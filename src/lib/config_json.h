@@ -42,6 +42,10 @@ typedef struct ld_lib_channels_config {
    * (sdsBloomIntervalMs, 0: on every message as js-waku; LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS) */
   bool has_bloom_interval;
   int64_t bloom_interval_ms;
+  /* our extension: an acknowledgement sync at once per this many content messages received
+   * (sdsAckSyncEvery, 0: only the timer; LD_CHANNELS_DEFAULT_ACK_SYNC_EVERY) */
+  bool has_ack_sync_every;
+  int64_t ack_sync_every;
 } ld_lib_channels_config_t;
 
 typedef struct ld_lib_config {

@@ -25,7 +25,10 @@
  * - an SDS message sent as a plain Waku message (no `meta` marker, as js-waku's ReliableChannel
  *   sends them) on the channel's content topic is channel traffic: it is delivered;
  * - a message sent while the previous one has not propagated yet (no peer) carries that one's
- *   Waku hash as retrieval hint in its causal history, as js-waku's ReliableChannel does. */
+ *   Waku hash as retrieval hint in its causal history, as js-waku's ReliableChannel does;
+ * - channelsOverrides sdsAckSyncEvery: with 2, the second message received brings an
+ *   acknowledgement sync at once (the timer far away); with 0, a burst is acknowledged only once
+ *   the acknowledgement sync timer fired. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -133,6 +136,26 @@ static node_t *node_start_in(const char *state, const char *fields) {
   char config[4096];
   snprintf(config, sizeof config, "{" BASE ",\"localStoragePath\":\"%s/%s\"%s%s}", g_dir, state,
            fields[0] != '\0' ? "," : "", fields);
+  return node_create(config, true);
+}
+
+/* node_start_in(state) with `peer` as its one static node (it dials the peer). */
+static node_t *node_start_dialing(const char *state, const node_t *peer) {
+  char fields[1536];
+  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", peer->addr);
+  return node_start_in(state, fields);
+}
+
+/* A context (structured configuration) in state `state` whose channelsOverrides are `overrides`
+ * (its members, without braces). */
+static node_t *node_start_overriding(const char *state, const char *overrides) {
+  char config[1024];
+  snprintf(config, sizeof config,
+           "{\"channelsOverrides\":{%s},"
+           "\"messagingOverrides\":{\"clusterId\":66,\"numShardsInCluster\":1,"
+           "\"listenIpv4\":\"127.0.0.1\",\"logLevel\":\"WARN\",\"reliabilityEnabled\":false,"
+           "\"localStoragePath\":\"%s/%s\"}}",
+           overrides, g_dir, state);
   return node_create(config, true);
 }
 
@@ -350,9 +373,8 @@ static void three_participants_over_a_lossy_path(void **state) {
   (void)state;
   ld_channels_set_test_timing(1000, 4000, 2000, 1000);
   node_t *a = node_start_in("lossy-a", "");
+  node_t *b = node_start_dialing("lossy-b", a);
   char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("lossy-b", fields);
   snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\",\"%s\"]", a->addr, b->addr);
   node_t *c = node_start_in("lossy-c", fields);
   node_t *nodes[3] = {a, b, c};
@@ -648,27 +670,60 @@ static int big_payloads_from_alice(node_t *n, const uint8_t *big) {
   return found;
 }
 
+/* A 1 MiB send from alice on A to bob on B (B dials A), both in one channel. */
+typedef struct big_send {
+  node_t *a;
+  node_t *b;
+  const char *channel;
+  uint8_t *big;
+  char *json; /* big as channel_send's JSON */
+} big_send_t;
+
+/* Starts B in state `b_name` dialing `a`, creates `channel` on A as alice and on B as bob, and
+ * makes the payload from `seed`. */
+static void big_send_start(big_send_t *s, node_t *a, const char *b_name, const char *channel,
+                           uint64_t seed) {
+  s->a = a;
+  s->b = node_start_dialing(b_name, a);
+  s->channel = channel;
+  channel_create(s->a, channel, CTOPIC, "alice", RET_OK, channel);
+  channel_create(s->b, channel, CTOPIC, "bob", RET_OK, channel);
+  s->big = big_payload(seed);
+  s->json = payload_json(s->big);
+}
+
+/* Sends the payload from alice with the fan-out's random loss off and the first `drops` large
+ * messages (segments) dropped on the way; the request id in `id`. */
+static void big_send_go(big_send_t *s, int drops, char id[64]) {
+  ld_fanout_set_test_loss(0, 0);
+  ld_fanout_set_test_drop_large(90000, drops);
+  channel_send_json(s->a, s->channel, s->json, RET_OK, NULL, id);
+}
+
+/* Frees the payload and both nodes, with the drop hook and the channels' timing reset. */
+static void big_send_end(big_send_t *s) {
+  free(s->json);
+  free(s->big);
+  ld_fanout_set_test_drop_large(0, 0);
+  ld_channels_set_test_timing(0, 0, 0, 0);
+  node_free(s->b);
+  node_free(s->a);
+}
+
 static void a_large_payload_crosses_as_segments(void **state) {
   (void)state;
   /* segments of 120 KB each: acknowledgements take longer than 1 s under the sanitizers */
   ld_channels_set_test_timing(1000, 4000, 2000, 5000);
-  node_t *a = node_start_in("big-a", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("big-b", fields);
-  channel_create(a, "files", CTOPIC, "alice", RET_OK, "files");
-  channel_create(b, "files", CTOPIC, "bob", RET_OK, "files");
+  big_send_t s;
+  big_send_start(&s, node_start_in("big-a", ""), "big-b", "files", 88172645463325252u);
+  node_t *a = s.a, *b = s.b;
   /* bob sees alice before the big send (so that nothing waits for the mesh) */
   char id[64];
   channel_send_json(a, "files", "{\"payload\":\"aGVsbG8=\"}", RET_OK, NULL, id);
   req_event_t hello = {"channel_message_delivered", id};
   assert_true(wait_until(a, pred_event, &hello));
 
-  uint8_t *big = big_payload(88172645463325252u);
-  char *json = payload_json(big);
-  ld_fanout_set_test_loss(0, 0);
-  ld_fanout_set_test_drop_large(90000, 1); /* one segment lost on the way */
-  channel_send_json(a, "files", json, RET_OK, NULL, id);
+  big_send_go(&s, 1, id); /* one segment lost on the way */
   assert_true(wait_until(b, pred_big, NULL));
   req_event_t sent = {"channel_message_sent", id}, delivered = {"channel_message_delivered", id};
   assert_true(wait_until(a, pred_event, &sent));
@@ -679,13 +734,8 @@ static void a_large_payload_crosses_as_segments(void **state) {
   }
   assert_int_equal(ld_fanout_test_loss_dropped(), 1);
 
-  assert_int_equal(big_payloads_from_alice(b, big), 1); /* the payload arrived whole, once */
-  free(json);
-  free(big);
-  ld_fanout_set_test_drop_large(0, 0);
-  ld_channels_set_test_timing(0, 0, 0, 0);
-  node_free(b);
-  node_free(a);
+  assert_int_equal(big_payloads_from_alice(b, s.big), 1); /* the payload arrived whole, once */
+  big_send_end(&s);
 }
 
 /* With segmentationEnableReedSolomon, 1 MiB goes as 11 data and 2 parity segments (Leopard-RS,
@@ -695,40 +745,22 @@ static void a_large_payload_crosses_as_segments(void **state) {
 static void a_large_payload_is_rebuilt_from_parity(void **state) {
   (void)state;
   ld_channels_set_test_timing(600000, 1200000, 2000, 600000);
-  char config[1024];
-  snprintf(config, sizeof config,
-           "{\"channelsOverrides\":{\"segmentationEnableReedSolomon\":true},"
-           "\"messagingOverrides\":{\"clusterId\":66,\"numShardsInCluster\":1,"
-           "\"listenIpv4\":\"127.0.0.1\",\"logLevel\":\"WARN\",\"reliabilityEnabled\":false,"
-           "\"localStoragePath\":\"%s/parity-a\"}}",
-           g_dir);
-  node_t *a = node_create(config, true);
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("parity-b", fields);
-  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
-  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  big_send_t s;
+  node_t *parity_a = node_start_overriding("parity-a", "\"segmentationEnableReedSolomon\":true");
+  big_send_start(&s, parity_a, "parity-b", "room", 0x9E3779B97F4A7C15u);
+  node_t *a = s.a, *b = s.b;
   char id[64];
   channel_send_json(a, "room", "{\"payload\":\"aGVsbG8=\"}", RET_OK, NULL, id);
   assert_true(wait_until(b, pred_received, "hello")); /* the mesh is formed */
 
-  uint8_t *big = big_payload(0x9E3779B97F4A7C15u);
-  char *json = payload_json(big);
-  ld_fanout_set_test_loss(0, 0);
-  ld_fanout_set_test_drop_large(90000, 2); /* the first two segments lost on the way */
-  channel_send_json(a, "room", json, RET_OK, NULL, id);
+  big_send_go(&s, 2, id); /* the first two segments lost on the way */
   req_event_t sent = {"channel_message_sent", id};
   assert_true(wait_until(a, pred_event, &sent)); /* all 13 segments went out */
   assert_true(wait_until(b, pred_big, NULL));
   assert_int_equal(ld_fanout_test_loss_dropped(), 2);
 
-  assert_int_equal(big_payloads_from_alice(b, big), 1);
-  free(json);
-  free(big);
-  ld_fanout_set_test_drop_large(0, 0);
-  ld_channels_set_test_timing(0, 0, 0, 0);
-  node_free(b);
-  node_free(a);
+  assert_int_equal(big_payloads_from_alice(b, s.big), 1);
+  big_send_end(&s);
 }
 
 /* ---- rate limit -------------------------------------------------------------------------------
@@ -740,9 +772,7 @@ static void sends_over_the_rate_limit_wait_for_the_next_epochs(void **state) {
   ld_channels_set_test_timing(1000, 4000, 2000, 10000);
   ld_channels_set_test_rate_limit(3000, 2);
   node_t *a = node_start_in("rate-a", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("rate-b", fields);
+  node_t *b = node_start_dialing("rate-b", a);
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
   channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
   char id[64];
@@ -813,9 +843,7 @@ static void the_encryption_hook_is_applied_per_segment(void **state) {
   (void)state;
   ld_channels_set_test_timing(1000, 4000, 2000, 1000);
   node_t *a = node_start_in("crypto-a", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("crypto-b", fields);
+  node_t *b = node_start_dialing("crypto-b", a);
   set_encryption(a, xor_hook, NULL, RET_ERR); /* a pair or nothing */
   set_encryption(a, xor_hook, xor_hook, RET_OK);
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
@@ -866,9 +894,7 @@ static void send_unmarked_sds(node_t *n, const char *text) {
 static void an_unmarked_sds_message_is_channel_traffic(void **state) {
   (void)state;
   node_t *a = node_start_in("unmarked-a", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("unmarked-b", fields);
+  node_t *b = node_start_dialing("unmarked-b", a);
   channel_create(a, "room", CTOPIC, "c-receiver", RET_OK, "room");
   /* b's relay reaches a once a's subscription is in b's mesh: send until it is delivered */
   uint64_t deadline = ld_now_ms() + WAIT_MS;
@@ -954,9 +980,7 @@ static void a_message_carries_the_hint_of_one_not_yet_propagated(void **state) {
   char id1[64], id2[64];
   channel_send_text(a, "hint-1", id1); /* a has no peer: neither message propagates yet */
   channel_send_text(a, "hint-2", id2);
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", a->addr);
-  node_t *b = node_start_in("hint-b", fields);
+  node_t *b = node_start_dialing("hint-b", a);
   logosdelivery_set_event_callback(b->ctx, on_any_event, b);
   reply_t r;
   reply_init(&r);
@@ -1006,9 +1030,7 @@ static void a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue(void **st
   ld_channels_set_test_timing(200, 1000, 2000, 1000);
   ld_channels_set_test_limits(4, 8);
   node_t *b = node_start_in("queue-b", "");
-  char fields[1536];
-  snprintf(fields, sizeof fields, "\"staticnodes\":[\"%s\"]", b->addr);
-  node_t *a = node_start_in("queue-a", fields);
+  node_t *a = node_start_dialing("queue-a", b);
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
   char ids[12][64];
   for (int i = 0; i < 12; i++) {
@@ -1021,7 +1043,7 @@ static void a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue(void **st
                            "bytes waiting; at most 8 messages, 67108864 bytes)",
                     NULL);
   node_free(a);
-  a = node_start_in("queue-a", fields);
+  a = node_start_dialing("queue-a", b);
   channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
   channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
   for (int i = 0; i < 12; i++) {
@@ -1041,6 +1063,65 @@ static void a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue(void **st
   }
   ld_channels_set_test_limits(0, 0);
   ld_channels_set_test_timing(0, 0, 0, 0);
+  node_free(a);
+  node_free(b);
+}
+
+/* ---- acknowledgement syncs ------------------------------------------------------------------ */
+
+/* With channelsOverrides sdsAckSyncEvery 2, the second content message B receives brings an
+ * acknowledgement sync at once: A's two messages are delivered although B's acknowledgement
+ * sync timer is 10 minutes away and B sends no periodic sync (nor anything else). */
+static void sds_ack_sync_every_acknowledges_at_once(void **state) {
+  (void)state;
+  ld_channels_set_test_ack_sync_delay(600000);
+  node_t *b = node_start_overriding("every-b", "\"sdsAckSyncEvery\":2,\"sdsSyncIntervalMs\":0");
+  node_t *a = node_start_dialing("every-a", b);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  char first[64], second[64];
+  channel_send_text(a, "first", first);
+  assert_true(wait_until(b, pred_received, "first"));
+  /* one received: B sent nothing, so nothing acknowledged it */
+  assert_int_equal(count(a, "channel_message_delivered", "requestId", first), 0);
+  channel_send_text(a, "second", second);
+  req_event_t d1 = {"channel_message_delivered", first};
+  req_event_t d2 = {"channel_message_delivered", second};
+  assert_true(wait_until(a, pred_event, &d2));
+  assert_true(wait_until(a, pred_event, &d1));
+  ld_channels_set_test_ack_sync_delay(0);
+  node_free(a);
+  node_free(b);
+}
+
+/* With sdsAckSyncEvery 0 a burst received is acknowledged only by the acknowledgement sync
+ * timer (2 s here): no send is delivered before it fired. */
+static void sds_ack_sync_every_zero_leaves_it_to_the_timer(void **state) {
+  (void)state;
+  enum { DELAY_MS = 2000, BURST = 4 };
+  ld_channels_set_test_ack_sync_delay(DELAY_MS);
+  node_t *b = node_start_overriding("timer-b", "\"sdsAckSyncEvery\":0,\"sdsSyncIntervalMs\":0");
+  node_t *a = node_start_dialing("timer-a", b);
+  channel_create(a, "room", CTOPIC, "alice", RET_OK, "room");
+  channel_create(b, "room", CTOPIC, "bob", RET_OK, "room");
+  char ids[BURST][64];
+  uint64_t t0 = ld_now_ms();
+  for (int i = 0; i < BURST; i++) {
+    char text[32];
+    snprintf(text, sizeof text, "burst-%d", i);
+    channel_send_text(a, text, ids[i]);
+  }
+  uint64_t first_delivered = 0;
+  for (int i = 0; i < BURST; i++) {
+    req_event_t delivered = {"channel_message_delivered", ids[i]};
+    assert_true(wait_until(a, pred_event, &delivered));
+    if (first_delivered == 0)
+      first_delivered = ld_now_ms();
+  }
+  /* the timer is armed when B receives the first (after t0); the loop's clock may be a coarse
+   * one, a few milliseconds behind */
+  assert_true(first_delivered - t0 >= DELAY_MS - 50);
+  ld_channels_set_test_ack_sync_delay(0);
   node_free(a);
   node_free(b);
 }
@@ -1065,6 +1146,8 @@ int main(void) {
       cmocka_unit_test(a_burst_beyond_the_outgoing_buffer_waits_in_the_send_queue),
       cmocka_unit_test(an_unmarked_sds_message_is_channel_traffic),
       cmocka_unit_test(a_message_carries_the_hint_of_one_not_yet_propagated),
+      cmocka_unit_test(sds_ack_sync_every_acknowledges_at_once),
+      cmocka_unit_test(sds_ack_sync_every_zero_leaves_it_to_the_timer),
   };
   if (getenv("LD_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("LD_TEST_FILTER"));

@@ -67,30 +67,60 @@ static ld_node_config_t *config(uint64_t epoch_sec, bool member) {
   return cfg;
 }
 
-/* A proving and B validating, with `limit` messages per epoch of `epoch_sec`, in one mesh. */
-static void start_pair_rest(uint64_t limit, uint64_t epoch_sec, bool rest, got_t *at_b,
-                            ld_node_t **a, ld_node_t **b) {
-  rh_group_make(&g_group, MEMBERS, limit, OURS);
+/* Two of our nodes in one mesh: A proving (a member of the group), B validating only (B dials
+ * A), and what B received. */
+typedef struct pair {
+  ld_node_t *a;
+  ld_node_t *b;
+  got_t at_b;
+} pair_t;
+
+typedef struct pair_opts {
+  uint64_t limit;     /* messages per epoch */
+  uint64_t epoch_sec; /* the epoch's length */
+  bool rest;          /* A serves REST (on a port of its choosing) */
+  bool held;          /* A's publish queue is held once the mesh is up */
+} pair_opts_t;
+
+/* Makes a group of MEMBERS with A as member OURS, starts A and B as `o` says, waits for the
+ * mesh and holds A's queue if asked. */
+static void start_pair(pair_t *p, pair_opts_t o) {
+  memset(p, 0, sizeof *p);
+  rh_group_make(&g_group, MEMBERS, o.limit, OURS);
   rh_prover(&g_group);
-  ld_node_config_t *ca = config(epoch_sec, true);
-  ca->rest.enabled = rest;
+  ld_node_config_t *ca = config(o.epoch_sec, true);
+  ca->rest.enabled = o.rest;
   ca->rest.port = 0;
-  *a = nh_start(&g_loop, ca);
-  ld_node_config_t *cb = config(epoch_sec, false);
-  nh_add_static(cb, *a);
-  *b = nh_start_subscribed(&g_loop, cb, LD_EVENT_MESSAGE, got_on_message, at_b);
-  NH_WAIT_FOR(&g_loop, mesh(*a) == 1 && mesh(*b) == 1, WAIT_MS);
+  p->a = nh_start(&g_loop, ca);
+  ld_node_config_t *cb = config(o.epoch_sec, false);
+  nh_add_static(cb, p->a);
+  p->b = nh_start_subscribed(&g_loop, cb, LD_EVENT_MESSAGE, got_on_message, &p->at_b);
+  NH_WAIT_FOR(&g_loop, mesh(p->a) == 1 && mesh(p->b) == 1, WAIT_MS);
+  if (o.held)
+    ld_node_rln_publish_hold(p->a, true);
 }
 
-static void start_pair(uint64_t limit, uint64_t epoch_sec, got_t *at_b, ld_node_t **a,
-                       ld_node_t **b) {
-  start_pair_rest(limit, epoch_sec, false, at_b, a, b);
-}
-
-static void stop_pair(ld_node_t *a, ld_node_t *b) {
-  nh_stop(&g_loop, a, WAIT_MS);
-  nh_stop(&g_loop, b, WAIT_MS);
+static void stop_pair(pair_t *p) {
+  nh_stop(&g_loop, p->a, WAIT_MS);
+  nh_stop(&g_loop, p->b, WAIT_MS);
   rh_group_free(&g_group);
+}
+
+/* A publishes a message "hog" (taking a message id of the current epoch when it is proved). */
+static void publish_hog(ld_node_t *a) {
+  ld_waku_message_t hog;
+  ld_waku_message_init(&hog);
+  hog.payload = (const uint8_t *)"hog";
+  hog.payload_len = 3;
+  hog.content_topic = CONTENT_TOPIC;
+  hog.content_topic_len = strlen(CONTENT_TOPIC);
+  assert_int_equal(ld_node_publish(a, TOPIC, &hog, NULL), 1);
+}
+
+/* No message was refused by the validator, for any reason. */
+static void assert_none_invalid(const ld_rln_validator_stats_t *v) {
+  for (int r = 1; r < LD_RLN_REASON_COUNT; r++)
+    assert_int_equal(v->by_reason[r], 0);
 }
 
 static uint64_t published(ld_node_t *n) {
@@ -186,12 +216,11 @@ static void messaging_off(ld_messaging_t *m) {
 static void messaging_sends_end_when_the_proof_is_published(void **state) {
   (void)state;
   enum { LIMIT = 2 };
-  got_t at_b = {0};
-  ld_node_t *a, *b;
-  start_pair(LIMIT, LONG_EPOCH_SEC, &at_b, &a, &b);
-  const ld_rln_validator_stats_t *vb = ld_node_rln_stats(b);
+  pair_t p;
+  start_pair(&p, (pair_opts_t){.limit = LIMIT, .epoch_sec = LONG_EPOCH_SEC});
+  const ld_rln_validator_stats_t *vb = ld_node_rln_stats(p.b);
   sends_t sends = {0};
-  ld_messaging_t *m = messaging_on(a, &sends);
+  ld_messaging_t *m = messaging_on(p.a, &sends);
 
   /* propagated once proved and handed to relay, with the hash B receives */
   char first[LD_MESSAGING_REQUEST_ID_LEN + 1];
@@ -200,41 +229,40 @@ static void messaging_sends_end_when_the_proof_is_published(void **state) {
   const outcome_t *o = outcome_of(&sends, first);
   assert_true(o->propagated);
   assert_int_equal(o->published_then, 1);
-  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "queued-1"), WAIT_MS);
-  assert_memory_equal(at_b.hash[got_find(&at_b, "queued-1")], o->hash, LD_WAKU_HASH_LEN);
+  NH_WAIT_FOR(&g_loop, got_payload(&p.at_b, "queued-1"), WAIT_MS);
+  assert_memory_equal(p.at_b.hash[got_find(&p.at_b, "queued-1")], o->hash, LD_WAKU_HASH_LEN);
   const ld_message_record_t *rec = ld_messaging_record_by_request(m, first);
   assert_non_null(rec);
   assert_memory_equal(rec->hash, o->hash, LD_WAKU_HASH_LEN);
 
   /* the next waits in the queue past the validators' clock gap (message id 1 claimed at entry) */
-  ld_node_rln_publish_hold(a, true);
+  ld_node_rln_publish_hold(p.a, true);
   char late[LD_MESSAGING_REQUEST_ID_LEN + 1];
   int64_t sent_at = (int64_t)ld_wall_ns();
   send_text(m, "late", late);
-  NH_WAIT_FOR(&g_loop, ld_node_rln_pending(a) == 1, WAIT_MS);
+  NH_WAIT_FOR(&g_loop, ld_node_rln_pending(p.a) == 1, WAIT_MS);
   nh_run_for(&g_loop, (LD_RLN_MAX_CLOCK_GAP_SEC + 1) * 1000);
   assert_null(outcome_of(&sends, late)); /* nothing reported while it waits */
   /* let go: stamped again with its id (the epoch is the same), published, accepted by B */
-  ld_node_rln_publish_hold(a, false);
+  ld_node_rln_publish_hold(p.a, false);
   NH_WAIT_FOR(&g_loop, outcome_of(&sends, late) != NULL, WAIT_MS);
   o = outcome_of(&sends, late);
   assert_true(o->propagated);
   assert_int_equal(o->published_then, 2);
-  assert_int_equal(restamped(a), 1);
-  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "late"), WAIT_MS);
-  int i = got_find(&at_b, "late");
-  assert_memory_equal(at_b.hash[i], o->hash, LD_WAKU_HASH_LEN);
-  assert_true(at_b.timestamp[i] >= sent_at + (int64_t)LD_RLN_MAX_CLOCK_GAP_SEC * 1000000000);
+  assert_int_equal(restamped(p.a), 1);
+  NH_WAIT_FOR(&g_loop, got_payload(&p.at_b, "late"), WAIT_MS);
+  int i = got_find(&p.at_b, "late");
+  assert_memory_equal(p.at_b.hash[i], o->hash, LD_WAKU_HASH_LEN);
+  assert_true(p.at_b.timestamp[i] >= sent_at + (int64_t)LD_RLN_MAX_CLOCK_GAP_SEC * 1000000000);
   rec = ld_messaging_record_by_request(m, late);
   assert_memory_equal(rec->hash, o->hash, LD_WAKU_HASH_LEN);
-  assert_true(rec->msg.timestamp == at_b.timestamp[i]);
+  assert_true(rec->msg.timestamp == p.at_b.timestamp[i]);
   assert_ptr_equal(ld_messaging_record_by_hash(m, o->hash), rec);
   /* B found both valid: none refused as invalid_timestamp */
   assert_int_equal(vb->valid, 2);
-  for (int r = 1; r < LD_RLN_REASON_COUNT; r++)
-    assert_int_equal(vb->by_reason[r], 0);
+  assert_none_invalid(vb);
   messaging_off(m);
-  stop_pair(a, b);
+  stop_pair(&p);
 }
 
 /* A send queued in one epoch whose proof starts in the next, where the message ids are used up
@@ -242,27 +270,19 @@ static void messaging_sends_end_when_the_proof_is_published(void **state) {
 static void a_send_out_of_quota_when_proved_is_an_error(void **state) {
   (void)state;
   enum { LIMIT = 1, EPOCH_SEC = 10 };
-  got_t at_b = {0};
-  ld_node_t *a, *b;
-  start_pair(LIMIT, EPOCH_SEC, &at_b, &a, &b);
+  pair_t p;
+  start_pair(&p, (pair_opts_t){.limit = LIMIT, .epoch_sec = EPOCH_SEC, .held = true});
   sends_t sends = {0};
-  ld_messaging_t *m = messaging_on(a, &sends);
+  ld_messaging_t *m = messaging_on(p.a, &sends);
 
-  ld_node_rln_publish_hold(a, true);
   char refused[LD_MESSAGING_REQUEST_ID_LEN + 1];
   send_text(m, "refused", refused);
-  NH_WAIT_FOR(&g_loop, ld_node_rln_pending(a) == 1, WAIT_MS); /* id 0 of its epoch claimed */
+  NH_WAIT_FOR(&g_loop, ld_node_rln_pending(p.a) == 1, WAIT_MS); /* id 0 of its epoch claimed */
   uint64_t epoch = ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC);
   /* at the start of the next epoch, another message takes its one id; then the queue goes on */
   NH_WAIT_FOR(&g_loop, ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC) > epoch, WAIT_MS);
-  ld_waku_message_t hog;
-  ld_waku_message_init(&hog);
-  hog.payload = (const uint8_t *)"hog";
-  hog.payload_len = 3;
-  hog.content_topic = CONTENT_TOPIC;
-  hog.content_topic_len = strlen(CONTENT_TOPIC);
-  assert_int_equal(ld_node_publish(a, TOPIC, &hog, NULL), 1);
-  ld_node_rln_publish_hold(a, false);
+  publish_hog(p.a);
+  ld_node_rln_publish_hold(p.a, false);
   NH_WAIT_FOR(&g_loop, outcome_of(&sends, refused) != NULL, WAIT_MS);
   const outcome_t *o = outcome_of(&sends, refused);
   assert_false(o->propagated);
@@ -273,11 +293,11 @@ static void a_send_out_of_quota_when_proved_is_an_error(void **state) {
   assert_non_null(rec);
   assert_false(rec->sending);
   assert_false(rec->sent);
-  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "hog"), WAIT_MS);
-  assert_false(got_payload(&at_b, "refused"));
-  assert_int_equal(published(a), 1);
+  NH_WAIT_FOR(&g_loop, got_payload(&p.at_b, "hog"), WAIT_MS);
+  assert_false(got_payload(&p.at_b, "refused"));
+  assert_int_equal(published(p.a), 1);
   messaging_off(m);
-  stop_pair(a, b);
+  stop_pair(&p);
 }
 
 /* ---- a queued message past its epoch --------------------------------------------------------- */
@@ -309,12 +329,10 @@ static void on_published(void *ud, int result, const char *pubsub_topic,
 static void a_message_proved_after_its_epoch_is_stamped_again(void **state) {
   (void)state;
   enum { LIMIT = 2, EPOCH_SEC = 2 };
-  got_t at_b = {0};
-  ld_node_t *a, *b;
-  start_pair(LIMIT, EPOCH_SEC, &at_b, &a, &b);
-  const ld_rln_validator_stats_t *vb = ld_node_rln_stats(b);
+  pair_t p;
+  start_pair(&p, (pair_opts_t){.limit = LIMIT, .epoch_sec = EPOCH_SEC, .held = true});
+  const ld_rln_validator_stats_t *vb = ld_node_rln_stats(p.b);
 
-  ld_node_rln_publish_hold(a, true);
   ld_waku_message_t m;
   ld_waku_message_init(&m);
   m.payload = (const uint8_t *)"next-epoch";
@@ -324,27 +342,26 @@ static void a_message_proved_after_its_epoch_is_stamped_again(void **state) {
   m.timestamp = (int64_t)ld_wall_ns();
   publish_outcome_t out = {0};
   ld_node_publish_call_t *call = NULL;
-  assert_int_equal(ld_node_publish_async(a, TOPIC, &m, NULL, on_published, &out, &call),
+  assert_int_equal(ld_node_publish_async(p.a, TOPIC, &m, NULL, on_published, &out, &call),
                    LD_NODE_PUBLISH_LATER);
   assert_non_null(call);
   /* its epoch ends while it waits (well within the 5 s age bound: the epoch is what changed) */
   uint64_t epoch = ld_rln_epoch_of(m.timestamp, EPOCH_SEC);
   NH_WAIT_FOR(&g_loop, ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC) > epoch, WAIT_MS);
   assert_false(out.done);
-  ld_node_rln_publish_hold(a, false);
+  ld_node_rln_publish_hold(p.a, false);
   NH_WAIT_FOR(&g_loop, out.done, WAIT_MS);
   assert_int_equal(out.result, 1); /* B */
-  assert_int_equal(restamped(a), 1);
+  assert_int_equal(restamped(p.a), 1);
   assert_true(out.timestamp > m.timestamp);
   assert_true(ld_rln_epoch_of(out.timestamp, EPOCH_SEC) > epoch);
-  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "next-epoch"), WAIT_MS);
-  int i = got_find(&at_b, "next-epoch");
-  assert_memory_equal(at_b.hash[i], out.hash, LD_WAKU_HASH_LEN);
-  assert_true(at_b.timestamp[i] == out.timestamp);
+  NH_WAIT_FOR(&g_loop, got_payload(&p.at_b, "next-epoch"), WAIT_MS);
+  int i = got_find(&p.at_b, "next-epoch");
+  assert_memory_equal(p.at_b.hash[i], out.hash, LD_WAKU_HASH_LEN);
+  assert_true(p.at_b.timestamp[i] == out.timestamp);
   assert_int_equal(vb->valid, 1);
-  for (int r = 1; r < LD_RLN_REASON_COUNT; r++)
-    assert_int_equal(vb->by_reason[r], 0);
-  stop_pair(a, b);
+  assert_none_invalid(vb);
+  stop_pair(&p);
 }
 
 /* ---- REST publish ---------------------------------------------------------------------------- */
@@ -372,17 +389,18 @@ static void on_release_timer(uv_timer_t *t) {
   if (r->epoch_sec > 0) {
     if (ld_rln_epoch_of((int64_t)ld_wall_ns(), r->epoch_sec) <= r->after_epoch)
       return;
-    ld_waku_message_t hog;
-    ld_waku_message_init(&hog);
-    hog.payload = (const uint8_t *)"hog";
-    hog.payload_len = 3;
-    hog.content_topic = CONTENT_TOPIC;
-    hog.content_topic_len = strlen(CONTENT_TOPIC);
-    assert_int_equal(ld_node_publish(r->a, TOPIC, &hog, NULL), 1);
+    publish_hog(r->a);
   }
   ld_node_rln_publish_hold(r->a, false);
   r->released = true;
   uv_timer_stop(t);
+}
+
+/* Runs on_release_timer for r: first after `after_ms`, then every `repeat_ms` (0: once). */
+static void release_start(release_t *r, uint64_t after_ms, uint64_t repeat_ms) {
+  uv_timer_init(&g_loop, &r->timer);
+  r->timer.data = r;
+  uv_timer_start(&r->timer, on_release_timer, after_ms, repeat_ms);
 }
 
 static void release_close(release_t *r) {
@@ -397,28 +415,25 @@ static void release_close(release_t *r) {
 static void a_rest_publish_is_answered_once_proved(void **state) {
   (void)state;
   enum { LIMIT = 2 };
-  got_t at_b = {0};
-  ld_node_t *a, *b;
-  start_pair_rest(LIMIT, LONG_EPOCH_SEC, true, &at_b, &a, &b);
-  uint16_t port = ld_node_rest_port(a);
+  pair_t p;
+  start_pair(
+      &p, (pair_opts_t){.limit = LIMIT, .epoch_sec = LONG_EPOCH_SEC, .rest = true, .held = true});
+  uint16_t port = ld_node_rest_port(p.a);
   assert_true(port > 0);
 
-  ld_node_rln_publish_hold(a, true);
-  release_t r = {.a = a};
-  uv_timer_init(&g_loop, &r.timer);
-  r.timer.data = &r;
-  uv_timer_start(&r.timer, on_release_timer, LD_NODE_RLN_RESTAMP_AFTER_MS + 500, 0);
+  release_t r = {.a = p.a};
+  release_start(&r, LD_NODE_RLN_RESTAMP_AFTER_MS + 500, 0);
   char body[512];
   rest_body("rest-late", body, sizeof body);
   http_response_t res = rest_call_json(&g_loop, port, "POST", REST_PATH, body);
   assert_int_equal(res.status, 200);
   assert_true(r.released);
-  assert_int_equal(published(a), 1); /* answered after the proof, not at queue entry */
-  assert_int_equal(restamped(a), 1);
+  assert_int_equal(published(p.a), 1); /* answered after the proof, not at queue entry */
+  assert_int_equal(restamped(p.a), 1);
   http_response_free(&res);
-  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "rest-late"), WAIT_MS);
+  NH_WAIT_FOR(&g_loop, got_payload(&p.at_b, "rest-late"), WAIT_MS);
   release_close(&r);
-  stop_pair(a, b);
+  stop_pair(&p);
 }
 
 /* A REST publish queued in one epoch and proved in the next, whose one message id another
@@ -426,17 +441,13 @@ static void a_rest_publish_is_answered_once_proved(void **state) {
 static void a_rest_publish_out_of_quota_when_proved_is_an_error(void **state) {
   (void)state;
   enum { LIMIT = 1, EPOCH_SEC = 4 };
-  got_t at_b = {0};
-  ld_node_t *a, *b;
-  start_pair_rest(LIMIT, EPOCH_SEC, true, &at_b, &a, &b);
-  uint16_t port = ld_node_rest_port(a);
+  pair_t p;
+  start_pair(&p, (pair_opts_t){.limit = LIMIT, .epoch_sec = EPOCH_SEC, .rest = true, .held = true});
+  uint16_t port = ld_node_rest_port(p.a);
 
-  ld_node_rln_publish_hold(a, true);
-  release_t r = {.a = a, .epoch_sec = EPOCH_SEC};
+  release_t r = {.a = p.a, .epoch_sec = EPOCH_SEC};
   r.after_epoch = ld_rln_epoch_of((int64_t)ld_wall_ns(), EPOCH_SEC);
-  uv_timer_init(&g_loop, &r.timer);
-  r.timer.data = &r;
-  uv_timer_start(&r.timer, on_release_timer, 50, 50);
+  release_start(&r, 50, 50);
   char body[512];
   rest_body("refused", body, sizeof body);
   http_response_t res = rest_call_json(&g_loop, port, "POST", REST_PATH, body);
@@ -444,11 +455,11 @@ static void a_rest_publish_out_of_quota_when_proved_is_an_error(void **state) {
   assert_int_equal(res.status, 400);
   assert_string_equal(res.body, "Failed to publish: RLN: message limit of this epoch reached");
   http_response_free(&res);
-  NH_WAIT_FOR(&g_loop, got_payload(&at_b, "hog"), WAIT_MS);
-  assert_false(got_payload(&at_b, "refused"));
-  assert_int_equal(published(a), 1);
+  NH_WAIT_FOR(&g_loop, got_payload(&p.at_b, "hog"), WAIT_MS);
+  assert_false(got_payload(&p.at_b, "refused"));
+  assert_int_equal(published(p.a), 1);
   release_close(&r);
-  stop_pair(a, b);
+  stop_pair(&p);
 }
 
 int main(void) {

@@ -1,14 +1,18 @@
 // The set-up the tests of this folder share: a local chain (ganache from npm) with RlnMembership.sol
-// (compiled by solc from npm) deployed on it, registrations from ganache's own account, keystores
-// made by `logosdelivery generateRlnKeystore`, and a REST publish that retries until the node
-// takes the message.
+// (compiled by solc from npm) deployed on it, the hooks that start it and tear it down,
+// registrations from ganache's own account, keystores made by `logosdelivery
+// generateRlnKeystore`, and a REST publish that retries until the node takes the message.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
+import { stopAll } from '../interop/lib/cpeer.mjs';
 import { restMessageJson } from '../interop/lib/relaynode.mjs';
 import { compile, link } from './compile.mjs';
 
@@ -55,6 +59,25 @@ export async function startChain() {
   const code = link(membership.bytecode, membership.linkReferences, lib.contractAddress);
   chain.contract = (await chain.send('0x' + code + word(MAX_RATE_LIMIT))).contractAddress;
   return chain;
+}
+
+/** Registers the hooks of a test file: before its tests, a temporary folder named from `prefix`
+ * and a chain (startChain), handed to `ready(chain, dir)`; after them, every process the tests
+ * started stopped, the chain closed and the folder removed. With `skip` set, nothing is started. */
+export function useChain(prefix, skip, ready) {
+  let chain;
+  let dir;
+  before(async () => {
+    if (skip) return;
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    chain = await startChain();
+    ready(chain, dir);
+  });
+  after(async () => {
+    await stopAll();
+    if (chain != null) await chain.server.close();
+    if (dir != null) rmSync(dir, { recursive: true, force: true });
+  });
 }
 
 /** Registers `idCommitment` with `limit` messages per epoch from ganache's account. */

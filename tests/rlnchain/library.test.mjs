@@ -8,13 +8,12 @@
 //  - L follows the contract (it logs the member count it read) and reports A's message;
 //  - D's message (a valid proof over a tree the contract never had) is refused by L's validator and
 //    never reported, while A's next message is.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { missing, nodePath, stopAll } from '../interop/lib/cpeer.mjs';
+import { missing, nodePath } from '../interop/lib/cpeer.mjs';
 import { LIBNODE, LibNode } from '../interop/lib/libnode.mjs';
 import { startRelayNode } from '../interop/lib/relaynode.mjs';
 import * as rlnchain from './chain.mjs';
@@ -49,16 +48,9 @@ const publishWhenReady = (node, text) => rlnchain.publishWhenReady(node, TOPIC, 
 const received = (text) => (e) => e.eventType === 'message_received'
   && Buffer.from(e.message?.payload ?? []).toString() === text;
 
-before(async () => {
-  if (skip) return;
-  dir = mkdtempSync(join(tmpdir(), 'ld-rlnlib-'));
-  chain = await rlnchain.startChain();
-});
-
-after(async () => {
-  await stopAll();
-  if (chain != null) await chain.server.close();
-  if (dir != null) rmSync(dir, { recursive: true, force: true });
+rlnchain.useChain('ld-rlnlib-', skip, (c, d) => {
+  chain = c;
+  dir = d;
 });
 
 test('messagingOverrides naming the RLN contract validate as --rln-relay with the on-chain group',

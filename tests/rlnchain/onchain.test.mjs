@@ -14,15 +14,14 @@
 //  - A node whose JSON-RPC endpoint answers garbage, huge bodies, errors, or nothing at all keeps
 //    running and says why in its log; a wrong keystore password stops a node with an error
 //    naming --rln-relay-cred-password.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { missing, nodePath, Proc, stopAll } from '../interop/lib/cpeer.mjs';
+import { missing, nodePath, Proc } from '../interop/lib/cpeer.mjs';
 import { startRelayNode } from '../interop/lib/relaynode.mjs';
 import * as rlnchain from './chain.mjs';
 import { CHAIN_ID, PASSWORD, WAIT_MS } from './chain.mjs';
@@ -81,16 +80,9 @@ async function waitFor(what, cond) {
   }
 }
 
-before(async () => {
-  if (skip) return;
-  dir = mkdtempSync(join(tmpdir(), 'ld-rlnchain-'));
-  chain = await rlnchain.startChain();
-});
-
-after(async () => {
-  await stopAll();
-  if (chain != null) await chain.server.close();
-  if (dir != null) rmSync(dir, { recursive: true, force: true });
+rlnchain.useChain('ld-rlnchain-', skip, (c, d) => {
+  chain = c;
+  dir = d;
 });
 
 test('a member crosses, a non-member is rejected, a new member is accepted after the next poll',

@@ -15,15 +15,14 @@
 //    registered twice, a keystore path that could not be written after the registration, an endpoint that refuses connections, stalls, answers with another
 //    transaction hash, a receipt without the event, or never a receipt, a transaction that reverts
 //    on chain (an endpoint that under-estimates its gas).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { missing, nodePath, stopAll } from '../interop/lib/cpeer.mjs';
+import { missing, nodePath } from '../interop/lib/cpeer.mjs';
 import { startRelayNode } from '../interop/lib/relaynode.mjs';
 import * as rlnchain from './chain.mjs';
 import { CHAIN_ID, PASSWORD, WAIT_MS } from './chain.mjs';
@@ -94,16 +93,9 @@ function assertRefused(r, why) {
   assert.equal(r.written, false, `${r.path} was written`);
 }
 
-before(async () => {
-  if (skip) return;
-  dir = mkdtempSync(join(tmpdir(), 'ld-rlnreg-'));
-  chain = await rlnchain.startChain();
-});
-
-after(async () => {
-  await stopAll();
-  if (chain != null) await chain.server.close();
-  if (dir != null) rmSync(dir, { recursive: true, force: true });
+rlnchain.useChain('ld-rlnreg-', skip, (c, d) => {
+  chain = c;
+  dir = d;
 });
 
 test('--execute registers the identity, files the event index, and its node publishes to a follower',

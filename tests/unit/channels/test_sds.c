@@ -1357,6 +1357,42 @@ static void sync_messages(void **state) {
   ld_sds_free(b);
 }
 
+/* a sends m0..m<n-1> (body "x") at T0; b delivers each at T0 + 1. b's events go to `into`,
+ * or are dropped when it is NULL. */
+static void send_burst(ld_sds_t *a, ld_sds_t *b, int n, events_t *into) {
+  for (int i = 0; i < n; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "m%d", i);
+    size_t len;
+    uint8_t *wire = send_msg(a, T0, id, "x", &len);
+    assert_int_equal(recv_bytes(b, T0 + 1, wire, len), LD_SDS_RX_DELIVERED);
+    free(wire);
+    if (into != NULL)
+      drain(b, into);
+  }
+  if (into == NULL)
+    discard(b);
+}
+
+/* Runs b's next timer, due within round + 1 acknowledgement sync delays (100 ms) of T0 + 1: it
+ * sends one sync, which a receives. Adds the acknowledgements that brings a to *acked and
+ * returns the time. */
+static uint64_t ack_sync_round(ld_sds_t *b, ld_sds_t *a, int round, size_t *acked) {
+  uint64_t now = ld_sds_next_deadline(b);
+  assert_true(now <= T0 + 1 + 100 * (uint64_t)(round + 1));
+  assert_int_equal(ld_sds_handle_timeout(b, now), 0);
+  events_t e = {0}, ea = {0};
+  drain(b, &e);
+  assert_int_equal(count_sends(&e, LD_SDS_SEND_SYNC), 1);
+  const ld_sds_event_t *sync = nth_send(&e, LD_SDS_SEND_SYNC, 0);
+  assert_int_equal(recv_bytes(a, now, sync->data, sync->len), LD_SDS_RX_SYNC);
+  drain(a, &ea);
+  *acked += count(&ea, LD_SDS_EV_ACKNOWLEDGED);
+  events_free(&e);
+  events_free(&ea);
+  return now;
+}
+
 /* With ack_sync_delay_ms, a burst received is acknowledged by syncs within a few delays: one
  * sync at most the delay after the first receipt, and as the burst exceeds what a causal history
  * names, one more, so that every message is in possible_acks_threshold (2) bloom filters. Then
@@ -1367,36 +1403,16 @@ static void acknowledgement_syncs_follow_a_burst(void **state) {
   c.sync_interval_ms = 30000;
   c.ack_sync_delay_ms = 100;
   ld_sds_t *a = make(&c, "alice", T0), *b = make(&c, "bob", T0);
-  for (int i = 0; i < 10; i++) {
-    char id[8];
-    snprintf(id, sizeof id, "m%d", i);
-    size_t len;
-    uint8_t *wire = send_msg(a, T0, id, "x", &len);
-    assert_int_equal(recv_bytes(b, T0 + 1, wire, len), LD_SDS_RX_DELIVERED);
-    free(wire);
-  }
-  discard(b);
+  send_burst(a, b, 10, NULL);
   assert_true(ld_sds_next_deadline(b) <= T0 + 1 + 100);
-  events_t e = {0}, ea = {0};
   size_t acked = 0;
   uint64_t now = T0 + 1;
-  for (int round = 0; round < 2; round++) {
-    now = ld_sds_next_deadline(b);
-    assert_true(now <= T0 + 1 + 100 * (round + 1));
-    assert_int_equal(ld_sds_handle_timeout(b, now), 0);
-    take(b, &e);
-    assert_int_equal(count_sends(&e, LD_SDS_SEND_SYNC), 1);
-    const ld_sds_event_t *sync = nth_send(&e, LD_SDS_SEND_SYNC, 0);
-    assert_int_equal(recv_bytes(a, now, sync->data, sync->len), LD_SDS_RX_SYNC);
-    take(a, &ea);
-    acked += count(&ea, LD_SDS_EV_ACKNOWLEDGED);
-  }
+  for (int round = 0; round < 2; round++)
+    now = ack_sync_round(b, a, round, &acked);
   assert_int_equal(acked, 10); /* 2 by the causal history, 8 by two bloom hits */
   assert_int_equal(stats(a).outgoing_len, 0);
   assert_int_equal(stats(b).ack_syncs_sent, 2);
   assert_true(ld_sds_next_deadline(b) > now + 1000); /* only the periodic sync is left */
-  events_free(&e);
-  events_free(&ea);
   ld_sds_free(a);
   ld_sds_free(b);
 }
@@ -1413,15 +1429,7 @@ static void acknowledgement_syncs_keep_pace_with_a_burst(void **state) {
   c.ack_sync_every = 4;
   ld_sds_t *a = make(&c, "alice", T0), *b = make(&c, "bob", T0);
   events_t e = {0}, ea = {0};
-  for (int i = 0; i < 10; i++) {
-    char id[8];
-    snprintf(id, sizeof id, "m%d", i);
-    size_t len;
-    uint8_t *wire = send_msg(a, T0, id, "x", &len);
-    assert_int_equal(recv_bytes(b, T0 + 1, wire, len), LD_SDS_RX_DELIVERED);
-    free(wire);
-    drain(b, &e);
-  }
+  send_burst(a, b, 10, &e);
   /* after m3 and m7, before any timer: each names the last two received and has every message
    * received so far in its bloom filter */
   assert_int_equal(count_sends(&e, LD_SDS_SEND_SYNC), 2);
@@ -1436,18 +1444,8 @@ static void acknowledgement_syncs_keep_pace_with_a_burst(void **state) {
   assert_int_equal(acked, 6);
   assert_int_equal(stats(a).outgoing_len, 4);
   /* the delayed syncs acknowledge the rest */
-  uint64_t now = T0 + 2;
-  for (int round = 0; round < 2 && stats(a).outgoing_len > 0; round++) {
-    now = ld_sds_next_deadline(b);
-    assert_true(now <= T0 + 1 + 100 * (round + 1));
-    assert_int_equal(ld_sds_handle_timeout(b, now), 0);
-    take(b, &e);
-    assert_int_equal(count_sends(&e, LD_SDS_SEND_SYNC), 1);
-    const ld_sds_event_t *sync = nth_send(&e, LD_SDS_SEND_SYNC, 0);
-    assert_int_equal(recv_bytes(a, now, sync->data, sync->len), LD_SDS_RX_SYNC);
-    take(a, &ea);
-    acked += count(&ea, LD_SDS_EV_ACKNOWLEDGED);
-  }
+  for (int round = 0; round < 2 && stats(a).outgoing_len > 0; round++)
+    ack_sync_round(b, a, round, &acked);
   assert_int_equal(acked, 10);
   assert_int_equal(stats(a).outgoing_len, 0);
   events_free(&e);

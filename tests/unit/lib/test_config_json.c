@@ -551,39 +551,68 @@ static void available_configs_list_every_option(void **state) {
   free(text);
 }
 
+/* What ld_lib_channels_config makes of `json`'s channelsOverrides (the JSON must parse). */
+static int channels_config(const char *json, ld_channels_config_t *out, char *why, size_t cap) {
+  parse_ok(json);
+  why[0] = '\0';
+  return ld_lib_channels_config(&g_cfg->channels, out, why, cap);
+}
+
+/* The channel configuration `json`'s channelsOverrides give (they must be valid). */
+static ld_channels_config_t channels_from(const char *json) {
+  ld_channels_config_t out;
+  char why[256];
+  if (channels_config(json, &out, why, sizeof why) != 0)
+    fail_msg("%s: refused: %s", json, why);
+  return out;
+}
+
+/* `json` parses, but its channelsOverrides are refused with `text`. */
+static void channels_refused(const char *json, const char *text) {
+  ld_channels_config_t out;
+  char why[256];
+  assert_int_equal(channels_config(json, &out, why, sizeof why), LD_ERR_INVALID_ARG);
+  assert_string_equal(why, text);
+}
+
 /* Our extension keys: the SDS-R window (with the store fetch right after it), the sync
- * interval and the bloom filter's interval, with their ranges. */
+ * interval, the bloom filter's interval and the acknowledgement sync count, with their ranges. */
 static void channel_timing_extension(void **state) {
   (void)state;
-  parse_ok("{\"channelsOverrides\":{\"sdsRepairTMinMs\":200,\"sdsRepairTMaxMs\":900,"
-           "\"sdsSyncIntervalMs\":0}}");
-  ld_channels_config_t out;
-  char why[256] = "";
-  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  ld_channels_config_t out =
+      channels_from("{\"channelsOverrides\":{\"sdsRepairTMinMs\":200,\"sdsRepairTMaxMs\":900,"
+                    "\"sdsSyncIntervalMs\":0}}");
   assert_int_equal(out.sds.repair_t_min_ms, 200);
   assert_int_equal(out.sds.repair_t_max_ms, 900);
   assert_int_equal(out.sds.fetch_delay_ms, 1100);
   assert_int_equal(out.sds.sync_interval_ms, 0);
-  parse_ok("{\"channelsOverrides\":{\"sdsRepairTMinMs\":200000}}");
-  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
-                   LD_ERR_INVALID_ARG);
-  assert_string_equal(why, "channelsOverrides 'sdsRepairTMinMs' (200000) must be below "
-                           "'sdsRepairTMaxMs' (120000)");
-  parse_ok("{\"channelsOverrides\":{\"sdsSyncIntervalMs\":-1}}");
-  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
-                   LD_ERR_INVALID_ARG);
-  assert_string_equal(why, "channelsOverrides 'sdsSyncIntervalMs' is -1, expected 0..3600000");
+  channels_refused("{\"channelsOverrides\":{\"sdsRepairTMinMs\":200000}}",
+                   "channelsOverrides 'sdsRepairTMinMs' (200000) must be below "
+                   "'sdsRepairTMaxMs' (120000)");
+  channels_refused("{\"channelsOverrides\":{\"sdsSyncIntervalMs\":-1}}",
+                   "channelsOverrides 'sdsSyncIntervalMs' is -1, expected 0..3600000");
   /* the bloom filter's interval on content messages: 1 s by default, 0 = every message */
-  parse_ok("{\"channelsOverrides\":{}}");
-  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  out = channels_from("{\"channelsOverrides\":{}}");
   assert_int_equal(out.sds.bloom_interval_ms, LD_CHANNELS_DEFAULT_BLOOM_INTERVAL_MS);
-  parse_ok("{\"channelsOverrides\":{\"sdsBloomIntervalMs\":0}}");
-  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why), 0);
+  out = channels_from("{\"channelsOverrides\":{\"sdsBloomIntervalMs\":0}}");
   assert_int_equal(out.sds.bloom_interval_ms, 0);
-  parse_ok("{\"channelsOverrides\":{\"sdsBloomIntervalMs\":-5}}");
-  assert_int_equal(ld_lib_channels_config(&g_cfg->channels, &out, why, sizeof why),
-                   LD_ERR_INVALID_ARG);
-  assert_string_equal(why, "channelsOverrides 'sdsBloomIntervalMs' is -5, expected 0..3600000");
+  channels_refused("{\"channelsOverrides\":{\"sdsBloomIntervalMs\":-5}}",
+                   "channelsOverrides 'sdsBloomIntervalMs' is -5, expected 0..3600000");
+  /* an acknowledgement sync at once per this many content messages received: 250 by default, 0 =
+   * only the timer */
+  out = channels_from("{\"channelsOverrides\":{}}");
+  assert_int_equal(out.sds.ack_sync_every, LD_CHANNELS_DEFAULT_ACK_SYNC_EVERY);
+  out = channels_from("{\"channelsOverrides\":{\"sdsAckSyncEvery\":0}}");
+  assert_int_equal(out.sds.ack_sync_every, 0);
+  out = channels_from("{\"channelsOverrides\":{\"sdsAckSyncEvery\":1000000}}");
+  assert_int_equal(out.sds.ack_sync_every, 1000000);
+  channels_refused("{\"channelsOverrides\":{\"sdsAckSyncEvery\":-1}}",
+                   "channelsOverrides 'sdsAckSyncEvery' is -1, expected 0..1000000");
+  channels_refused("{\"channelsOverrides\":{\"sdsAckSyncEvery\":1000001}}",
+                   "channelsOverrides 'sdsAckSyncEvery' is 1000001, expected 0..1000000");
+  parse_fails("{\"channelsOverrides\":{\"sdsAckSyncEvery\":\"often\"}}",
+              "Failed to parse channelsOverrides field 'sdsAckSyncEvery' from JSON key "
+              "'sdsAckSyncEvery': expected an integer. Value: often");
 }
 
 int main(void) {
