@@ -14,7 +14,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define READ_TIMEOUT_S 10
+/* Longer than the longest a server under test may take to answer: a REST publish with RLN waits
+ * for its proof up to 30 s (a loaded machine under the sanitizers comes near it). */
+#define READ_TIMEOUT_S 60
 #define MAX_RESPONSE (256u * 1024 * 1024)
 
 static int connect_local(uint16_t port) {

@@ -1,5 +1,5 @@
 /* A tiny HTTP/1.1 client for the REST and metrics tests: one request per connection (it sends
- * "Connection: close" and reads until the server closes), blocking sockets with a 10 s receive
+ * "Connection: close" and reads until the server closes), blocking sockets with a 60 s receive
  * timeout, Content-Length and chunked bodies.
  *
  * The servers under test run on the test's libuv loop, so a blocking request from the loop's
