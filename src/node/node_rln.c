@@ -12,7 +12,13 @@
  * next message id of the nonce manager for the message's epoch; the circuit's files come from
  * --rln-relay-circuit-dir. A node without credentials validates and refuses to publish, as nwaku
  * does. ld_node_publish and REST relay publish prove off the loop's thread (ld_node_rln_claim here,
- * the queue in node_rln_publish.c); ld_node_rln_prepare proves on the caller's thread. */
+ * the queue in node_rln_publish.c); ld_node_rln_prepare proves on the caller's thread.
+ *
+ * A static group gains members at run time through ld_node_rln_group_add (an embedder that
+ * learns members out of band; tests): the new root joins the validator's window and a member
+ * node's path is updated. A member node's publish queue keeps its proving context prepared for
+ * our path (ld_node_rln_publish_warm: at mount, after every such change and, for the on-chain
+ * group, after every Merkle proof of our leaf the contract gives for a new root). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
