@@ -1,7 +1,8 @@
 /* RLN-v2 proof generation on one core, step by step: the witness from the circuit's graph, the
  * quotient's evaluations (3 iFFTs + 3 coset FFTs over 8,192 points), the five MSMs (A, B1, C and
  * H in G1, B in G2), and whole proofs: without and with a proving context (its set-up, the cold
- * proof that fills its cache, then warm proofs of the same member interleaved with plain ones).
+ * proof that fills its cache, then warm proofs of the same member interleaved with plain ones,
+ * and the proofs after start and after new roots with and without a prepare beforehand).
  * Prints one JSON line per figure; never fails on a time. Times are the thread's CPU time
  * (CLOCK_THREAD_CPUTIME_ID), except the proofs with the MSMs split over two threads: their
  * wall-clock time (CLOCK_MONOTONIC) beside the process's CPU time.
@@ -229,6 +230,59 @@ static int cached_proofs(const ld_rln_prover_t *p, int proofs) {
   return rc != 0 || hits != (uint64_t)proofs || misses != 7;
 }
 
+/* A publish's proof after start and after a new root, with and without the node's prepare
+ * (ld_rln_proving_ctx_prepare, run when the node learns the root, before the publish): without
+ * it the publish's proof pays the miss; with it, the prepare pays it in advance and the proof is
+ * a hit. Per level where the new leaf joins the member's path (19, 10, 0) and for the first proof
+ * of a member (after start): the miss, then, after the same change once more, the prepare and
+ * the proof that follows it. */
+static int prepared_proofs(const ld_rln_prover_t *p) {
+  ld_rln_proving_ctx_t *ctx;
+  if (ld_rln_proving_ctx_new(&ctx, p) != 0) {
+    return 1;
+  }
+  ld_rln_witness_t w;
+  ld_rln_proof_values_t v;
+  uint8_t proof[LD_RLN_PROOF_BYTES];
+  const int levels[] = {-1, 19, 10, 0}; /* -1: another member (the first proof after start) */
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < sizeof levels / sizeof levels[0]; i++) {
+    double miss = 0, prepare = 0, after = 0;
+    for (int with = 0; rc == 0 && with < 2; with++) {
+      if (levels[i] < 0) {
+        random_witness(&w);
+      } else {
+        random_fr(&w.merkle.path[levels[i]]);
+      }
+      w.message_id = next_u64() % w.user_message_limit;
+      random_fr(&w.x);
+      double t = cpu_seconds();
+      if (with) {
+        rc = ld_rln_proving_ctx_prepare(ctx, &w) == 1 ? 0 : 1;
+        prepare = cpu_seconds() - t;
+        t = cpu_seconds();
+        rc = rc != 0 ? rc : ld_rln_prove_ctx(ctx, &w, proof, &v);
+        after = cpu_seconds() - t;
+      } else {
+        rc = ld_rln_prove_ctx(ctx, &w, proof, &v);
+        miss = cpu_seconds() - t;
+      }
+    }
+    char level[64] = "another member (first proof after start)";
+    if (levels[i] >= 0) {
+      snprintf(level, sizeof level, "new root at level %d", levels[i]);
+    }
+    printf("{\"bench\":\"zk_prove\",\"figure\":\"publish after %s\",\"proof_unprepared_ms\":"
+           "%.3f,\"prepare_ms\":%.3f,\"proof_prepared_ms\":%.3f}\n",
+           level, miss * 1e3, prepare * 1e3, after * 1e3);
+    fflush(stdout);
+  }
+  uint64_t hits, misses;
+  ld_rln_proving_ctx_stats(ctx, NULL, &hits, &misses);
+  ld_rln_proving_ctx_free(ctx);
+  return rc != 0 || hits != 4 || misses != 4;
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : getenv("LD_RLN_FIXTURES");
   if (dir == NULL) {
@@ -284,7 +338,7 @@ int main(int argc, char **argv) {
     report("RLN-v2 proof, scalar path forced (bucket sums and NTTs), per proof",
            proofs > 0 ? path_total[1] / proofs : 0);
   }
-  if (cached_proofs(p, proofs) != 0) {
+  if (cached_proofs(p, proofs) != 0 || prepared_proofs(p) != 0) {
     return 1;
   }
   ld_rln_prover_set_threads(p, 2);

@@ -291,6 +291,23 @@ typedef void (*ld_node_rln_proved_fn)(void *user_data, int rc, const char *pubsu
 int ld_node_rln_prove_for(ld_node_t *node, const char *pubsub_topic, const ld_waku_message_t *msg,
                           const ld_node_rln_claim_t *claim, ld_node_rln_proved_fn proved,
                           void *user_data);
+/* node_rln_publish.c: keeps the publish queue's proving context warm for our membership (a
+ * member node: at start, and whenever our Merkle path or the root changed): the context is made
+ * (tables deferred, built in the queue's idle time) and, when no proof waits, a prepare job
+ * brings its cached sums to our membership as ld_node_rln_membership gives it then, so that the
+ * next publish's proof reuses them. Loop thread. */
+void ld_node_rln_publish_warm(ld_node_t *node, const ld_rln_prover_t *prover);
+/* node_rln.c: our membership as a proof would claim it now (prover and a copy of the member, to
+ * be wiped by the caller): 0, or LD_ERR_STATE without credentials or while the on-chain group
+ * has not given us a valid Merkle proof yet. */
+int ld_node_rln_membership(const ld_node_t *node, const ld_rln_prover_t **prover,
+                           ld_rln_member_t *member);
+/* node_rln.c: the static group gains a member at run time (an embedder that learns members out
+ * of band; tests): `rate_commitment` becomes the next leaf, the new root joins the validator's
+ * window, and a member node's Merkle path is updated and its proving context prepared for it.
+ * Its index in *index (may be NULL). LD_ERR_STATE without RLN-relay or with the on-chain group,
+ * LD_ERR_LIMIT when the tree is full. */
+int ld_node_rln_group_add(ld_node_t *node, const ld_fr_t *rate_commitment, uint64_t *index);
 /* The relay outgoing check's reason as an error code (node.c). */
 int ld_node_outgoing_error(ld_relay_reason_t reason);
 /* ld_node_rln_prepare with nwaku's appendRLNProof error text in `why` (why_len bytes, NULL: no

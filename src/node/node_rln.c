@@ -12,7 +12,13 @@
  * next message id of the nonce manager for the message's epoch; the circuit's files come from
  * --rln-relay-circuit-dir. A node without credentials validates and refuses to publish, as nwaku
  * does. ld_node_publish and REST relay publish prove off the loop's thread (ld_node_rln_claim here,
- * the queue in node_rln_publish.c); ld_node_rln_prepare proves on the caller's thread. */
+ * the queue in node_rln_publish.c); ld_node_rln_prepare proves on the caller's thread.
+ *
+ * A static group gains members at run time through ld_node_rln_group_add (an embedder that
+ * learns members out of band; tests): the new root joins the validator's window and a member
+ * node's path is updated. A member node's publish queue keeps its proving context prepared for
+ * our path (ld_node_rln_publish_warm: at mount, after every such change and, for the on-chain
+ * group, after every Merkle proof of our leaf the contract gives for a new root). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +39,7 @@
 #define TOPIC "rln"
 
 struct node_rln {
+  ld_node_t *node;
   ld_rln_verifier_t *verifier;
   ld_rln_validator_t *validator;
   ld_rln_batcher_t *batcher; /* relay's validator: zk verifications batched off the loop */
@@ -42,6 +49,7 @@ struct node_rln {
   /* our membership, when credentials were given */
   ld_rln_prover_t *prover;
   ld_rln_member_t member;
+  uint64_t member_index; /* ours in the static group */
   ld_rln_nonce_t nonce;
   /* the on-chain group (node_rln_chain.c), when not a static group */
   node_rln_chain_t *chain;
@@ -164,6 +172,7 @@ static int load_member(node_rln_t *r, const ld_node_rln_config_t *c, char *err, 
                         "member %llu of the static group",
                         (unsigned long long)r->user_message_limit, (unsigned long long)id.index);
   r->member.user_message_limit = r->user_message_limit;
+  r->member_index = id.index;
   rc = ld_merkle_proof(r->tree, id.index, &r->member.merkle);
   if (rc == 0)
     rc = load_prover(r, c->circuit_dir, err, errlen);
@@ -192,6 +201,7 @@ static void on_chain_proof(void *user, const ld_fr_t *root, const ld_merkle_proo
   }
   r->member.merkle = *proof;
   r->member_ready = true;
+  ld_node_rln_publish_warm(r->node, r->prover); /* our path changed with the root */
 }
 
 static int onchain_member(node_rln_t *r, const ld_node_rln_config_t *c, node_rln_chain_config_t *cc,
@@ -304,6 +314,7 @@ int ld_node_rln_mount(ld_node_t *node) {
   node_rln_t *r = calloc(1, sizeof *r);
   if (r == NULL)
     return LD_ERR_NOMEM;
+  r->node = node;
   char err[512] = "";
   int rc = build(r, &node->cfg, node->loop, err, sizeof err);
   if (rc == 0) {
@@ -322,6 +333,8 @@ int ld_node_rln_mount(ld_node_t *node) {
     return rc;
   }
   node->rln = r;
+  if (r->prover != NULL) /* the proving context from the start, prepared once we have a path */
+    ld_node_rln_publish_warm(node, r->prover);
   if (r->chain != NULL) {
     LD_INFO(TOPIC, "RLN-relay mounted: on-chain group at %s, epoch %llu s%s",
             node->cfg.rln.eth_contract, (unsigned long long)r->epoch_sec,
@@ -435,6 +448,40 @@ int ld_node_rln_claim(ld_node_t *node, ld_waku_message_t *msg, ld_node_rln_claim
   out->prover = r->prover;
   out->member = r->member;
   out->epoch_sec = r->epoch_sec;
+  return 0;
+}
+
+int ld_node_rln_membership(const ld_node_t *node, const ld_rln_prover_t **prover,
+                           ld_rln_member_t *member) {
+  const node_rln_t *r = node->rln;
+  *prover = NULL;
+  if (r == NULL || r->prover == NULL || (r->chain != NULL && !r->member_ready))
+    return LD_ERR_STATE;
+  *prover = r->prover;
+  *member = r->member;
+  return 0;
+}
+
+int ld_node_rln_group_add(ld_node_t *node, const ld_fr_t *rate_commitment, uint64_t *index) {
+  node_rln_t *r = node->rln;
+  if (r == NULL || r->tree == NULL)
+    return LD_ERR_STATE;
+  uint64_t at;
+  int rc = ld_merkle_append(r->tree, rate_commitment, &at);
+  if (rc != 0)
+    return rc;
+  ld_fr_t root;
+  ld_merkle_root(r->tree, &root);
+  ld_rln_validator_add_root(r->validator, &root);
+  if (r->prover != NULL) {
+    rc = ld_merkle_proof(r->tree, r->member_index, &r->member.merkle);
+    if (rc != 0)
+      return rc;
+    ld_node_rln_publish_warm(node, r->prover);
+  }
+  LD_INFO(TOPIC, "RLN static group: member %llu joined", (unsigned long long)at);
+  if (index != NULL)
+    *index = at;
   return 0;
 }
 

@@ -9,14 +9,24 @@
  * message is proved. So a sender's messages go out in the order they were published, each as
  * soon as its proof is ready.
  *
- * From the first publish on, the queue also keeps a proving context for our membership
- * (zk/rln_prover.h): made without its tables in a few milliseconds, it proves from then on,
+ * From the node's start (a member node, see below; else from the first publish) the queue also
+ * keeps a proving context for our membership (zk/rln_prover.h): made without its tables in a
+ * few milliseconds, it proves from then on,
  * reusing the sums over the membership wires (a proof with a new root or path remakes them);
  * its fixed-base tables (some 16 MB, 0.7 s of CPU in a Release build, several seconds under the
  * sanitizers) are built in some 45 slices of about 15 ms, each a thread-pool job started only when
  * no proof is waiting. So the queue never runs more than one job at a time, a proof waits at most
- * one slice, and a node that never publishes pays nothing. The context is freed (its secret
+ * one slice, and a node without credentials pays nothing. The context is freed (its secret
  * values wiped) when the node stops.
+ *
+ * A member node makes the context at start (ld_node_rln_publish_warm, from node_rln.c) and
+ * keeps it warm: when the node learns a new root or our Merkle path changes (a member joined the
+ * group), a prepare job brings the context's membership sums to our new path
+ * (ld_rln_proving_ctx_prepare), so that the next publish does not pay for that (a proof that
+ * misses costs up to three times one that hits). Like a slice, the prepare starts only when no
+ * proof waits, and takes the membership as it is then (several root changes meanwhile: one
+ * prepare); a publish arriving while it runs waits for it. A node without credentials never
+ * calls it and pays nothing.
  *
  * A publish's outcome (relay peers, or the error) goes to the caller of ld_node_publish_async
  * once the message is published, or fails. Our message that waited for its proof is stamped again
@@ -76,6 +86,11 @@ typedef struct node_rln_queue {
   const ld_rln_prover_t *build_prover; /* the prover the build job makes a context for */
   ld_rln_proving_ctx_t *made;          /* the context the build job made */
   int build_rc;                        /* of the slice: 1 more to do, 0 complete, < 0 error */
+  bool warm_wanted; /* our membership changed since the last prepare (ld_node_rln_publish_warm) */
+  bool preparing;   /* a prepare job is on the thread pool */
+  uv_work_t prepare;
+  ld_rln_member_t prepare_member; /* its copy of our membership (wiped once used) */
+  int prepare_rc;                 /* of ld_rln_proving_ctx_prepare */
   ld_node_rln_proving_stats_t stats;
 } node_rln_queue_t;
 
@@ -119,6 +134,18 @@ static void prove_work(uv_work_t *w) {
   explicit_bzero(&job->claim.member, sizeof job->claim.member);
 }
 
+static void prepare_work(uv_work_t *w) {
+  node_rln_queue_t *q = w->data;
+  ld_rln_witness_t wit;
+  memset(&wit, 0, sizeof wit);
+  wit.identity_secret = q->prepare_member.identity_secret;
+  wit.user_message_limit = q->prepare_member.user_message_limit;
+  wit.merkle = q->prepare_member.merkle;
+  q->prepare_rc = ld_rln_proving_ctx_prepare(q->ctx, &wit);
+  explicit_bzero(&wit, sizeof wit);
+  explicit_bzero(&q->prepare_member, sizeof q->prepare_member);
+}
+
 static void build_work(uv_work_t *w) {
   node_rln_queue_t *q = w->data;
   if (q->ctx == NULL) {
@@ -135,6 +162,12 @@ static void build_work(uv_work_t *w) {
 
 static void prove_done(uv_work_t *w, int status);
 static void build_done(uv_work_t *w, int status);
+static void prepare_done(uv_work_t *w, int status);
+
+/* A job (a proof, a slice or the context's making, a prepare) is on the thread pool. */
+static bool busy(const node_rln_queue_t *q) {
+  return q->running != NULL || q->building || q->preparing;
+}
 
 /* The context when it was made for `prover`, else NULL (prove without). */
 static ld_rln_proving_ctx_t *ctx_for(const node_rln_queue_t *q, const ld_rln_prover_t *prover) {
@@ -165,6 +198,29 @@ static void start_build(node_rln_queue_t *q) {
     q->building = false;
     q->build_failed = true;
   }
+}
+
+/* With no proof waiting: a prepare of the context for our membership as it is now, when it
+ * changed since the last one and the context exists. false when none was started. */
+static bool start_prepare(node_rln_queue_t *q) {
+  if (!q->warm_wanted || q->prover == NULL || ctx_for(q, q->prover) == NULL)
+    return false; /* not wanted, or the context comes first (start_build makes it) */
+  q->warm_wanted = false;
+  const ld_rln_prover_t *prover = NULL;
+  if (ld_node_rln_membership(q->node, &prover, &q->prepare_member) != 0 || prover != q->prover) {
+    explicit_bzero(&q->prepare_member, sizeof q->prepare_member);
+    return false; /* no path yet: the node calls ld_node_rln_publish_warm once it has one */
+  }
+  q->preparing = true;
+  q->prepare.data = q;
+  int rc = uv_queue_work(q->node->loop, &q->prepare, prepare_work, prepare_done);
+  if (rc != 0) {
+    LD_ERROR(TOPIC, "RLN proving context not prepared: %s", uv_strerror(rc));
+    q->preparing = false;
+    explicit_bzero(&q->prepare_member, sizeof q->prepare_member);
+    return false;
+  }
+  return true;
 }
 
 static void finish_job(node_rln_queue_t *q, prove_job_t *job);
@@ -227,7 +283,7 @@ static prove_job_t *pop(node_rln_queue_t *q) {
  * queued was stamped and claimed a moment ago: it is not checked, so that no outcome is reported
  * from inside the publish call. */
 static void start_next(node_rln_queue_t *q) {
-  while (q->running == NULL && !q->building && !q->stopping && !q->held && q->head != NULL) {
+  while (!busy(q) && !q->stopping && !q->held && q->head != NULL) {
     prove_job_t *job = pop(q);
     int rc = q->entering ? 0 : restamp_if_stale(q, job);
     if (rc != 0) {
@@ -247,7 +303,7 @@ static void start_next(node_rln_queue_t *q) {
     job->rc = LD_ERR_INTERNAL;
     finish_job(q, job);
   }
-  if (q->running == NULL && !q->building && !q->stopping && q->head == NULL)
+  if (!busy(q) && !q->stopping && q->head == NULL && !start_prepare(q))
     start_build(q);
 }
 
@@ -309,6 +365,22 @@ static void build_done(uv_work_t *w, int status) {
     stopped_job_done(q);
     return;
   }
+  start_next(q);
+}
+
+static void prepare_done(uv_work_t *w, int status) {
+  node_rln_queue_t *q = w->data;
+  q->preparing = false;
+  explicit_bzero(&q->prepare_member, sizeof q->prepare_member); /* when it never ran */
+  if (q->stopping) {
+    stopped_job_done(q);
+    return;
+  }
+  if (status != 0 || q->prepare_rc < 0)
+    LD_WARN(TOPIC, "RLN proving context not prepared for our new Merkle path: %s",
+            status != 0 ? uv_strerror(status) : ld_strerror(q->prepare_rc));
+  else if (q->prepare_rc == 1)
+    q->stats.prepares++;
   start_next(q);
 }
 
@@ -505,7 +577,7 @@ void ld_node_rln_publish_stop(ld_node_t *node) {
   }
   q->tail = NULL;
   q->waiting = 0;
-  if (q->running != NULL || q->building)
+  if (busy(q))
     node->pending++; /* the running job's end calls ld_node_pending_done */
   else
     drop_ctx(q);
@@ -528,6 +600,15 @@ void ld_node_rln_publish_hold(ld_node_t *node, bool hold) {
     start_next(q);
 }
 
+void ld_node_rln_publish_warm(ld_node_t *node, const ld_rln_prover_t *prover) {
+  node_rln_queue_t *q = queue_of(node);
+  if (q == NULL || q->stopping)
+    return;
+  q->prover = prover; /* a proving context is wanted from now on */
+  q->warm_wanted = true;
+  start_next(q);
+}
+
 void ld_node_rln_publish_free(ld_node_t *node) {
   node_rln_queue_t *q = node->rln_queue;
   if (q == NULL)
@@ -538,6 +619,7 @@ void ld_node_rln_publish_free(ld_node_t *node) {
     free_job(job);
   }
   drop_ctx(q);
+  explicit_bzero(&q->prepare_member, sizeof q->prepare_member);
   free(q);
   node->rln_queue = NULL;
 }

@@ -15,15 +15,18 @@
  * (LD_RLN_MAX_CLOCK_GAP_SEC), with room for the proof, the hops and peers' clocks. */
 #define LD_NODE_RLN_RESTAMP_AFTER_MS 5000
 
-/* How the publish queue's proofs were made: without a proving context (before the first
- * publish's context exists), or through it, reusing the membership wires' sums (hits) or
- * (re)making them (misses: the first proof, a new root or path); the context's table slices
+/* How the publish queue's proofs were made: without a proving context (before the context
+ * exists), or through it, reusing the membership wires' sums (hits) or (re)making them (misses:
+ * a proof with a root or path the context was not prepared for); the context's table slices
  * built and whether its tables are complete; our messages handed to relay after their proof
- * (published) and stamped again as their proof started (restamped). Zero without a queue. */
+ * (published) and stamped again as their proof started (restamped); the prepares that brought
+ * the context's sums to our new Merkle path before a proof needed it (at start, after a new
+ * root). Zero without a queue. */
 typedef struct ld_node_rln_proving_stats {
   uint64_t plain, ctx_hits, ctx_misses, build_slices;
   bool ctx_complete;
   uint64_t published, restamped;
+  uint64_t prepares;
 } ld_node_rln_proving_stats_t;
 void ld_node_rln_proving_stats(const ld_node_t *node, ld_node_rln_proving_stats_t *out);
 

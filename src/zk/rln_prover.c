@@ -168,10 +168,55 @@ int ld_rln_witness_compute(const ld_rln_prover_t *p, const ld_rln_witness_t *w, 
   return rc;
 }
 
+/* The membership part of a witness: what the cached sums depend on. */
+typedef struct membership {
+  ld_fr_t identity_secret;
+  uint64_t user_message_limit;
+  ld_merkle_proof_t merkle;
+} membership_t;
+
 struct ld_rln_proving_ctx {
   const ld_rln_prover_t *p;
   ld_groth16_cache_t *cache;
+  /* the membership of the last proof or prepare through the context (secret: wiped) */
+  bool has_membership;
+  membership_t membership;
+  uint64_t prepares;                     /* prepares that moved the sums */
+  uint64_t prepare_hits, prepare_misses; /* the cache's counts the prepares made */
 };
+
+static void membership_of(membership_t *m, const ld_rln_witness_t *w) {
+  memset(m, 0, sizeof *m);
+  m->identity_secret = w->identity_secret;
+  m->user_message_limit = w->user_message_limit;
+  m->merkle.depth = w->merkle.depth;
+  for (unsigned l = 0; l < w->merkle.depth && l < LD_MERKLE_MAX_DEPTH; l++) {
+    m->merkle.path[l] = w->merkle.path[l];
+    m->merkle.index_bits[l] = w->merkle.index_bits[l] ? 1 : 0;
+  }
+}
+
+/* Whether `w`'s membership is the one the context's sums were last made or reused for (without
+ * an early exit on the first difference). */
+static bool same_membership(const ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w) {
+  if (!c->has_membership) {
+    return false;
+  }
+  membership_t m;
+  membership_of(&m, w);
+  const uint8_t *a = (const uint8_t *)&m, *b = (const uint8_t *)&c->membership;
+  uint8_t diff = 0;
+  for (size_t i = 0; i < sizeof m; i++) {
+    diff |= a[i] ^ b[i];
+  }
+  explicit_bzero(&m, sizeof m);
+  return diff == 0;
+}
+
+static void note_membership(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w) {
+  membership_of(&c->membership, w);
+  c->has_membership = true;
+}
 
 /* Proves through `ctx`'s cache when given, else with the prover alone. */
 static int prove(const ld_rln_prover_t *p, ld_rln_proving_ctx_t *ctx, const ld_rln_witness_t *w,
@@ -185,8 +230,12 @@ static int prove(const ld_rln_prover_t *p, ld_rln_proving_ctx_t *ctx, const ld_r
   ld_groth16_proof_t g;
   int rc = ld_rln_witness_compute(p, w, wires);
   if (rc == 0 && ctx != NULL) {
+    ctx->has_membership = false; /* until the sums are known to be this membership's */
     rc = r != NULL ? ld_groth16_prove_cached_rs(ctx->cache, wires, n, r, s, &g)
                    : ld_groth16_prove_cached(ctx->cache, wires, n, &g);
+    if (rc == 0) {
+      note_membership(ctx, w);
+    }
   } else if (rc == 0) {
     rc = r != NULL ? ld_groth16_prove_rs(p->groth16, wires, n, r, s, &g)
                    : ld_groth16_prove(p->groth16, wires, n, &g);
@@ -279,6 +328,7 @@ void ld_rln_proving_ctx_free(ld_rln_proving_ctx_t *c) {
     return;
   }
   ld_groth16_cache_free(c->cache);
+  explicit_bzero(c, sizeof *c);
   free(c);
 }
 
@@ -295,5 +345,51 @@ int ld_rln_prove_ctx_rs(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w, cons
 
 void ld_rln_proving_ctx_stats(const ld_rln_proving_ctx_t *c, size_t *fixed_wires, uint64_t *hits,
                               uint64_t *misses) {
-  ld_groth16_cache_stats(c->cache, fixed_wires, hits, misses);
+  uint64_t h, m;
+  ld_groth16_cache_stats(c->cache, fixed_wires, &h, &m);
+  if (hits != NULL) {
+    *hits = h - c->prepare_hits;
+  }
+  if (misses != NULL) {
+    *misses = m - c->prepare_misses;
+  }
+}
+
+/* The cache has no entry point that moves its sums without proving (groth16_prove.h): the
+ * prepare runs one proof through it with fixed blinding scalars and the message part of the
+ * witness zero, and wipes it. Its counts are kept apart from those of real proofs. */
+int ld_rln_proving_ctx_prepare(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w) {
+  if (w->user_message_limit == 0 || w->merkle.depth != LD_RLN_TREE_DEPTH) {
+    return LD_ERR_INVALID_ARG;
+  }
+  if (same_membership(c, w)) {
+    return 0;
+  }
+  ld_rln_witness_t m;
+  memset(&m, 0, sizeof m);
+  m.identity_secret = w->identity_secret;
+  m.user_message_limit = w->user_message_limit;
+  m.merkle = w->merkle;
+  ld_fr_t one;
+  ld_fr_from_u64(&one, 1);
+  uint64_t h0, m0, h1, m1;
+  ld_groth16_cache_stats(c->cache, NULL, &h0, &m0);
+  uint8_t proof[LD_RLN_PROOF_BYTES];
+  ld_rln_proof_values_t values;
+  int rc = prove(c->p, c, &m, &one, &one, proof, &values);
+  ld_groth16_cache_stats(c->cache, NULL, &h1, &m1);
+  c->prepare_hits += h1 - h0;
+  c->prepare_misses += m1 - m0;
+  explicit_bzero(&m, sizeof m);
+  explicit_bzero(proof, sizeof proof);
+  explicit_bzero(&values, sizeof values);
+  if (rc != 0) {
+    return rc;
+  }
+  c->prepares++;
+  return 1;
+}
+
+uint64_t ld_rln_proving_ctx_prepares(const ld_rln_proving_ctx_t *c) {
+  return c->prepares;
 }

@@ -81,8 +81,21 @@ int ld_rln_prove_ctx(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w,
 int ld_rln_prove_ctx_rs(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w, const ld_fr_t *r,
                         const ld_fr_t *s, uint8_t proof[LD_RLN_PROOF_BYTES],
                         ld_rln_proof_values_t *values);
-/* Wires whose sums are cached, proofs that reused the sums and proofs that (re)made them. */
+/* Wires whose sums are cached, proofs that reused the sums and proofs that (re)made them
+ * (ld_rln_proving_ctx_prepare's work is not counted there; any pointer may be NULL). */
 void ld_rln_proving_ctx_stats(const ld_rln_proving_ctx_t *c, size_t *fixed_wires, uint64_t *hits,
                               uint64_t *misses);
+
+/* Brings the context's cached sums to the membership of `w` (identity secret, user message
+ * limit, Merkle path; its message id, x and external nullifier are ignored) without a proof for
+ * the caller, so that the next proof for that membership is a hit: the sums move by the wires
+ * that differ, as a proof's miss moves them (a new root: the path's changed levels; a new
+ * member: all). Costs what a proof that misses costs (the proof it makes is wiped). 1 when the
+ * sums were moved, 0 when they already were this membership's (the last proof or prepare through
+ * the context had it: nothing done), LD_ERR_INVALID_ARG for a limit of 0 or a path of another
+ * depth, LD_ERR_NOMEM. One call or proof at a time per context. */
+int ld_rln_proving_ctx_prepare(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w);
+/* Prepares that moved the sums. */
+uint64_t ld_rln_proving_ctx_prepares(const ld_rln_proving_ctx_t *c);
 
 #endif

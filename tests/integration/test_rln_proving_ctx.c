@@ -1,7 +1,9 @@
-/* The publish queue's proving context: a member node's first proof is made without it; the
- * context is then made and its tables built in the queue's idle time, and the next proofs go
- * through it: the first of them makes the membership wires' sums (a miss), the next reuses them
- * (a hit). Every proof is accepted by the validating peer B. Stopping frees the context (the
+/* The publish queue's proving context: a member node makes it at start, prepares it for its
+ * Merkle path and builds its tables in the queue's idle time, so that its first publish is a
+ * cache hit already. When a member joins the group (a new root, our path's upper levels change),
+ * the node prepares the context for the new path: by itself while idle, and before a publish
+ * that arrives meanwhile, which waits for the prepare; the publishes' proofs are hits and carry
+ * the new root. Every proof is accepted by the validating peer B. Stopping frees the context (the
  * sanitizers' leak check sees it). Identities are random; the circuit's files come from
  * LD_RLN_FIXTURES. */
 #include <setjmp.h>
@@ -21,9 +23,12 @@
 #include "node/config.h"
 #include "node/events.h"
 #include "node/node.h"
+#include "node/node_internal.h"
 #include "node/node_rln_publish.h"
 #include "node_harness.h"
 #include "rln_harness.h"
+#include "node/fanout.h"
+#include "waku/rln/proof.h"
 #include "waku/rln/validator.h"
 
 #define TOPIC "/waku/2/rs/0/0"
@@ -61,64 +66,147 @@ static size_t mesh(ld_node_t *n) {
   return ld_gs_service_mesh_peers(ld_node_gossipsub(n), TOPIC, NULL, 0);
 }
 
-static bool ctx_complete(ld_node_t *n) {
+static ld_node_rln_proving_stats_t stats_of(ld_node_t *n) {
   ld_node_rln_proving_stats_t s;
   ld_node_rln_proving_stats(n, &s);
-  return s.ctx_complete;
+  return s;
 }
 
-static void proofs_come_from_the_context_after_warm_up(void **state) {
+static bool ctx_complete(ld_node_t *n) {
+  return stats_of(n).ctx_complete;
+}
+
+static uint64_t prepares(ld_node_t *n) {
+  return stats_of(n).prepares;
+}
+
+/* What B received: payloads and the Merkle root each proof was made for. */
+typedef struct roots_seen {
+  got_t got;
+  ld_fr_t root[GOT_MAX];
+} roots_seen_t;
+
+static void on_message(int kind, const void *payload, void *ud) {
+  roots_seen_t *r = ud;
+  const ld_fanout_message_t *m = payload;
+  size_t at = r->got.n;
+  got_on_message(kind, payload, &r->got);
+  if (r->got.n == at)
+    return;
+  ld_rln_rate_limit_proof_t p;
+  assert_int_equal(ld_rln_rate_limit_proof_decode(&p, m->msg->proof, m->msg->proof_len), 0);
+  assert_int_equal(ld_fr_from_bytes(&r->root[at], p.merkle_root), 0);
+}
+
+static void assert_root_is_groups(const roots_seen_t *at_b, size_t i) {
+  ld_fr_t root;
+  ld_merkle_root(g_group.tree, &root);
+  assert_true(ld_fr_equal(&at_b->root[i], &root));
+}
+
+/* A new member joins the static group of both nodes (and the test's copy of the tree). */
+static void member_joins(ld_node_t *a, ld_node_t *b) {
+  ld_fr_t secret, id, rate;
+  rh_random_secret(&secret);
+  ld_rln_id_commitment(&id, &secret);
+  ld_rln_rate_commitment(&rate, &id, LIMIT);
+  uint64_t index = 0, index_b = 0;
+  assert_int_equal(ld_merkle_append(g_group.tree, &rate, &index), 0);
+  assert_int_equal(ld_node_rln_group_add(b, &rate, &index_b), 0); /* B knows the root first */
+  assert_int_equal(index_b, index);
+  assert_int_equal(ld_node_rln_group_add(a, &rate, &index_b), 0);
+  assert_int_equal(index_b, index);
+}
+
+static void proofs_are_warm_from_the_start_and_after_new_roots(void **state) {
   (void)state;
   rh_group_make(&g_group, MEMBERS, LIMIT, OURS);
-  got_t at_b = {0};
+  roots_seen_t at_b;
+  memset(&at_b, 0, sizeof at_b);
   ld_node_t *b =
-      nh_start_subscribed(&g_loop, rln_config(false), LD_EVENT_MESSAGE, got_on_message, &at_b);
+      nh_start_subscribed(&g_loop, rln_config(false), LD_EVENT_MESSAGE, on_message, &at_b);
   ld_node_config_t *ca = rln_config(true);
   nh_add_static(ca, b);
   ld_node_t *a = nh_start(&g_loop, ca);
   NH_WAIT_FOR(&g_loop, mesh(a) == 1 && mesh(b) == 1, WAIT_MS);
+  /* the validator only pays nothing: no context, no prepare */
+  ld_node_rln_proving_stats_t s = stats_of(b);
+  assert_int_equal(s.build_slices + s.prepares + s.plain, 0);
 
-  ld_node_rln_proving_stats_t s;
-  ld_node_rln_proving_stats(a, &s);
-  assert_int_equal(s.plain + s.ctx_hits + s.ctx_misses + s.build_slices, 0);
-  assert_false(s.ctx_complete); /* nothing is built before the first publish */
-
-  publish_text(a, "ctx-1"); /* no context yet: proved without */
-  NH_WAIT_FOR(&g_loop, at_b.n == 1, WAIT_MS);
-  /* then the context is made and its tables built, a slice at a time, while the queue idles */
+  /* A made its context at start, prepared it for its path and built its tables while idle */
   NH_WAIT_FOR(&g_loop, ctx_complete(a), BUILD_WAIT_MS);
-  ld_node_rln_proving_stats(a, &s);
-  assert_int_equal(s.plain, 1);
-  assert_int_equal(s.ctx_hits + s.ctx_misses, 0);
+  s = stats_of(a);
+  assert_int_equal(s.prepares, 1);
   assert_true(s.build_slices > 2); /* the making and more than one slice of tables */
+  assert_int_equal(s.plain + s.ctx_hits + s.ctx_misses, 0);
 
   /* one at a time: each message's proof must be done within the validators' 20 s clock gap of
    * its timestamp, and a proof takes seconds under the sanitizers on a loaded machine */
-  publish_text(a, "ctx-2"); /* makes the membership sums */
-  NH_WAIT_FOR(&g_loop, at_b.n == 2, WAIT_MS);
-  publish_text(a, "ctx-3"); /* reuses them */
-  NH_WAIT_FOR(&g_loop, at_b.n == 3, WAIT_MS);
-  assert_int_equal(ld_node_rln_pending(a), 0);
-  ld_node_rln_proving_stats(a, &s);
-  assert_int_equal(s.plain, 1);
-  assert_int_equal(s.ctx_misses, 1);
+  publish_text(a, "ctx-1"); /* the first publish reuses the prepared sums */
+  NH_WAIT_FOR(&g_loop, at_b.got.n == 1, WAIT_MS);
+  s = stats_of(a);
   assert_int_equal(s.ctx_hits, 1);
-  assert_string_equal(at_b.payloads[1], "ctx-2");
-  assert_string_equal(at_b.payloads[2], "ctx-3");
+  assert_int_equal(s.ctx_misses + s.plain, 0);
+  assert_root_is_groups(&at_b, 0);
+
+  /* a member joins: A prepares for its new path while idle */
+  member_joins(a, b);
+  NH_WAIT_FOR(&g_loop, prepares(a) == 2, WAIT_MS);
+  publish_text(a, "ctx-2");
+  NH_WAIT_FOR(&g_loop, at_b.got.n == 2, WAIT_MS);
+  s = stats_of(a);
+  assert_int_equal(s.ctx_hits, 2);
+  assert_int_equal(s.ctx_misses + s.plain, 0);
+  assert_root_is_groups(&at_b, 1);
+
+  /* another joins, and A publishes at once: the message waits for the prepare under way */
+  member_joins(a, b);
+  publish_text(a, "ctx-3");
+  NH_WAIT_FOR(&g_loop, at_b.got.n == 3, WAIT_MS);
+  assert_int_equal(ld_node_rln_pending(a), 0);
+  s = stats_of(a);
+  assert_int_equal(s.prepares, 3);
+  assert_int_equal(s.ctx_hits, 3);
+  assert_int_equal(s.ctx_misses + s.plain, 0);
+  assert_root_is_groups(&at_b, 2);
+  assert_string_equal(at_b.got.payloads[0], "ctx-1");
+  assert_string_equal(at_b.got.payloads[1], "ctx-2");
+  assert_string_equal(at_b.got.payloads[2], "ctx-3");
   /* B verified all three proofs */
   const ld_rln_validator_stats_t *sb = ld_node_rln_stats(b);
   assert_non_null(sb);
   assert_int_equal(sb->valid, 3);
+  s = stats_of(b);
+  assert_int_equal(s.build_slices + s.prepares + s.plain, 0);
 
   nh_stop(&g_loop, a, WAIT_MS);
   nh_stop(&g_loop, b, WAIT_MS);
   rh_group_free(&g_group);
 }
 
+/* A member node stopped while its context is made or prepared at start stops cleanly: the job
+ * out on the thread pool is waited for, the context freed (the leak check sees it). */
+static void stop_during_the_warm_up(void **state) {
+  (void)state;
+  rh_group_make(&g_group, MEMBERS, LIMIT, OURS);
+  ld_node_config_t *cfg = rln_config(true);
+  char err[256];
+  assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
+  int rc = 0;
+  ld_node_t *a = ld_node_new(&g_loop, cfg, &rc); /* nh_start would wait for the warm-up */
+  free(cfg);
+  assert_non_null(a);
+  assert_int_equal(ld_node_start(a), 0);
+  nh_pump(&g_loop); /* the context is made on the thread pool */
+  nh_stop(&g_loop, a, WAIT_MS);
+  rh_group_free(&g_group);
+}
+
 int main(void) {
   uv_loop_init(&g_loop);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(proofs_come_from_the_context_after_warm_up),
+      cmocka_unit_test(proofs_are_warm_from_the_start_and_after_new_roots),
+      cmocka_unit_test(stop_during_the_warm_up),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   uv_loop_close(&g_loop);

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "node/node_rln_publish.h"
 #include "p2p/multiaddr.h"
 
 void nh_pump(uv_loop_t *loop) {
@@ -51,10 +52,18 @@ void nh_add_static(ld_node_config_t *cfg, ld_node_t *to) {
   assert_int_equal(ld_node_config_add_static_node(cfg, text, err, sizeof err), 0);
 }
 
+/* Whether a member node's publish queue prepared its proving context (node_rln_publish.c). */
+static bool warm(const ld_node_t *node) {
+  ld_node_rln_proving_stats_t s;
+  ld_node_rln_proving_stats(node, &s);
+  return s.prepares > 0;
+}
+
 ld_node_t *nh_start_subscribed(uv_loop_t *loop, ld_node_config_t *cfg, int kind,
                                ld_broker_listener_fn fn, void *ud) {
   char err[256];
   assert_int_equal(ld_node_config_finalize(cfg, err, sizeof err), 0);
+  bool member = cfg->rln.enabled && cfg->rln.cred_path[0] != '\0';
   int rc = 0;
   ld_node_t *node = ld_node_new(loop, cfg, &rc);
   free(cfg);
@@ -62,6 +71,8 @@ ld_node_t *nh_start_subscribed(uv_loop_t *loop, ld_node_config_t *cfg, int kind,
   if (fn != NULL)
     ld_broker_subscribe(ld_node_broker(node), kind, fn, ud);
   assert_int_equal(ld_node_start(node), 0);
+  if (member)
+    NH_WAIT_FOR(loop, warm(node), NH_WARM_WAIT_MS);
   return node;
 }
 

@@ -39,7 +39,12 @@ void nh_addr_text(ld_node_t *node, char *out, size_t cap);
 /* Adds the first listen address of `to` to `cfg` as a static node. */
 void nh_add_static(ld_node_config_t *cfg, ld_node_t *to);
 
-/* Finalizes `cfg`, frees it, creates the node on `loop` and starts it. Never NULL. */
+/* Finalizes `cfg`, frees it, creates the node on `loop` and starts it. Never NULL. A node with
+ * RLN-relay credentials (a member that publishes with proofs) is returned once its proving
+ * context is prepared for its membership (node_rln_publish.c: at start the context's first
+ * prepare costs a whole proof, seconds under the sanitizers, which a publish would wait for),
+ * within NH_WARM_WAIT_MS. */
+#define NH_WARM_WAIT_MS 300000
 ld_node_t *nh_start(uv_loop_t *loop, ld_node_config_t *cfg);
 
 /* nh_start, with `fn`(ud) subscribed to the node's broker events of `kind` before the start. */

@@ -128,10 +128,64 @@ static void proofs_after_new_roots(void **state) {
   ld_rln_proving_ctx_free(ctx);
 }
 
+static void counts(const ld_rln_proving_ctx_t *ctx, uint64_t hits, uint64_t misses,
+                   uint64_t prepares) {
+  uint64_t h, m;
+  ld_rln_proving_ctx_stats(ctx, NULL, &h, &m);
+  assert_int_equal(h, hits);
+  assert_int_equal(m, misses);
+  assert_int_equal(ld_rln_proving_ctx_prepares(ctx), prepares);
+}
+
+/* A prepare brings the sums to a membership without a proof: the next proof of that membership
+ * is a hit and equals the prover's alone for the same r and s, after the first membership, a new
+ * root at level 19 and another member; a path the context was not prepared for still proves
+ * right (a miss). A second prepare of the same membership does nothing. */
+static void prepare_makes_the_next_proof_a_hit(void **state) {
+  (void)state;
+  uint64_t seed = 4242;
+  ld_rln_proving_ctx_t *ctx;
+  assert_int_equal(ld_rln_proving_ctx_new_deferred(&ctx, rln_circuit.prover), 0);
+  ld_rln_witness_t w;
+  random_witness(&seed, &w);
+  assert_int_equal(ld_rln_proving_ctx_prepare(ctx, &w), 1);
+  counts(ctx, 0, 0, 1);
+  next_message(&seed, &w);
+  prove_and_compare(&seed, ctx, &w);
+  counts(ctx, 1, 0, 1);
+  assert_int_equal(ld_rln_proving_ctx_prepare(ctx, &w), 0); /* already there */
+  counts(ctx, 1, 0, 1);
+
+  zktest_fr(&seed, &w.merkle.path[19]); /* a new root */
+  assert_int_equal(ld_rln_proving_ctx_prepare(ctx, &w), 1);
+  next_message(&seed, &w);
+  prove_and_compare(&seed, ctx, &w);
+  counts(ctx, 2, 0, 2);
+
+  zktest_fr(&seed, &w.merkle.path[0]); /* not prepared: the proof moves the sums */
+  prove_and_compare(&seed, ctx, &w);
+  counts(ctx, 2, 1, 2);
+
+  random_witness(&seed, &w); /* another member */
+  assert_int_equal(ld_rln_proving_ctx_prepare(ctx, &w), 1);
+  next_message(&seed, &w);
+  prove_and_compare(&seed, ctx, &w);
+  counts(ctx, 3, 1, 3);
+
+  w.merkle.depth = LD_RLN_TREE_DEPTH - 1;
+  assert_int_equal(ld_rln_proving_ctx_prepare(ctx, &w), LD_ERR_INVALID_ARG);
+  w.merkle.depth = LD_RLN_TREE_DEPTH;
+  w.user_message_limit = 0;
+  assert_int_equal(ld_rln_proving_ctx_prepare(ctx, &w), LD_ERR_INVALID_ARG);
+  counts(ctx, 3, 1, 3);
+  ld_rln_proving_ctx_free(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(proofs_while_tables_are_built),
       cmocka_unit_test(proofs_after_new_roots),
+      cmocka_unit_test(prepare_makes_the_next_proof_a_hit),
   };
   return cmocka_run_group_tests(tests, rln_circuit_setup, rln_circuit_teardown);
 }
