@@ -74,8 +74,11 @@ static inline void ld_fp_select(ld_fp_t *r, int mask, const ld_fp_t *a, const ld
 
 /* a^e for a public 256-bit exponent (limbs least significant first). */
 void ld_fp_pow(ld_fp_t *r, const ld_fp_t *a, const uint64_t e[4]);
-/* 1/a by Fermat's little theorem (constant-time); 0 maps to 0. */
+/* 1/a by Bernstein and Yang's safegcd (constant-time: a fixed count of branch-free divsteps);
+ * 0 maps to 0. */
 void ld_fp_inv(ld_fp_t *r, const ld_fp_t *a);
+/* 1/a by Fermat's little theorem (constant-time); 0 maps to 0. The reference for ld_fp_inv. */
+void ld_fp_inv_fermat(ld_fp_t *r, const ld_fp_t *a);
 /* A square root of a (a^((p+1)/4), constant-time). Returns 1 and sets r when a is a square,
  * returns 0 (r unspecified) when it is not. */
 int ld_fp_sqrt(ld_fp_t *r, const ld_fp_t *a);

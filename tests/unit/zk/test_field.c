@@ -299,6 +299,59 @@ static void encodings(void **state) {
   mpz_clears(p, r, z, want, NULL);
 }
 
+/* ld_fp_inv (safegcd) equals ld_fp_inv_fermat: random values; 0 (to 0), 1, p - 1 and 2; and
+ * Montgomery limbs of every shape the divsteps see: 2^k, p - 2^k, all ones below p, 1 and p - 1 as
+ * raw limbs. */
+static void fp_inv_against_fermat(void **state) {
+  (void)state;
+  const uint64_t *p_limbs = LD_FP_MONT.m;
+  ld_fp_t cases[2 * 254 + 16];
+  size_t n = 0;
+  ld_fp_set_zero(&cases[n++]);
+  ld_fp_set_one(&cases[n++]);
+  ld_fp_neg(&cases[n], &cases[1]); /* p - 1 */
+  n++;
+  ld_fp_from_u64(&cases[n++], 2);
+  memset(&cases[n], 0, sizeof cases[n]); /* raw 1 */
+  cases[n++].l[0] = 1;
+  memcpy(cases[n].l, p_limbs, sizeof cases[n].l); /* raw p - 1 */
+  cases[n++].l[0] -= 1;
+  memcpy(cases[n].l, p_limbs, sizeof cases[n].l); /* raw p - 2^64 */
+  cases[n++].l[1] -= 1;
+  for (int k = 0; k < 254; k++) {
+    ld_fp_t *pow2 = &cases[n++], *below = &cases[n++];
+    memset(pow2, 0, sizeof *pow2);
+    pow2->l[k / 64] = (uint64_t)1 << (k % 64);
+    if (k < 253) { /* 2^253 < p; p - 2^k by raw limbs */
+      uint64_t borrow = 0;
+      for (int i = 0; i < 4; i++) {
+        uint64_t sub = pow2->l[i] + borrow;
+        borrow = (sub < borrow) | (p_limbs[i] < sub);
+        below->l[i] = p_limbs[i] - sub;
+      }
+    } else {
+      *below = *pow2;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    ld_fp_t got, want;
+    ld_fp_inv(&got, &cases[i]);
+    ld_fp_inv_fermat(&want, &cases[i]);
+    assert_true(ld_fp_equal(&got, &want));
+  }
+  uint64_t seed = 15;
+  for (int i = 0; i < 20000; i++) {
+    ld_fp_t a, got, want, one;
+    zktest_fp(&seed, &a);
+    ld_fp_inv(&got, &a);
+    ld_fp_inv_fermat(&want, &a);
+    assert_true(ld_fp_equal(&got, &want));
+    ld_fp_mul(&got, &got, &a);
+    ld_fp_set_one(&one);
+    assert_true(ld_fp_equal(&got, &one));
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(moduli_and_constants),
@@ -307,6 +360,7 @@ int main(void) {
       cmocka_unit_test(fr_against_gmp),
       cmocka_unit_test(encodings),
       cmocka_unit_test(fp_against_gmp_portable),
+      cmocka_unit_test(fp_inv_against_fermat),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
