@@ -561,6 +561,18 @@ int ld_groth16_prove_cached_rs(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n
   return 0;
 }
 
+int ld_groth16_cache_prepare(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n) {
+  int rc = check_witness(c->p->zk, w, n);
+  if (rc != 0) {
+    return rc;
+  }
+  if (cache_matches(c, w)) {
+    return 0;
+  }
+  rc = cache_fill(c, w);
+  return rc != 0 ? rc : 1;
+}
+
 /* Proves with fresh blinding scalars r and s (wiped afterwards): through the cache c when it is
  * not NULL, else with the prover p alone. */
 static int prove_blinded(const ld_groth16_prover_t *p, ld_groth16_cache_t *c, const ld_fr_t *w,

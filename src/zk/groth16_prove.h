@@ -80,5 +80,11 @@ int ld_groth16_prove_cached_rs(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n
                                const ld_fr_t *s, ld_groth16_proof_t *out);
 int ld_groth16_prove_cached(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n,
                             ld_groth16_proof_t *out);
+/* Brings the cache's fixed-wire sums to the fixed wires of the witness w (n wires) without a
+ * proof, as a proof's miss would (moved by the wires that differ, or made from scratch when the
+ * cache is empty), so that the next proof with those values is a hit. Not counted in the hits
+ * and misses. 1 when the sums were (re)made, 0 when they already were w's, LD_ERR_INVALID_ARG
+ * (n is not the key's wire count or w[0] is not 1), LD_ERR_NOMEM (the cache is then empty). */
+int ld_groth16_cache_prepare(ld_groth16_cache_t *c, const ld_fr_t *w, size_t n);
 
 #endif

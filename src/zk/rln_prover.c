@@ -181,8 +181,7 @@ struct ld_rln_proving_ctx {
   /* the membership of the last proof or prepare through the context (secret: wiped) */
   bool has_membership;
   membership_t membership;
-  uint64_t prepares;                     /* prepares that moved the sums */
-  uint64_t prepare_hits, prepare_misses; /* the cache's counts the prepares made */
+  uint64_t prepares; /* prepares that moved the sums */
 };
 
 static void membership_of(membership_t *m, const ld_rln_witness_t *w) {
@@ -345,19 +344,12 @@ int ld_rln_prove_ctx_rs(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w, cons
 
 void ld_rln_proving_ctx_stats(const ld_rln_proving_ctx_t *c, size_t *fixed_wires, uint64_t *hits,
                               uint64_t *misses) {
-  uint64_t h, m;
-  ld_groth16_cache_stats(c->cache, fixed_wires, &h, &m);
-  if (hits != NULL) {
-    *hits = h - c->prepare_hits;
-  }
-  if (misses != NULL) {
-    *misses = m - c->prepare_misses;
-  }
+  ld_groth16_cache_stats(c->cache, fixed_wires, hits, misses);
 }
 
-/* The cache has no entry point that moves its sums without proving (groth16_prove.h): the
- * prepare runs one proof through it with fixed blinding scalars and the message part of the
- * witness zero, and wipes it. Its counts are kept apart from those of real proofs. */
+/* The membership's wires come from a witness whose message part is zero (the cache's fixed
+ * wires do not depend on it); ld_groth16_cache_prepare moves the sums to them without a proof
+ * (no varying wires' MSMs, no quotient) and counts no hit or miss. */
 int ld_rln_proving_ctx_prepare(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *w) {
   if (w->user_message_limit == 0 || w->merkle.depth != LD_RLN_TREE_DEPTH) {
     return LD_ERR_INVALID_ARG;
@@ -370,22 +362,24 @@ int ld_rln_proving_ctx_prepare(ld_rln_proving_ctx_t *c, const ld_rln_witness_t *
   m.identity_secret = w->identity_secret;
   m.user_message_limit = w->user_message_limit;
   m.merkle = w->merkle;
-  ld_fr_t one;
-  ld_fr_from_u64(&one, 1);
-  uint64_t h0, m0, h1, m1;
-  ld_groth16_cache_stats(c->cache, NULL, &h0, &m0);
-  uint8_t proof[LD_RLN_PROOF_BYTES];
-  ld_rln_proof_values_t values;
-  int rc = prove(c->p, c, &m, &one, &one, proof, &values);
-  ld_groth16_cache_stats(c->cache, NULL, &h1, &m1);
-  c->prepare_hits += h1 - h0;
-  c->prepare_misses += m1 - m0;
+  size_t n = ld_rln_prover_num_wires(c->p);
+  ld_fr_t *wires = malloc(n * sizeof *wires);
+  if (wires == NULL) {
+    explicit_bzero(&m, sizeof m);
+    return LD_ERR_NOMEM;
+  }
+  c->has_membership = false; /* until the sums are known to be this membership's */
+  int rc = ld_rln_witness_compute(c->p, &m, wires);
+  if (rc == 0) {
+    rc = ld_groth16_cache_prepare(c->cache, wires, n);
+  }
+  explicit_bzero(wires, n * sizeof *wires);
+  free(wires);
   explicit_bzero(&m, sizeof m);
-  explicit_bzero(proof, sizeof proof);
-  explicit_bzero(&values, sizeof values);
-  if (rc != 0) {
+  if (rc < 0) {
     return rc;
   }
+  note_membership(c, w);
   c->prepares++;
   return 1;
 }

@@ -90,7 +90,7 @@ void ld_rln_proving_ctx_stats(const ld_rln_proving_ctx_t *c, size_t *fixed_wires
  * limit, Merkle path; its message id, x and external nullifier are ignored) without a proof for
  * the caller, so that the next proof for that membership is a hit: the sums move by the wires
  * that differ, as a proof's miss moves them (a new root: the path's changed levels; a new
- * member: all). Costs what a proof that misses costs (the proof it makes is wiped). 1 when the
+ * member: all) and no proof is made (no varying wires, no quotient). 1 when the
  * sums were moved, 0 when they already were this membership's (the last proof or prepare through
  * the context had it: nothing done), LD_ERR_INVALID_ARG for a limit of 0 or a path of another
  * depth, LD_ERR_NOMEM. One call or proof at a time per context. */
