@@ -14,14 +14,24 @@ static double bucket_add_cost(void) {
   return ld_fp8_available() ? 2.0 : 6.0;
 }
 
-/* The window c minimising (bits / c) * (a n + 14 * 2^c): the batch-affine additions of every
- * (point, window) pair (a = bucket_add_cost()) against each window's running-sum bucket
- * reduction. */
+/* What the Jacobian additions of a window's bucket weighting cost in scalar Fp products: the
+ * running sums over the two groups of about sqrt(2^(c-1)) sums each (weigh_buckets in
+ * msm_tmpl.h), two additions per group, some 14 products each. */
+static double weighting_cost(unsigned c) {
+  unsigned lbits = c / 2; /* ceil((c - 1) / 2) */
+  double l = (double)((size_t)1 << lbits), q = (double)((size_t)1 << (c - 1 - lbits));
+  return 28.0 * (l + q);
+}
+
+/* The window c minimising windows * (a (n + 2^c) + weighting_cost(c)): the batch-affine
+ * additions of every (point, window) pair and the two batch-affine sums of each bucket in the
+ * weighting (a = bucket_add_cost() each), and the weighting's Jacobian additions. */
 static unsigned msm_window_bits(size_t n, unsigned bits) {
   unsigned best = 2;
   double best_cost = 0, a = bucket_add_cost();
   for (unsigned c = 2; c <= 16; c++) {
-    double cost = ((double)bits / c) * (a * (double)n + 14.0 * (double)((size_t)1 << c));
+    double windows = (double)((bits + c - 1) / c);
+    double cost = windows * (a * ((double)n + (double)((size_t)1 << c)) + weighting_cost(c));
     if (c == 2 || cost < best_cost) {
       best = c;
       best_cost = cost;
@@ -106,7 +116,11 @@ static void msm_scalar_digits(int32_t *out, const uint64_t (*k)[4], size_t m, un
 /* A window's working memory (entries, den and prod typed by the instance). */
 typedef struct msm_scratch {
   uint32_t *start, *len, *order;
+  uint32_t *group_start, *group_len; /* weigh_buckets' groups of bucket sums */
   void *entries, *den, *prod, *sums;
+  void *special;                     /* a round's sums of its special pairs */
+  const void **src;                  /* the first round's inputs, where they lie */
+  void **pair_r, **pair_a, **pair_b; /* a round's pairs: r = a + b */
 } msm_scratch_t;
 
 /* How many entries a window sums at a time (see window_sum): some 600 KB of G1 entries, so
@@ -114,6 +128,13 @@ typedef struct msm_scratch {
 enum { MSM_SEGMENT_ENTRIES = 8192 };
 
 static void msm_scratch_free(msm_scratch_t *s) {
+  free(s->group_start);
+  free(s->group_len);
+  free(s->special);
+  free(s->src);
+  free(s->pair_r);
+  free(s->pair_a);
+  free(s->pair_b);
   free(s->start);
   free(s->len);
   free(s->order);
@@ -317,14 +338,14 @@ struct ld_msm_table {
   size_t built;       /* rows made so far */
 };
 
-/* The window minimising n * (255 / c) affine additions plus one reduction of 2^(c-1) buckets
- * (each bucket about two Jacobian additions, some 14 additions' worth). */
+/* The window minimising a (n windows + 2^c) + weighting_cost(c): every (point, window) pair's
+ * batch-affine addition and one bucket weighting (msm_window_bits). */
 static unsigned table_window_bits(size_t n) {
   unsigned best = 2;
-  double best_cost = 0;
+  double best_cost = 0, a = bucket_add_cost();
   for (unsigned c = 2; c <= 16; c++) {
     double windows = (double)((255 + c - 1) / c);
-    double cost = 6.0 * (double)n * windows + 14.0 * (double)((size_t)1 << (c - 1));
+    double cost = a * ((double)n * windows + (double)((size_t)1 << c)) + weighting_cost(c);
     if (c == 2 || cost < best_cost) {
       best = c;
       best_cost = cost;

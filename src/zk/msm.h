@@ -1,8 +1,9 @@
 /* Multi-scalar multiplication for the prover: sum_i [k_i] P_i over many affine points
- * (Pippenger's bucket method with signed c-bit digits: about 254/c windows of n mixed additions
- * plus 2^c bucket additions each). Variable-time in the scalars and points, like arkworks' and
- * snarkjs' MSMs; the Groth16 prover blinds its result with fresh r and s. Points at infinity
- * and zero scalars are fine. Scratch memory: 2^(c-1) buckets (c <= 16), allocated per call. */
+ * (Pippenger's bucket method with signed c-bit digits: about 254/c windows of n batch-affine
+ * additions plus some 2^c more to weight the window's 2^(c-1) buckets). Variable-time in the
+ * scalars and points, like arkworks' and snarkjs' MSMs; the Groth16 prover blinds its result
+ * with fresh r and s. Points at infinity and zero scalars are fine. Scratch memory: some n
+ * entries (2^c at least, c <= 16), allocated per call. */
 #ifndef LD_ZK_MSM_H
 #define LD_ZK_MSM_H
 

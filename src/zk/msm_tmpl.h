@@ -11,8 +11,8 @@
  * bucket |digit| (a counting sort); then each bucket's entries are summed pairwise in rounds,
  * every round's slope denominators inverted together (Montgomery's trick: one inversion and
  * about six multiplications per affine addition instead of eleven for a mixed Jacobian one);
- * then each window's buckets are weighted by running sums and the windows combined by
- * doublings. */
+ * then each window's buckets are weighted (weigh_buckets: two more batch-affine sums of the
+ * buckets and short running sums) and the windows combined by doublings. */
 
 /* den = what the affine sum a + b divides by: x_b - x_a, or 2 y_a when doubling; 1 (and no
  * division) when either is infinity or they cancel. */
@@ -109,106 +109,87 @@ static void MSM_(batch_invert)(MSM_F *den, MSM_F *prod, size_t n) {
   }
 }
 
+/* One round of sum_buckets' pairwise additions: in each bucket b, entries k and k + 1 (k even)
+ * are added into entry k / 2, and an odd last entry moves to the end of the sums. Inputs come
+ * from src (pointers, bucket by bucket as the entries) when it is not NULL, else from the
+ * entries themselves. The general pairs (neither at infinity, distinct x) go through
+ * MSM_PAIR_ADD_BATCH when it is available (their denominators inverted and their sums made in
+ * eight lanes), else through pair_add after one batch inversion; the others (doublings,
+ * cancellations, infinities: rare) by pair_add into s->special first. Every input is read before
+ * an output it could alias is written. */
+static void MSM_(sum_round)(MSM_A *entries, const MSM_A *const *src, const uint32_t *start,
+                            uint32_t base, uint32_t *len, size_t nb, size_t pairs,
+                            msm_scratch_t *s) {
+  MSM_A **r = (MSM_A **)s->pair_r, *special_sum = s->special;
+  const MSM_A **a = (const MSM_A **)s->pair_a, **b2 = (const MSM_A **)s->pair_b;
+  MSM_F *den = s->den, *prod = s->prod;
+  /* general pairs from the front of r/a/b2, the others from the back */
+  size_t general = 0, special = 0;
+  for (size_t b = 0; b < nb; b++) {
+    size_t off = start[b] - base;
+    MSM_A *e = &entries[off];
+    for (uint32_t k = 0; k + 1 < len[b]; k += 2) {
+      const MSM_A *p = src != NULL ? src[off + k] : &e[k];
+      const MSM_A *q = src != NULL ? src[off + k + 1] : &e[k + 1];
+      size_t slot = general;
+      if (p->infinity || q->infinity || MSM_F_(equal)(&p->x, &q->x)) {
+        MSM_(pair_denominator)(&den[special++], p, q);
+        slot = pairs - special;
+      } else {
+        general++;
+      }
+      r[slot] = &e[k / 2];
+      a[slot] = p;
+      b2[slot] = q;
+    }
+  }
+  MSM_(batch_invert)(den, prod, special);
+  for (size_t i = 0; i < special; i++) {
+    MSM_(pair_add)(&special_sum[i], a[pairs - 1 - i], b2[pairs - 1 - i], &den[i]);
+  }
+  int wide = 0;
 #ifdef MSM_PAIR_ADD_BATCH
-/* One round of sum_buckets' pairwise additions with the general pairs (neither at infinity,
- * distinct x) through MSM_PAIR_ADD_BATCH (their denominators inverted and their sums made in
- * eight lanes) and the others (doublings, cancellations, infinities: rare) by pair_add after a
- * scalar batch inversion of their own; into a separate array first, so that no entry is
- * overwritten before it is read. Returns 0 (and changes nothing) when the wide path is
- * unavailable or memory is short, 1 when the round is done. */
-static int MSM_(sum_round_wide)(MSM_A *entries, const uint32_t *start, uint32_t base, uint32_t *len,
-                                size_t nb, MSM_F *den, MSM_F *prod, size_t pairs) {
-  if (!MSM_PAIR_ADD_BATCH_AVAILABLE()) {
-    return 0;
-  }
-  MSM_A *out = malloc(pairs * sizeof *out);
-  MSM_A **r = malloc(pairs * sizeof *r);
-  const MSM_A **a = malloc(pairs * sizeof *a), **b2 = malloc(pairs * sizeof *b2);
-  int done = 0;
-  if (out != NULL && r != NULL && a != NULL && b2 != NULL) {
-    /* general pairs from the front of r/a/b2, the others from the back */
-    size_t general = 0, special = 0, i = 0;
-    for (size_t b = 0; b < nb; b++) {
-      const MSM_A *e = &entries[start[b] - base];
-      for (uint32_t k = 0; k + 1 < len[b]; k += 2, i++) {
-        const MSM_A *p = &e[k], *q = &e[k + 1];
-        size_t slot = general;
-        if (p->infinity || q->infinity || MSM_F_(equal)(&p->x, &q->x)) {
-          MSM_(pair_denominator)(&den[special++], p, q);
-          slot = pairs - special;
-        } else {
-          general++;
-        }
-        r[slot] = &out[i];
-        a[slot] = p;
-        b2[slot] = q;
-      }
-    }
-    MSM_(batch_invert)(den, prod, special);
-    for (size_t s = 0; s < special; s++) {
-      MSM_(pair_add)(r[pairs - 1 - s], a[pairs - 1 - s], b2[pairs - 1 - s], &den[s]);
-    }
-    done = MSM_PAIR_ADD_BATCH(r, a, b2, general) == 0;
-  }
-  if (done) {
-    size_t i = 0;
-    for (size_t b = 0; b < nb; b++) {
-      MSM_A *e = &entries[start[b] - base];
-      uint32_t k = 0;
-      for (; k + 1 < len[b]; k += 2) {
-        e[k / 2] = out[i++];
-      }
-      if (k < len[b]) {
-        e[k / 2] = e[k];
-      }
-      len[b] = (len[b] + 1) / 2;
-    }
-  }
-  free(out);
-  free(r);
-  free(a);
-  free(b2);
-  return done;
-}
+  wide = MSM_PAIR_ADD_BATCH_AVAILABLE() &&
+         MSM_PAIR_ADD_BATCH((MSM_A *const *)r, (const MSM_A *const *)a, (const MSM_A *const *)b2,
+                            general) == 0;
 #endif
+  if (!wide) {
+    /* in order: pair k of a bucket writes entry k / 2 <= k, read by no later pair */
+    for (size_t i = 0; i < general; i++) {
+      MSM_(pair_denominator)(&den[i], a[i], b2[i]);
+    }
+    MSM_(batch_invert)(den, prod, general);
+    for (size_t i = 0; i < general; i++) {
+      MSM_(pair_add)(r[i], a[i], b2[i], &den[i]);
+    }
+  }
+  for (size_t i = 0; i < special; i++) {
+    *r[pairs - 1 - i] = special_sum[i];
+  }
+  for (size_t b = 0; b < nb; b++) {
+    size_t off = start[b] - base;
+    if (len[b] % 2 != 0) {
+      entries[off + len[b] / 2] = src != NULL ? *src[off + len[b] - 1] : entries[off + len[b] - 1];
+    }
+    len[b] = (len[b] + 1) / 2;
+  }
+}
 
-/* Sums each bucket's entries (entries[start[b] - base .. start[b] - base + len[b])) into its
- * first entry; len[b] ends as 1 for a bucket that had entries, 0 for an empty one. */
-static void MSM_(sum_buckets)(MSM_A *entries, const uint32_t *start, uint32_t base, uint32_t *len,
-                              size_t nb, MSM_F *den, MSM_F *prod) {
+/* Sums each bucket's entries (entries[start[b] - base .. start[b] - base + len[b]), or the points
+ * src[...] at the same places when src is not NULL) into its first entry; len[b] ends as 1 for
+ * a bucket that had entries, 0 for an empty one. */
+static void MSM_(sum_buckets)(MSM_A *entries, const MSM_A *const *src, const uint32_t *start,
+                              uint32_t base, uint32_t *len, size_t nb, msm_scratch_t *s) {
   for (;;) {
     size_t pairs = 0;
     for (size_t b = 0; b < nb; b++) {
       pairs += len[b] / 2;
     }
-    if (pairs == 0) {
+    if (pairs == 0 && src == NULL) {
       return;
     }
-#ifdef MSM_PAIR_ADD_BATCH
-    if (MSM_(sum_round_wide)(entries, start, base, len, nb, den, prod, pairs)) {
-      continue;
-    }
-#endif
-    pairs = 0;
-    for (size_t b = 0; b < nb; b++) {
-      const MSM_A *e = &entries[start[b] - base];
-      for (uint32_t k = 0; k + 1 < len[b]; k += 2) {
-        MSM_(pair_denominator)(&den[pairs++], &e[k], &e[k + 1]);
-      }
-    }
-    MSM_(batch_invert)(den, prod, pairs);
-    pairs = 0;
-    for (size_t b = 0; b < nb; b++) {
-      MSM_A *e = &entries[start[b] - base];
-      uint32_t k = 0;
-      for (; k + 1 < len[b]; k += 2) {
-        MSM_(pair_add)(&e[k / 2], &e[k], &e[k + 1], &den[pairs++]);
-      }
-      if (k < len[b]) {
-        e[k / 2] = e[k];
-      }
-      len[b] = (len[b] + 1) / 2;
-    }
+    MSM_(sum_round)(entries, src, start, base, len, nb, pairs, s);
+    src = NULL;
   }
 }
 
@@ -237,15 +218,83 @@ static void MSM_(sort_by_bucket)(const int32_t *digits, size_t m, size_t half, m
   }
 }
 
+/* acc = sum_{i < n} (i + 1) e[start[i]] over the groups i with len[i] != 0, by running sums in
+ * Jacobian coordinates (two additions per group). */
+static void MSM_(weighted_sum)(MSM_P *acc, const MSM_A *e, const uint32_t *start,
+                               const uint32_t *len, size_t n) {
+  MSM_P running;
+  MSM_CURVE_(set_infinity)(&running);
+  MSM_CURVE_(set_infinity)(acc);
+  for (size_t i = n; i-- > 0;) {
+    if (len[i] != 0) {
+      MSM_CURVE_(add_affine)(&running, &running, &e[start[i]]);
+    }
+    MSM_CURVE_(add)(acc, acc, &running);
+  }
+}
+
+/* acc = sum_j (j + 1) sums[j] over the buckets with len[j] != 0 (bucket j holds digit j + 1).
+ * With d = j + 1 = q L + r (0 <= r < L, L about the square root of half):
+ *   sum_d d S_d = L sum_q q T_q + sum_r r U_r,  T_q = sum_r S_(qL+r),  U_r = sum_q S_(qL+r),
+ * and the T and U are plain sums of the buckets, made by the batch-affine additions of
+ * sum_buckets (two per bucket), so that only the short weighted sums over them run in Jacobian
+ * coordinates: about 4 sqrt(half) Jacobian additions instead of 2 half. */
+static void MSM_(weigh_buckets)(MSM_P *acc, const MSM_A *sums, const uint32_t *len, size_t half,
+                                msm_scratch_t *s) {
+  unsigned lbits = 0;
+  while (((size_t)1 << (2 * lbits)) < half) {
+    lbits++;
+  }
+  size_t l = (size_t)1 << lbits, q_count = half >> lbits, groups = q_count + l - 1;
+  /* groups 0 .. q_count - 1: T_1 .. T_q_count; then U_1 .. U_(l-1) */
+  uint32_t *start = s->group_start, *glen = s->group_len;
+  memset(glen, 0, groups * sizeof *glen);
+  for (size_t j = 0; j < half; j++) {
+    size_t q = (j + 1) >> lbits, r = (j + 1) & (l - 1);
+    if (len[j] != 0 && q != 0) {
+      glen[q - 1]++;
+    }
+    if (len[j] != 0 && r != 0) {
+      glen[q_count + r - 1]++;
+    }
+  }
+  start[0] = 0;
+  for (size_t g = 0; g < groups; g++) {
+    start[g + 1] = start[g] + glen[g];
+    glen[g] = 0;
+  }
+  MSM_A *e = s->entries;
+  for (size_t j = 0; j < half; j++) {
+    size_t q = (j + 1) >> lbits, r = (j + 1) & (l - 1);
+    if (len[j] != 0 && q != 0) {
+      e[start[q - 1] + glen[q - 1]++] = sums[j];
+    }
+    if (len[j] != 0 && r != 0) {
+      size_t g = q_count + r - 1;
+      e[start[g] + glen[g]++] = sums[j];
+    }
+  }
+  MSM_(sum_buckets)(e, NULL, start, 0, glen, groups, s);
+  MSM_P t_part, u_part;
+  MSM_(weighted_sum)(&t_part, e, start, glen, q_count);
+  MSM_(weighted_sum)(&u_part, e, &start[q_count], &glen[q_count], l - 1);
+  for (unsigned k = 0; k < lbits && !MSM_CURVE_(is_infinity)(&t_part); k++) {
+    MSM_CURVE_(dbl)(&t_part, &t_part);
+  }
+  MSM_CURVE_(add)(acc, &t_part, &u_part);
+}
+
 /* Sums window w's points into its buckets, then weights the buckets: acc = sum_j (j + 1)
  * bucket_j. `digits` holds this window's digit of every live point. The buckets are summed a
  * segment at a time (consecutive buckets with up to MSM_SEGMENT_ENTRIES entries between them,
  * or one larger bucket), so that a large window's entries (a fixed-base table's window holds
  * every (point, window) pair) stay in cache through their rounds. */
-static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const uint32_t *live,
-                             const int32_t *digits, size_t m, size_t half, msm_scratch_t *s) {
+static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const MSM_A *negated,
+                             const uint32_t *live, const int32_t *digits, size_t m, size_t half,
+                             msm_scratch_t *s) {
   MSM_(sort_by_bucket)(digits, m, half, s);
   MSM_A *entries = s->entries, *sums = s->sums;
+  const MSM_A **src = (const MSM_A **)s->src;
   const uint32_t *start = s->start;
   for (size_t b0 = 0, b1; b0 < half; b0 = b1) {
     b1 = b0 + 1;
@@ -253,36 +302,36 @@ static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const uint32_t *li
       b1++;
     }
     uint32_t base = start[b0];
-    for (uint32_t k = base; k < start[b1]; k++) {
-      /* the points are read in bucket order, i.e. at random: ask for one 16 entries ahead */
-      if (k + 16 < start[b1]) {
-        const char *ahead = (const char *)&points[live[s->order[k + 16]]];
-        __builtin_prefetch(ahead);
-        __builtin_prefetch(ahead + sizeof(MSM_A) - 1);
+    if (negated != NULL) { /* the first round reads the points where they are */
+      for (uint32_t k = base; k < start[b1]; k++) {
+        uint32_t j = s->order[k];
+        src[k - base] = digits[j] < 0 ? &negated[live[j]] : &points[live[j]];
       }
-      uint32_t j = s->order[k];
-      MSM_A *e = &entries[k - base];
-      *e = points[live[j]];
-      if (digits[j] < 0) {
-        MSM_F_(neg)(&e->y, &e->y);
+    } else {
+      for (uint32_t k = base; k < start[b1]; k++) {
+        /* the points are read in bucket order, i.e. at random: ask for one 16 entries ahead */
+        if (k + 16 < start[b1]) {
+          const char *ahead = (const char *)&points[live[s->order[k + 16]]];
+          __builtin_prefetch(ahead);
+          __builtin_prefetch(ahead + sizeof(MSM_A) - 1);
+        }
+        uint32_t j = s->order[k];
+        MSM_A *e = &entries[k - base];
+        *e = points[live[j]];
+        if (digits[j] < 0) {
+          MSM_F_(neg)(&e->y, &e->y);
+        }
       }
     }
-    MSM_(sum_buckets)(entries, &start[b0], base, &s->len[b0], b1 - b0, s->den, s->prod);
+    MSM_(sum_buckets)
+    (entries, negated != NULL ? src : NULL, &start[b0], base, &s->len[b0], b1 - b0, s);
     for (size_t b = b0; b < b1; b++) {
       if (s->len[b] != 0) {
         sums[b] = entries[start[b] - base];
       }
     }
   }
-  MSM_P running;
-  MSM_CURVE_(set_infinity)(&running);
-  MSM_CURVE_(set_infinity)(acc);
-  for (size_t j = half; j-- > 0;) { /* bucket j holds digit j + 1 */
-    if (s->len[j] != 0) {
-      MSM_CURVE_(add_affine)(&running, &running, &sums[j]);
-    }
-    MSM_CURVE_(add)(acc, acc, &running);
-  }
+  MSM_(weigh_buckets)(acc, sums, s->len, half, s);
 }
 
 /* The points that contribute: neither at infinity nor under a zero scalar. Their indices to
@@ -301,22 +350,37 @@ static size_t MSM_(live_points)(uint32_t *live, const MSM_A *points, const ld_fr
 /* Allocates the bucket sums' working memory for up to `entries` entries over `half` buckets:
  * 0, or LD_ERR_NOMEM (then msm_scratch_free is still due). */
 static int MSM_(scratch_new)(msm_scratch_t *s, size_t entries, size_t half) {
+  memset(s, 0, sizeof *s);
+  if (entries < 2 * half) { /* weigh_buckets files every bucket sum twice */
+    entries = 2 * half;
+  }
+  size_t pairs = entries / 2 + 1;
+  s->group_start = calloc(2 * half + 2, sizeof *s->group_start);
+  s->group_len = calloc(2 * half + 1, sizeof *s->group_len);
   s->start = calloc(half + 1, sizeof *s->start);
   s->len = calloc(half, sizeof *s->len);
   s->entries = malloc((entries + 1) * sizeof(MSM_A));
-  s->den = malloc((entries / 2 + 1) * sizeof(MSM_F));
-  s->prod = malloc((entries / 2 + 1) * sizeof(MSM_F));
+  s->src = malloc((entries + 1) * sizeof *s->src);
+  s->den = malloc(pairs * sizeof(MSM_F));
+  s->prod = malloc(pairs * sizeof(MSM_F));
+  s->special = malloc(pairs * sizeof(MSM_A));
+  s->pair_r = malloc(pairs * sizeof *s->pair_r);
+  s->pair_a = malloc(pairs * sizeof *s->pair_a);
+  s->pair_b = malloc(pairs * sizeof *s->pair_b);
   s->order = malloc((entries + 1) * sizeof *s->order);
   s->sums = malloc((half + 1) * sizeof(MSM_A));
-  return s->start == NULL || s->len == NULL || s->entries == NULL || s->den == NULL ||
-                 s->prod == NULL || s->order == NULL || s->sums == NULL
+  return s->group_start == NULL || s->group_len == NULL || s->start == NULL || s->len == NULL ||
+                 s->entries == NULL || s->src == NULL || s->den == NULL || s->prod == NULL ||
+                 s->special == NULL || s->pair_r == NULL || s->pair_a == NULL ||
+                 s->pair_b == NULL || s->order == NULL || s->sums == NULL
              ? LD_ERR_NOMEM
              : 0;
 }
 
 /* r = sum_j k[j] points[live[j]] for m scalars given as plain limbs below 2^(bits - 1). */
-static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *live,
-                                 const uint64_t (*k)[4], size_t m, unsigned bits) {
+static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const MSM_A *negated,
+                                 const uint32_t *live, const uint64_t (*k)[4], size_t m,
+                                 unsigned bits) {
   MSM_CURVE_(set_infinity)(r);
   if (m == 0) {
     return 0;
@@ -337,7 +401,7 @@ static int MSM_(pippenger_limbs)(MSM_P *r, const MSM_A *points, const uint32_t *
         MSM_CURVE_(dbl)(r, r);
       }
       MSM_P acc;
-      MSM_(window_sum)(&acc, points, live, &digits[(size_t)w * m], m, half, &s);
+      MSM_(window_sum)(&acc, points, negated, live, &digits[(size_t)w * m], m, half, &s);
       MSM_CURVE_(add)(r, r, &acc);
     }
     explicit_bzero(digits, m * windows * sizeof *digits);
@@ -364,7 +428,7 @@ static int MSM_(pippenger_full)(MSM_P *r, const MSM_A *points, const ld_fr_t *sc
   for (size_t j = 0; j < m; j++) {
     ld_fr_to_limbs(k[j], &scalars[live[j]]);
   }
-  int rc = MSM_(pippenger_limbs)(r, points, live, (const uint64_t(*)[4])k, m, 255);
+  int rc = MSM_(pippenger_limbs)(r, points, NULL, live, (const uint64_t(*)[4])k, m, 255);
   explicit_bzero(k, m * sizeof *k);
   free(live);
   free(k);
@@ -384,10 +448,10 @@ static int MSM_(pippenger_endo)(MSM_P *r, const MSM_A *points, const ld_fr_t *sc
     return 0;
   }
   uint32_t *live = malloc(n * sizeof *live), *idx = malloc(2 * n * sizeof *idx);
-  MSM_A *pts = malloc(2 * n * sizeof *pts);
+  MSM_A *pts = malloc(2 * n * sizeof *pts), *neg = malloc(2 * n * sizeof *neg);
   uint64_t(*k)[4] = malloc(2 * n * sizeof *k);
   int rc = LD_ERR_NOMEM;
-  if (live != NULL && idx != NULL && pts != NULL && k != NULL) {
+  if (live != NULL && idx != NULL && pts != NULL && neg != NULL && k != NULL) {
     size_t m = MSM_(live_points)(live, points, scalars, n), h = 0;
     for (size_t j = 0; j < m; j++) {
       const MSM_A *p = &points[live[j]];
@@ -405,13 +469,16 @@ static int MSM_(pippenger_endo)(MSM_P *r, const MSM_A *points, const ld_fr_t *sc
     }
     for (size_t j = 0; j < h; j++) {
       idx[j] = (uint32_t)j;
+      neg[j] = pts[j];
+      MSM_F_(neg)(&neg[j].y, &neg[j].y);
     }
-    rc = MSM_(pippenger_limbs)(r, pts, idx, (const uint64_t(*)[4])k, h, 128);
+    rc = MSM_(pippenger_limbs)(r, pts, neg, idx, (const uint64_t(*)[4])k, h, 128);
     explicit_bzero(k, h * sizeof *k);
   }
   free(live);
   free(idx);
   free(pts);
+  free(neg);
   free(k);
   return rc;
 }
@@ -490,7 +557,7 @@ static int MSM_(table_msm)(MSM_P *r, const MSM_A *table, size_t n, unsigned c, u
     }
     explicit_bzero(d, sizeof d);
     if (k > 0) {
-      MSM_(window_sum)(r, table, pairs, digits, k, half, &s);
+      MSM_(window_sum)(r, table, NULL, pairs, digits, k, half, &s);
     }
     explicit_bzero(digits, (total + 1) * sizeof *digits);
   }
