@@ -131,8 +131,10 @@ static void transform(const ld_fr_domain_t *d, ld_fr_t *a, const ld_fr_t *twiddl
     }
     for (size_t start = 0; start < n; start += 2 * half) {
       for (size_t k = 0; k < half; k++) {
-        ld_fr_t t;
-        ld_fr_mul(&t, &a[start + k + half], &twiddles[k * step]);
+        ld_fr_t t = a[start + k + half];
+        if (k != 0) { /* twiddles[0] = 1: the first butterfly of a block needs no product */
+          ld_fr_mul(&t, &t, &twiddles[k * step]);
+        }
         ld_fr_sub(&a[start + k + half], &a[start + k], &t);
         ld_fr_add(&a[start + k], &a[start + k], &t);
       }
