@@ -417,20 +417,6 @@ static void invert_eight(ld_fp_t inv[LD_FP8_LANES], const ld_fp_t tot[LD_FP8_LAN
   inv[0] = all;
 }
 
-static void invert_eight_fp2(ld_fp2_t inv[LD_FP8_LANES], const ld_fp2_t tot[LD_FP8_LANES]) {
-  ld_fp2_t acc[LD_FP8_LANES], all;
-  acc[0] = tot[0];
-  for (int l = 1; l < LD_FP8_LANES; l++) {
-    ld_fp2_mul(&acc[l], &acc[l - 1], &tot[l]);
-  }
-  ld_fp2_inv(&all, &acc[LD_FP8_LANES - 1]);
-  for (int l = LD_FP8_LANES - 1; l > 0; l--) {
-    ld_fp2_mul(&inv[l], &all, &acc[l - 1]);
-    ld_fp2_mul(&all, &all, &tot[l]);
-  }
-  inv[0] = all;
-}
-
 /* Pair k * 8 + lane of a batch of n, the last pair standing in for the lanes past n (their
  * results are dropped). */
 static size_t batch_index(size_t k, int lane, size_t n) {
@@ -531,8 +517,11 @@ typedef struct fp28 {
   ld_fp8_t c0, c1;
 } fp28_t;
 
+/* One group of eight G2 pairs in lanes, the norm of their denominators (in Fp) and the running
+ * product of the norms up to it. */
 typedef struct g2_group8 {
-  fp28_t x1, y1, x2, y2, prod;
+  fp28_t x1, y1, x2, y2;
+  ld_fp8_t norm, prod;
 } g2_group8_t;
 
 typedef struct fp28v {
@@ -588,26 +577,10 @@ FP8_INLINE void fp28v_gather(fp28v_t *r, const ld_fp2_t *const a[LD_FP8_LANES]) 
   fp8v_gather_fp(r->c1, c1);
 }
 
-FP8_INLINE void fp28_to_fp2(ld_fp2_t r[LD_FP8_LANES], const fp28_t *a) {
-  ld_fp_t c0[LD_FP8_LANES], c1[LD_FP8_LANES];
-  ld_fp8_to_fp(c0, &a->c0);
-  ld_fp8_to_fp(c1, &a->c1);
-  for (int i = 0; i < LD_FP8_LANES; i++) {
-    r[i].c0 = c0[i];
-    r[i].c1 = c1[i];
-  }
-}
-
-FP8_INLINE void fp2_to_fp28(fp28_t *r, const ld_fp2_t a[LD_FP8_LANES]) {
-  ld_fp_t c0[LD_FP8_LANES], c1[LD_FP8_LANES];
-  for (int i = 0; i < LD_FP8_LANES; i++) {
-    c0[i] = a[i].c0;
-    c1[i] = a[i].c1;
-  }
-  ld_fp8_from_fp(&r->c0, c0);
-  ld_fp8_from_fp(&r->c1, c1);
-}
-
+/* The slope denominators d = x2 - x1 are inverted through their norms: 1 / d = conj(d) / N(d)
+ * with N(d) = d0^2 + d1^2 in Fp, so the running products and their inversion are over Fp (one
+ * product per step instead of an Fp2 product's three): seven products per denominator in all
+ * instead of nine. */
 FP8_TARGET int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affine_t *const *a,
                                       const ld_g2_affine_t *const *b, size_t n) {
   if (n == 0) {
@@ -618,7 +591,12 @@ FP8_TARGET int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affi
   if (g == NULL) {
     return LD_ERR_NOMEM;
   }
-  fp28v_t x1, y1, x2, y2, d, prod, inv, t;
+  fp28v_t x1, y1, x2, y2, d, t;
+  __m512i norm[LD_FP8_LIMBS], prod[LD_FP8_LIMBS], inv[LD_FP8_LIMBS], sq[LD_FP8_LIMBS];
+  __m512i zero[LD_FP8_LIMBS];
+  for (int j = 0; j < LD_FP8_LIMBS; j++) {
+    zero[j] = _mm512_setzero_si512();
+  }
   for (size_t k = 0; k < groups; k++) {
     const ld_fp2_t *xa[LD_FP8_LANES], *ya[LD_FP8_LANES], *xb[LD_FP8_LANES], *yb[LD_FP8_LANES];
     for (int i = 0; i < LD_FP8_LANES; i++) {
@@ -637,33 +615,43 @@ FP8_TARGET int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affi
     fp28v_store(&g[k].x2, &x2);
     fp28v_store(&g[k].y2, &y2);
     fp28v_sub(&d, &x2, &x1);
+    fp8v_mul(norm, d.c0, d.c0);
+    fp8v_mul(sq, d.c1, d.c1);
+    fp8v_add(norm, norm, sq);
+    fp8v_store(&g[k].norm, norm);
     if (k == 0) {
-      prod = d;
+      memcpy(prod, norm, sizeof prod);
     } else {
-      fp28v_mul(&prod, &prod, &d);
+      fp8v_mul(prod, prod, norm);
     }
-    fp28v_store(&g[k].prod, &prod);
+    fp8v_store(&g[k].prod, prod);
   }
-  ld_fp2_t tot[LD_FP8_LANES], tinv[LD_FP8_LANES];
-  fp28_t v;
-  fp28_to_fp2(tot, &g[groups - 1].prod);
-  invert_eight_fp2(tinv, tot);
-  fp2_to_fp28(&v, tinv);
-  fp28v_load(&inv, &v);
+  ld_fp_t tot[LD_FP8_LANES], tinv[LD_FP8_LANES];
+  ld_fp8_t v;
+  ld_fp8_to_fp(tot, &g[groups - 1].prod);
+  invert_eight(tinv, tot);
+  ld_fp8_from_fp(&v, tinv);
+  fp8v_load(inv, &v);
+  /* backwards: inv = 1 / prod of group k on entry */
   for (size_t k = groups; k-- > 0;) {
     fp28v_t lambda, x3, y3, dinv;
+    __m512i ninv[LD_FP8_LIMBS];
     fp28v_load(&x1, &g[k].x1);
     fp28v_load(&y1, &g[k].y1);
     fp28v_load(&x2, &g[k].x2);
     fp28v_load(&y2, &g[k].y2);
     if (k > 0) {
-      fp28v_sub(&d, &x2, &x1);
-      fp28v_load(&prod, &g[k - 1].prod);
-      fp28v_mul(&dinv, &inv, &prod);
-      fp28v_mul(&inv, &inv, &d);
+      fp8v_load(prod, &g[k - 1].prod);
+      fp8v_load(norm, &g[k].norm);
+      fp8v_mul(ninv, inv, prod);
+      fp8v_mul(inv, inv, norm);
     } else {
-      dinv = inv;
+      memcpy(ninv, inv, sizeof ninv);
     }
+    fp28v_sub(&d, &x2, &x1); /* 1 / d = (d0 - d1 u) / N(d) */
+    fp8v_mul(dinv.c0, d.c0, ninv);
+    fp8v_mul(dinv.c1, d.c1, ninv);
+    fp8v_sub(dinv.c1, zero, dinv.c1);
     fp28v_sub(&t, &y2, &y1);
     fp28v_mul(&lambda, &t, &dinv);
     fp28v_sqr(&t, &lambda);
