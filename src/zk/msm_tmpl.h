@@ -109,6 +109,14 @@ static void MSM_(batch_invert)(MSM_F *den, MSM_F *prod, size_t n) {
   }
 }
 
+static inline void MSM_(prefetch)(const MSM_A *p) {
+  const char *c = (const char *)p;
+  for (size_t at = 0; at < sizeof *p; at += 64) {
+    __builtin_prefetch(c + at);
+  }
+  __builtin_prefetch(c + sizeof *p - 1);
+}
+
 /* One round of sum_buckets' pairwise additions: in each bucket b, entries k and k + 1 (k even)
  * are added into entry k / 2, and an odd last entry moves to the end of the sums. Inputs come
  * from src (pointers, bucket by bucket as the entries) when it is not NULL, else from the
@@ -124,11 +132,16 @@ static void MSM_(sum_round)(MSM_A *entries, const MSM_A *const *src, const uint3
   const MSM_A **a = (const MSM_A **)s->pair_a, **b2 = (const MSM_A **)s->pair_b;
   MSM_F *den = s->den, *prod = s->prod;
   /* general pairs from the front of r/a/b2, the others from the back */
-  size_t general = 0, special = 0;
+  size_t general = 0, special = 0, total = start[nb] - base;
   for (size_t b = 0; b < nb; b++) {
     size_t off = start[b] - base;
     MSM_A *e = &entries[off];
     for (uint32_t k = 0; k + 1 < len[b]; k += 2) {
+      /* the points lie at random: ask for the pair 16 entries ahead */
+      if (src != NULL && off + k + 17 < total) {
+        MSM_(prefetch)(src[off + k + 16]);
+        MSM_(prefetch)(src[off + k + 17]);
+      }
       const MSM_A *p = src != NULL ? src[off + k] : &e[k];
       const MSM_A *q = src != NULL ? src[off + k + 1] : &e[k + 1];
       size_t slot = general;
