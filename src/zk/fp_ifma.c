@@ -417,6 +417,27 @@ static void invert_eight(ld_fp_t inv[LD_FP8_LANES], const ld_fp_t tot[LD_FP8_LAN
   inv[0] = all;
 }
 
+/* prod = d for a batch's first group (k = 0), else prod * d: the running product of its
+ * denominators, lane by lane. */
+FP8_INLINE void fp8v_running_product(__m512i prod[LD_FP8_LIMBS], const __m512i d[LD_FP8_LIMBS],
+                                     size_t k) {
+  if (k == 0) {
+    memcpy(prod, d, LD_FP8_LIMBS * sizeof *prod);
+  } else {
+    fp8v_mul(prod, prod, d);
+  }
+}
+
+/* inv = 1 / total, lane by lane, for eight non-zero elements: one scalar inversion. */
+FP8_INLINE void fp8v_invert_lanes(__m512i inv[LD_FP8_LIMBS], const ld_fp8_t *total) {
+  ld_fp_t tot[LD_FP8_LANES], tinv[LD_FP8_LANES];
+  ld_fp8_t v;
+  ld_fp8_to_fp(tot, total);
+  invert_eight(tinv, tot);
+  ld_fp8_from_fp(&v, tinv);
+  fp8v_load(inv, &v);
+}
+
 /* Pair k * 8 + lane of a batch of n, the last pair standing in for the lanes past n (their
  * results are dropped). */
 static size_t batch_index(size_t k, int lane, size_t n) {
@@ -460,19 +481,10 @@ FP8_TARGET int ld_g1_affine_add_batch(ld_g1_affine_t *const *r, const ld_g1_affi
     fp8v_store(&g[k].x2, x2);
     fp8v_store(&g[k].y2, y2);
     fp8v_sub(d, x2, x1);
-    if (k == 0) {
-      memcpy(prod, d, sizeof prod);
-    } else {
-      fp8v_mul(prod, prod, d);
-    }
+    fp8v_running_product(prod, d, k);
     fp8v_store(&g[k].prod, prod);
   }
-  ld_fp_t tot[LD_FP8_LANES], tinv[LD_FP8_LANES];
-  ld_fp8_t v;
-  ld_fp8_to_fp(tot, &g[groups - 1].prod);
-  invert_eight(tinv, tot);
-  ld_fp8_from_fp(&v, tinv);
-  fp8v_load(inv, &v);
+  fp8v_invert_lanes(inv, &g[groups - 1].prod);
   /* backwards: inv = 1 / prod of group k on entry; each group's own inverses, then its sums */
   for (size_t k = groups; k-- > 0;) {
     __m512i lambda[LD_FP8_LIMBS], x3[LD_FP8_LIMBS], y3[LD_FP8_LIMBS], dinv[LD_FP8_LIMBS];
@@ -619,19 +631,10 @@ FP8_TARGET int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affi
     fp8v_mul(sq, d.c1, d.c1);
     fp8v_add(norm, norm, sq);
     fp8v_store(&g[k].norm, norm);
-    if (k == 0) {
-      memcpy(prod, norm, sizeof prod);
-    } else {
-      fp8v_mul(prod, prod, norm);
-    }
+    fp8v_running_product(prod, norm, k);
     fp8v_store(&g[k].prod, prod);
   }
-  ld_fp_t tot[LD_FP8_LANES], tinv[LD_FP8_LANES];
-  ld_fp8_t v;
-  ld_fp8_to_fp(tot, &g[groups - 1].prod);
-  invert_eight(tinv, tot);
-  ld_fp8_from_fp(&v, tinv);
-  fp8v_load(inv, &v);
+  fp8v_invert_lanes(inv, &g[groups - 1].prod);
   /* backwards: inv = 1 / prod of group k on entry */
   for (size_t k = groups; k-- > 0;) {
     fp28v_t lambda, x3, y3, dinv;
