@@ -417,6 +417,13 @@ static void invert_eight(ld_fp_t inv[LD_FP8_LANES], const ld_fp_t tot[LD_FP8_LAN
   inv[0] = all;
 }
 
+/* Pair k * 8 + lane of a batch of n, the last pair standing in for the lanes past n (their
+ * results are dropped). */
+static size_t batch_index(size_t k, int lane, size_t n) {
+  size_t j = k * LD_FP8_LANES + (size_t)lane;
+  return j < n ? j : n - 1;
+}
+
 /* prod = d for a batch's first group (k = 0), else prod * d: the running product of its
  * denominators, lane by lane. */
 FP8_INLINE void fp8v_running_product(__m512i prod[LD_FP8_LIMBS], const __m512i d[LD_FP8_LIMBS],
@@ -428,21 +435,39 @@ FP8_INLINE void fp8v_running_product(__m512i prod[LD_FP8_LIMBS], const __m512i d
   }
 }
 
-/* inv = 1 / total, lane by lane, for eight non-zero elements: one scalar inversion. */
-FP8_INLINE void fp8v_invert_lanes(__m512i inv[LD_FP8_LIMBS], const ld_fp8_t *total) {
+/* inv = 1 / total, lane by lane: one scalar inversion. 0, or LD_ERR_INVALID_ARG (inv not
+ * written) when a lane's total is zero. */
+FP8_INLINE int fp8v_invert_lanes(__m512i inv[LD_FP8_LIMBS], const ld_fp8_t *total) {
   ld_fp_t tot[LD_FP8_LANES], tinv[LD_FP8_LANES];
   ld_fp8_t v;
   ld_fp8_to_fp(tot, total);
+  for (int l = 0; l < LD_FP8_LANES; l++) {
+    if (ld_fp_is_zero(&tot[l])) {
+      return LD_ERR_INVALID_ARG;
+    }
+  }
   invert_eight(tinv, tot);
   ld_fp8_from_fp(&v, tinv);
   fp8v_load(inv, &v);
+  return 0;
 }
 
-/* Pair k * 8 + lane of a batch of n, the last pair standing in for the lanes past n (their
- * results are dropped). */
-static size_t batch_index(size_t k, int lane, size_t n) {
-  size_t j = k * LD_FP8_LANES + (size_t)lane;
-  return j < n ? j : n - 1;
+/* How many groups ahead a batch asks for its points. */
+enum { BATCH_AHEAD = 2 };
+
+/* Asks for the points of batch group k (pairs k * 8 .. k * 8 + 7) ahead of their gathering:
+ * they may lie anywhere. */
+static inline void prefetch_group(const void *const *a, const void *const *b, size_t k, size_t n,
+                                  size_t bytes) {
+  for (int i = 0; i < LD_FP8_LANES; i++) {
+    size_t j = batch_index(k, i, n);
+    for (size_t at = 0; at < bytes; at += 64) {
+      __builtin_prefetch((const char *)a[j] + at);
+      __builtin_prefetch((const char *)b[j] + at);
+    }
+    __builtin_prefetch((const char *)a[j] + bytes - 1);
+    __builtin_prefetch((const char *)b[j] + bytes - 1);
+  }
 }
 
 /* One group of eight G1 pairs in lanes, and the running product of the denominators up to it. */
@@ -464,6 +489,10 @@ FP8_TARGET int ld_g1_affine_add_batch(ld_g1_affine_t *const *r, const ld_g1_affi
       prod[LD_FP8_LIMBS], inv[LD_FP8_LIMBS], t[LD_FP8_LIMBS];
   /* forwards: the pairs into lanes, prod = the product of each lane's denominators so far */
   for (size_t k = 0; k < groups; k++) {
+    if (k + BATCH_AHEAD < groups) {
+      prefetch_group((const void *const *)a, (const void *const *)b, k + BATCH_AHEAD, n,
+                     sizeof **a);
+    }
     const ld_fp_t *xa[LD_FP8_LANES], *ya[LD_FP8_LANES], *xb[LD_FP8_LANES], *yb[LD_FP8_LANES];
     for (int i = 0; i < LD_FP8_LANES; i++) {
       size_t j = batch_index(k, i, n);
@@ -484,7 +513,10 @@ FP8_TARGET int ld_g1_affine_add_batch(ld_g1_affine_t *const *r, const ld_g1_affi
     fp8v_running_product(prod, d, k);
     fp8v_store(&g[k].prod, prod);
   }
-  fp8v_invert_lanes(inv, &g[groups - 1].prod);
+  if (fp8v_invert_lanes(inv, &g[groups - 1].prod) != 0) { /* a pair with x_a = x_b */
+    free(g);
+    return LD_ERR_INVALID_ARG;
+  }
   /* backwards: inv = 1 / prod of group k on entry; each group's own inverses, then its sums */
   for (size_t k = groups; k-- > 0;) {
     __m512i lambda[LD_FP8_LIMBS], x3[LD_FP8_LIMBS], y3[LD_FP8_LIMBS], dinv[LD_FP8_LIMBS];
@@ -610,6 +642,10 @@ FP8_TARGET int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affi
     zero[j] = _mm512_setzero_si512();
   }
   for (size_t k = 0; k < groups; k++) {
+    if (k + BATCH_AHEAD < groups) {
+      prefetch_group((const void *const *)a, (const void *const *)b, k + BATCH_AHEAD, n,
+                     sizeof **a);
+    }
     const ld_fp2_t *xa[LD_FP8_LANES], *ya[LD_FP8_LANES], *xb[LD_FP8_LANES], *yb[LD_FP8_LANES];
     for (int i = 0; i < LD_FP8_LANES; i++) {
       size_t j = batch_index(k, i, n);
@@ -634,7 +670,10 @@ FP8_TARGET int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affi
     fp8v_running_product(prod, norm, k);
     fp8v_store(&g[k].prod, prod);
   }
-  fp8v_invert_lanes(inv, &g[groups - 1].prod);
+  if (fp8v_invert_lanes(inv, &g[groups - 1].prod) != 0) { /* a pair with x_a = x_b */
+    free(g);
+    return LD_ERR_INVALID_ARG;
+  }
   /* backwards: inv = 1 / prod of group k on entry */
   for (size_t k = groups; k-- > 0;) {
     fp28v_t lambda, x3, y3, dinv;

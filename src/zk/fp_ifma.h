@@ -56,15 +56,18 @@ void ld_g1_affine_add8(ld_g1_affine_t *const r[LD_FP8_LANES],
                        const ld_g1_affine_t *const b[LD_FP8_LANES],
                        const ld_fp_t *const inv[LD_FP8_LANES]);
 
-/* Batch-affine additions, eight at a time: r[i] = a[i] + b[i] for i < n, every pair in the
- * general case only (neither at infinity, a[i].x != b[i].x). The n slope denominators
- * x_b - x_a are inverted together by Montgomery's trick in the eight lanes (lane l a running
- * product over pairs l, l + 8, ...; one scalar inversion for the eight lanes' totals), so each
- * addition costs six products in lanes. Every input is read before any output is written, so
- * the r[i] may alias inputs. 0, or LD_ERR_NOMEM (nothing written). */
+/* Batch-affine additions, eight at a time: r[i] = a[i] + b[i] for i < n, every point given
+ * finite (the infinity flags are not read). The n slope denominators x_b - x_a are inverted
+ * together by Montgomery's trick in the eight lanes (lane l a running product over pairs l,
+ * l + 8, ...; one scalar inversion for the eight lanes' totals), so each addition costs six
+ * products in lanes. Every input is read before any output is written, so the r[i] may alias
+ * inputs. 0; LD_ERR_INVALID_ARG (nothing written) when some pair has a[i].x == b[i].x (a
+ * doubling or a cancellation, for the caller to make otherwise); LD_ERR_NOMEM (nothing
+ * written). */
 int ld_g1_affine_add_batch(ld_g1_affine_t *const *r, const ld_g1_affine_t *const *a,
                            const ld_g1_affine_t *const *b, size_t n);
-/* The same in G2 (Fp2 coordinates, each Fp2 product three Fp products in lanes). */
+/* The same in G2 (Fp2 coordinates, each Fp2 product three Fp products in lanes; the
+ * denominators inverted through their norms in Fp). */
 int ld_g2_affine_add_batch(ld_g2_affine_t *const *r, const ld_g2_affine_t *const *a,
                            const ld_g2_affine_t *const *b, size_t n);
 

@@ -117,6 +117,47 @@ static inline void MSM_(prefetch)(const MSM_A *p) {
   __builtin_prefetch(c + sizeof *p - 1);
 }
 
+/* The end of a round of sum_buckets: each bucket's odd last entry (from src when given) moves
+ * behind its pairs' sums, and the bucket's length halves. */
+static void MSM_(carry_odd_entries)(MSM_A *entries, const MSM_A *const *src, const uint32_t *start,
+                                    uint32_t base, uint32_t *len, size_t nb) {
+  for (size_t b = 0; b < nb; b++) {
+    size_t off = start[b] - base;
+    if (len[b] % 2 != 0) {
+      entries[off + len[b] / 2] = src != NULL ? *src[off + len[b] - 1] : entries[off + len[b] - 1];
+    }
+    len[b] = (len[b] + 1) / 2;
+  }
+}
+
+#ifdef MSM_PAIR_ADD_BATCH
+/* The first round of sum_round over the points themselves, none at infinity (window_sum's live
+ * points): every pair goes to MSM_PAIR_ADD_BATCH without being looked at here, and the batch
+ * refuses (writing nothing) when a pair's two points share their x (a doubling or a
+ * cancellation: rare), so that the points are read once, by the lanes. 1 when the round's sums
+ * are made (the odd entries still to carry), 0 when it must be made the checked way. */
+static int MSM_(first_round_wide)(MSM_A *entries, const MSM_A *const *src, const uint32_t *start,
+                                  uint32_t base, const uint32_t *len, size_t nb, size_t pairs,
+                                  msm_scratch_t *s) {
+  if (!MSM_PAIR_ADD_BATCH_AVAILABLE()) {
+    return 0;
+  }
+  MSM_A **r = (MSM_A **)s->pair_r;
+  const MSM_A **a = (const MSM_A **)s->pair_a, **b2 = (const MSM_A **)s->pair_b;
+  size_t i = 0;
+  for (size_t b = 0; b < nb; b++) {
+    size_t off = start[b] - base;
+    for (uint32_t k = 0; k + 1 < len[b]; k += 2, i++) {
+      r[i] = &entries[off + k / 2];
+      a[i] = src[off + k];
+      b2[i] = src[off + k + 1];
+    }
+  }
+  return MSM_PAIR_ADD_BATCH((MSM_A *const *)r, (const MSM_A *const *)a, (const MSM_A *const *)b2,
+                            pairs) == 0;
+}
+#endif
+
 /* One round of sum_buckets' pairwise additions: in each bucket b, entries k and k + 1 (k even)
  * are added into entry k / 2, and an odd last entry moves to the end of the sums. Inputs come
  * from src (pointers, bucket by bucket as the entries) when it is not NULL, else from the
@@ -128,6 +169,12 @@ static inline void MSM_(prefetch)(const MSM_A *p) {
 static void MSM_(sum_round)(MSM_A *entries, const MSM_A *const *src, const uint32_t *start,
                             uint32_t base, uint32_t *len, size_t nb, size_t pairs,
                             msm_scratch_t *s) {
+#ifdef MSM_PAIR_ADD_BATCH
+  if (src != NULL && MSM_(first_round_wide)(entries, src, start, base, len, nb, pairs, s)) {
+    MSM_(carry_odd_entries)(entries, src, start, base, len, nb);
+    return;
+  }
+#endif
   MSM_A **r = (MSM_A **)s->pair_r, *special_sum = s->special;
   const MSM_A **a = (const MSM_A **)s->pair_a, **b2 = (const MSM_A **)s->pair_b;
   MSM_F *den = s->den, *prod = s->prod;
@@ -179,13 +226,7 @@ static void MSM_(sum_round)(MSM_A *entries, const MSM_A *const *src, const uint3
   for (size_t i = 0; i < special; i++) {
     *r[pairs - 1 - i] = special_sum[i];
   }
-  for (size_t b = 0; b < nb; b++) {
-    size_t off = start[b] - base;
-    if (len[b] % 2 != 0) {
-      entries[off + len[b] / 2] = src != NULL ? *src[off + len[b] - 1] : entries[off + len[b] - 1];
-    }
-    len[b] = (len[b] + 1) / 2;
-  }
+  MSM_(carry_odd_entries)(entries, src, start, base, len, nb);
 }
 
 /* Sums each bucket's entries (entries[start[b] - base .. start[b] - base + len[b]), or the points
@@ -301,7 +342,9 @@ static void MSM_(weigh_buckets)(MSM_P *acc, const MSM_A *sums, const uint32_t *l
  * bucket_j. `digits` holds this window's digit of every live point. The buckets are summed a
  * segment at a time (consecutive buckets with up to MSM_SEGMENT_ENTRIES entries between them,
  * or one larger bucket), so that a large window's entries (a fixed-base table's window holds
- * every (point, window) pair) stay in cache through their rounds. */
+ * every (point, window) pair) stay in cache through their rounds. `negated` (or NULL) holds the
+ * points' negations at the same indices: then the first round reads the points where they lie
+ * instead of copying them into bucket order, and none of points[live[j]] may be at infinity. */
 static void MSM_(window_sum)(MSM_P *acc, const MSM_A *points, const MSM_A *negated,
                              const uint32_t *live, const int32_t *digits, size_t m, size_t half,
                              msm_scratch_t *s) {

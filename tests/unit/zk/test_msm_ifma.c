@@ -4,7 +4,8 @@
  * from a table. The points repeat (doublings inside a bucket), appear negated (sums that
  * cancel), lie at infinity or carry zero scalars, so that every round mixes general pairs with
  * the special ones the scalar code handles. The batch additions alone: every length from 1 to
- * 40 (lanes past the end), outputs over inputs, against ld_g1_add_affine / ld_g2_add_affine.
+ * 40 (lanes past the end), outputs over inputs, against ld_g1_add_affine / ld_g2_add_affine;
+ * a batch holding a pair with equal x refused untouched.
  * Skipped, saying so, on a CPU without IFMA (the scalar path is then what every other test
  * runs). */
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "base/error.h"
 #include "zk/curve.h"
 #include "zk/fp_ifma.h"
 #include "zk/msm.h"
@@ -256,9 +258,66 @@ static void batch_additions_match_scalar(void **state) {
   }
 }
 
+/* A batch with one pair whose points share their x (a doubling here, a cancellation there) is
+ * refused as a whole, and nothing is written: the MSM then makes that round the checked way. */
+static void batch_with_equal_x_is_refused_untouched(void **state) {
+  (void)state;
+  REQUIRE_IFMA();
+  uint64_t seed = 809;
+  enum { COUNT = 19 };
+  ld_g1_affine_t a1[COUNT], b1[COUNT], x1[COUNT], *r1[COUNT];
+  const ld_g1_affine_t *pa1[COUNT], *pb1[COUNT];
+  ld_g2_affine_t a2[COUNT], b2[COUNT], x2[COUNT], *r2[COUNT];
+  const ld_g2_affine_t *pa2[COUNT], *pb2[COUNT];
+  ld_fr_t k[2 * COUNT];
+  ld_g1_affine_t g1;
+  ld_g2_affine_t g2;
+  ld_g1_generator(&g1);
+  ld_g2_generator(&g2);
+  for (size_t bad = 0; bad < COUNT; bad += 6) {
+    make_g1(&seed, a1, k, COUNT);
+    make_g1(&seed, b1, k, COUNT);
+    make_g2(&seed, a2, k, COUNT);
+    make_g2(&seed, b2, k, COUNT);
+    for (size_t i = 0; i < COUNT; i++) { /* finite points, distinct x but at `bad` */
+      if (a1[i].infinity || b1[i].infinity || ld_fp_equal(&a1[i].x, &b1[i].x)) {
+        a1[i] = g1;
+        ld_g1_affine_t n1 = g1;
+        ld_fp_neg(&n1.y, &n1.y);
+        ld_g1_endomorphism(&b1[i], &n1); /* phi(-G): x differs from G's */
+      }
+      if (a2[i].infinity || b2[i].infinity || ld_fp2_equal(&a2[i].x, &b2[i].x)) {
+        a2[i] = g2;
+        ld_g2_t d;
+        ld_g2_from_affine(&d, &g2);
+        ld_g2_dbl(&d, &d);
+        ld_g2_to_affine(&b2[i], &d);
+      }
+    }
+    b1[bad] = a1[bad]; /* a doubling */
+    b2[bad] = a2[bad];
+    ld_fp2_neg(&b2[bad].y, &b2[bad].y); /* a cancellation */
+    memcpy(x1, a1, sizeof x1);
+    memcpy(x2, a2, sizeof x2);
+    for (size_t i = 0; i < COUNT; i++) {
+      r1[i] = &x1[i];
+      pa1[i] = &x1[i];
+      pb1[i] = &b1[i];
+      r2[i] = &x2[i];
+      pa2[i] = &x2[i];
+      pb2[i] = &b2[i];
+    }
+    assert_int_equal(ld_g1_affine_add_batch(r1, pa1, pb1, COUNT), LD_ERR_INVALID_ARG);
+    assert_int_equal(ld_g2_affine_add_batch(r2, pa2, pb2, COUNT), LD_ERR_INVALID_ARG);
+    assert_memory_equal(x1, a1, sizeof x1);
+    assert_memory_equal(x2, a2, sizeof x2);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(batch_additions_match_scalar),
+      cmocka_unit_test(batch_with_equal_x_is_refused_untouched),
       cmocka_unit_test(g1_msms_wide_and_scalar),
       cmocka_unit_test(g2_msms_wide_and_scalar),
   };
