@@ -10,7 +10,9 @@
  * them only when ld_fp8_available() returns 1, and keep the scalar ld_fp_* code as the path
  * for other machines. The library is built without -mavx512*: only these functions are
  * compiled for the instructions. Constant-time: no branch or memory access depends on the
- * values. Pure functions on caller storage; outputs may alias inputs. */
+ * values, except that the batch additions (for the MSMs, variable-time by design) refuse a
+ * batch holding a zero denominator. Pure functions on caller storage; outputs may alias
+ * inputs. */
 #ifndef LD_ZK_FP_IFMA_H
 #define LD_ZK_FP_IFMA_H
 
