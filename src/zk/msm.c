@@ -14,13 +14,23 @@ static double bucket_add_cost(void) {
   return ld_fp8_available() ? 2.0 : 6.0;
 }
 
+/* log2 of L, the split of a window's digits d = q L + r in its bucket weighting (weigh_buckets
+ * in msm_tmpl.h): the least with L^2 >= half, the window's 2^(c-1) buckets. */
+static unsigned weighting_split_bits(size_t half) {
+  unsigned bits = 0;
+  while (((size_t)1 << (2 * bits)) < half) {
+    bits++;
+  }
+  return bits;
+}
+
 /* What the Jacobian additions of a window's bucket weighting cost in scalar Fp products: the
- * running sums over the two groups of about sqrt(2^(c-1)) sums each (weigh_buckets in
- * msm_tmpl.h), two additions per group, some 14 products each. */
+ * running sums over its L values of r and 2^(c-1) / L of q, two additions per value, some 14
+ * products each. */
 static double weighting_cost(unsigned c) {
-  unsigned lbits = c / 2; /* ceil((c - 1) / 2) */
-  double l = (double)((size_t)1 << lbits), q = (double)((size_t)1 << (c - 1 - lbits));
-  return 28.0 * (l + q);
+  size_t half = (size_t)1 << (c - 1);
+  unsigned lbits = weighting_split_bits(half);
+  return 28.0 * (double)(((size_t)1 << lbits) + (half >> lbits));
 }
 
 /* The window c minimising windows * (a (n + 2^c) + weighting_cost(c)): the batch-affine

@@ -295,10 +295,7 @@ static void MSM_(weighted_sum)(MSM_P *acc, const MSM_A *e, const uint32_t *start
  * coordinates: about 4 sqrt(half) Jacobian additions instead of 2 half. */
 static void MSM_(weigh_buckets)(MSM_P *acc, const MSM_A *sums, const uint32_t *len, size_t half,
                                 msm_scratch_t *s) {
-  unsigned lbits = 0;
-  while (((size_t)1 << (2 * lbits)) < half) {
-    lbits++;
-  }
+  unsigned lbits = weighting_split_bits(half);
   size_t l = (size_t)1 << lbits, q_count = half >> lbits, groups = q_count + l - 1;
   /* groups 0 .. q_count - 1: T_1 .. T_q_count; then U_1 .. U_(l-1) */
   uint32_t *start = s->group_start, *glen = s->group_len;

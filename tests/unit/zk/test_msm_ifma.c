@@ -182,22 +182,23 @@ static void g2_msms_wide_and_scalar(void **state) {
   free(k);
 }
 
-/* Batches of every length 1..40 of general pairs, each sum written over its own first operand,
- * against the scalar mixed addition. */
-static void batch_additions_match_scalar(void **state) {
-  (void)state;
-  REQUIRE_IFMA();
-  uint64_t seed = 803;
-  enum { MAX = 40 };
-  ld_g1_affine_t a1[MAX], b1[MAX], w1[MAX], *r1[MAX];
-  const ld_g1_affine_t *pa1[MAX], *pb1[MAX];
-  ld_g2_affine_t a2[MAX], b2[MAX], w2[MAX], *r2[MAX];
-  const ld_g2_affine_t *pa2[MAX], *pb2[MAX];
-  ld_fr_t k[2 * MAX];
-  make_g1(&seed, a1, k, MAX);
-  make_g1(&seed, b1, k, MAX);
-  make_g2(&seed, a2, k, MAX);
-  make_g2(&seed, b2, k, MAX);
+enum { BATCH_MAX = 40 };
+
+/* Up to BATCH_MAX pairs a[i] + b[i] in G1 and in G2, the sums written over x (a copy of a). */
+typedef struct pair_batch {
+  ld_g1_affine_t a1[BATCH_MAX], b1[BATCH_MAX], x1[BATCH_MAX], *r1[BATCH_MAX];
+  const ld_g1_affine_t *pa1[BATCH_MAX], *pb1[BATCH_MAX];
+  ld_g2_affine_t a2[BATCH_MAX], b2[BATCH_MAX], x2[BATCH_MAX], *r2[BATCH_MAX];
+  const ld_g2_affine_t *pa2[BATCH_MAX], *pb2[BATCH_MAX];
+} pair_batch_t;
+
+/* Random pairs, every one general: neither point at infinity, distinct x. */
+static void batch_make_general(pair_batch_t *t, uint64_t *seed) {
+  ld_fr_t k[2 * BATCH_MAX];
+  make_g1(seed, t->a1, k, BATCH_MAX);
+  make_g1(seed, t->b1, k, BATCH_MAX);
+  make_g2(seed, t->a2, k, BATCH_MAX);
+  make_g2(seed, t->b2, k, BATCH_MAX);
   ld_g1_affine_t g1;
   ld_g2_affine_t g2;
   ld_g1_generator(&g1);
@@ -208,54 +209,75 @@ static void batch_additions_match_scalar(void **state) {
   ld_g1_dbl(&d1, &d1);
   ld_g2_from_affine(&d2, &g2);
   ld_g2_dbl(&d2, &d2);
-  for (size_t i = 0; i < MAX; i++) { /* general pairs only: no infinity, distinct x */
-    if (b1[i].infinity) {
-      ld_g1_to_affine(&b1[i], &d1);
+  for (size_t i = 0; i < BATCH_MAX; i++) {
+    if (t->b1[i].infinity) {
+      ld_g1_to_affine(&t->b1[i], &d1);
     }
-    if (b2[i].infinity) {
-      ld_g2_to_affine(&b2[i], &d2);
+    if (t->b2[i].infinity) {
+      ld_g2_to_affine(&t->b2[i], &d2);
     }
-    if (a1[i].infinity || b1[i].infinity || ld_fp_equal(&a1[i].x, &b1[i].x)) {
-      a1[i] = g1;
+    if (t->a1[i].infinity || t->b1[i].infinity || ld_fp_equal(&t->a1[i].x, &t->b1[i].x)) {
+      t->a1[i] = g1;
     }
-    if (a2[i].infinity || b2[i].infinity || ld_fp2_equal(&a2[i].x, &b2[i].x)) {
-      a2[i] = g2;
+    if (t->a2[i].infinity || t->b2[i].infinity || ld_fp2_equal(&t->a2[i].x, &t->b2[i].x)) {
+      t->a2[i] = g2;
     }
-    assert_false(b1[i].infinity || ld_fp_equal(&a1[i].x, &b1[i].x));
-    assert_false(b2[i].infinity || ld_fp2_equal(&a2[i].x, &b2[i].x));
+    assert_false(t->b1[i].infinity || ld_fp_equal(&t->a1[i].x, &t->b1[i].x));
+    assert_false(t->b2[i].infinity || ld_fp2_equal(&t->a2[i].x, &t->b2[i].x));
   }
-  for (size_t n = 1; n <= MAX; n++) {
-    ld_g1_affine_t x1[MAX];
-    ld_g2_affine_t x2[MAX];
-    memcpy(x1, a1, sizeof x1);
-    memcpy(x2, a2, sizeof x2);
+}
+
+/* x = a again, and the first n pairs aimed at it: r[i] = x[i] = x[i] + b[i]. */
+static void batch_aim(pair_batch_t *t, size_t n) {
+  memcpy(t->x1, t->a1, sizeof t->x1);
+  memcpy(t->x2, t->a2, sizeof t->x2);
+  for (size_t i = 0; i < n; i++) {
+    t->r1[i] = &t->x1[i];
+    t->pa1[i] = &t->x1[i];
+    t->pb1[i] = &t->b1[i];
+    t->r2[i] = &t->x2[i];
+    t->pa2[i] = &t->x2[i];
+    t->pb2[i] = &t->b2[i];
+  }
+}
+
+/* Batches of every length 1..40 of general pairs, each sum written over its own first operand,
+ * against the scalar mixed addition. */
+static void batch_additions_match_scalar(void **state) {
+  (void)state;
+  REQUIRE_IFMA();
+  uint64_t seed = 803;
+  pair_batch_t *t = malloc(sizeof *t);
+  assert_non_null(t);
+  batch_make_general(t, &seed);
+  ld_g1_affine_t w1[BATCH_MAX];
+  ld_g2_affine_t w2[BATCH_MAX];
+  for (size_t n = 1; n <= BATCH_MAX; n++) {
+    batch_aim(t, n);
     for (size_t i = 0; i < n; i++) {
       ld_g1_t s1;
       ld_g2_t s2;
-      ld_g1_from_affine(&s1, &a1[i]);
-      ld_g1_add_affine(&s1, &s1, &b1[i]);
+      ld_g1_from_affine(&s1, &t->a1[i]);
+      ld_g1_add_affine(&s1, &s1, &t->b1[i]);
       ld_g1_to_affine(&w1[i], &s1);
-      ld_g2_from_affine(&s2, &a2[i]);
-      ld_g2_add_affine(&s2, &s2, &b2[i]);
+      ld_g2_from_affine(&s2, &t->a2[i]);
+      ld_g2_add_affine(&s2, &s2, &t->b2[i]);
       ld_g2_to_affine(&w2[i], &s2);
-      r1[i] = &x1[i];
-      pa1[i] = &x1[i];
-      pb1[i] = &b1[i];
-      r2[i] = &x2[i];
-      pa2[i] = &x2[i];
-      pb2[i] = &b2[i];
     }
-    assert_int_equal(ld_g1_affine_add_batch(r1, pa1, pb1, n), 0);
-    assert_int_equal(ld_g2_affine_add_batch(r2, pa2, pb2, n), 0);
-    for (size_t i = 0; i < MAX; i++) {
-      const ld_g1_affine_t *want1 = i < n ? &w1[i] : &a1[i]; /* past n: untouched */
-      const ld_g2_affine_t *want2 = i < n ? &w2[i] : &a2[i];
-      assert_int_equal(x1[i].infinity, want1->infinity);
-      assert_true(ld_fp_equal(&x1[i].x, &want1->x) && ld_fp_equal(&x1[i].y, &want1->y));
-      assert_int_equal(x2[i].infinity, want2->infinity);
-      assert_true(ld_fp2_equal(&x2[i].x, &want2->x) && ld_fp2_equal(&x2[i].y, &want2->y));
+    assert_int_equal(ld_g1_affine_add_batch(t->r1, t->pa1, t->pb1, n), 0);
+    assert_int_equal(ld_g2_affine_add_batch(t->r2, t->pa2, t->pb2, n), 0);
+    for (size_t i = 0; i < BATCH_MAX; i++) {
+      const ld_g1_affine_t *want1 = i < n ? &w1[i] : &t->a1[i]; /* past n: untouched */
+      const ld_g2_affine_t *want2 = i < n ? &w2[i] : &t->a2[i];
+      const ld_g1_affine_t *x1 = &t->x1[i];
+      const ld_g2_affine_t *x2 = &t->x2[i];
+      assert_int_equal(x1->infinity, want1->infinity);
+      assert_true(ld_fp_equal(&x1->x, &want1->x) && ld_fp_equal(&x1->y, &want1->y));
+      assert_int_equal(x2->infinity, want2->infinity);
+      assert_true(ld_fp2_equal(&x2->x, &want2->x) && ld_fp2_equal(&x2->y, &want2->y));
     }
   }
+  free(t);
 }
 
 /* A batch with one pair whose points share their x (a doubling here, a cancellation there) is
@@ -265,53 +287,20 @@ static void batch_with_equal_x_is_refused_untouched(void **state) {
   REQUIRE_IFMA();
   uint64_t seed = 809;
   enum { COUNT = 19 };
-  ld_g1_affine_t a1[COUNT], b1[COUNT], x1[COUNT], *r1[COUNT];
-  const ld_g1_affine_t *pa1[COUNT], *pb1[COUNT];
-  ld_g2_affine_t a2[COUNT], b2[COUNT], x2[COUNT], *r2[COUNT];
-  const ld_g2_affine_t *pa2[COUNT], *pb2[COUNT];
-  ld_fr_t k[2 * COUNT];
-  ld_g1_affine_t g1;
-  ld_g2_affine_t g2;
-  ld_g1_generator(&g1);
-  ld_g2_generator(&g2);
+  pair_batch_t *t = malloc(sizeof *t);
+  assert_non_null(t);
   for (size_t bad = 0; bad < COUNT; bad += 6) {
-    make_g1(&seed, a1, k, COUNT);
-    make_g1(&seed, b1, k, COUNT);
-    make_g2(&seed, a2, k, COUNT);
-    make_g2(&seed, b2, k, COUNT);
-    for (size_t i = 0; i < COUNT; i++) { /* finite points, distinct x but at `bad` */
-      if (a1[i].infinity || b1[i].infinity || ld_fp_equal(&a1[i].x, &b1[i].x)) {
-        a1[i] = g1;
-        ld_g1_affine_t n1 = g1;
-        ld_fp_neg(&n1.y, &n1.y);
-        ld_g1_endomorphism(&b1[i], &n1); /* phi(-G): x differs from G's */
-      }
-      if (a2[i].infinity || b2[i].infinity || ld_fp2_equal(&a2[i].x, &b2[i].x)) {
-        a2[i] = g2;
-        ld_g2_t d;
-        ld_g2_from_affine(&d, &g2);
-        ld_g2_dbl(&d, &d);
-        ld_g2_to_affine(&b2[i], &d);
-      }
-    }
-    b1[bad] = a1[bad]; /* a doubling */
-    b2[bad] = a2[bad];
-    ld_fp2_neg(&b2[bad].y, &b2[bad].y); /* a cancellation */
-    memcpy(x1, a1, sizeof x1);
-    memcpy(x2, a2, sizeof x2);
-    for (size_t i = 0; i < COUNT; i++) {
-      r1[i] = &x1[i];
-      pa1[i] = &x1[i];
-      pb1[i] = &b1[i];
-      r2[i] = &x2[i];
-      pa2[i] = &x2[i];
-      pb2[i] = &b2[i];
-    }
-    assert_int_equal(ld_g1_affine_add_batch(r1, pa1, pb1, COUNT), LD_ERR_INVALID_ARG);
-    assert_int_equal(ld_g2_affine_add_batch(r2, pa2, pb2, COUNT), LD_ERR_INVALID_ARG);
-    assert_memory_equal(x1, a1, sizeof x1);
-    assert_memory_equal(x2, a2, sizeof x2);
+    batch_make_general(t, &seed);
+    t->b1[bad] = t->a1[bad]; /* a doubling */
+    t->b2[bad] = t->a2[bad];
+    ld_fp2_neg(&t->b2[bad].y, &t->b2[bad].y); /* a cancellation */
+    batch_aim(t, COUNT);
+    assert_int_equal(ld_g1_affine_add_batch(t->r1, t->pa1, t->pb1, COUNT), LD_ERR_INVALID_ARG);
+    assert_int_equal(ld_g2_affine_add_batch(t->r2, t->pa2, t->pb2, COUNT), LD_ERR_INVALID_ARG);
+    assert_memory_equal(t->x1, t->a1, sizeof t->x1);
+    assert_memory_equal(t->x2, t->a2, sizeof t->x2);
   }
+  free(t);
 }
 
 int main(void) {
